@@ -1,0 +1,68 @@
+# frontier — build, test, benchmark.
+#
+#   make            build ./frontier
+#   make test       install missing packages, build, run every test (unit + interop)
+#   make sanitize   unit tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      benchmarks; results go to docs/perf.md
+#   make run        install missing packages, build, run the main job
+#   make clean
+#
+# CC=clang works too. Objects go to build/<variant>/ with header dependencies tracked.
+
+CC      ?= gcc
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+CFLAGS  += -std=gnu17 -Wall -Wextra -fopenmp -Isrc -D_GNU_SOURCE
+LDLIBS  += -fopenmp -lpcre2-8 -lcjson -lcrypto -lm
+TEST_LDLIBS = -lcmocka
+
+SRC      := $(shell find src -name '*.c' | sort)
+LIB_SRC  := $(filter-out src/main.c,$(SRC))
+TEST_SRC := $(shell find tests -name 'test_*.c' | sort)
+
+BUILD    ?= build/release
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/%)
+
+.PHONY: all test unit-tests sanitize bench run setup clean
+all: frontier
+
+frontier: $(BUILD)/src/main.o $(LIB_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/%: tests/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -MMD -MP -o $@ $< $(LIB_OBJ) $(LDLIBS) $(TEST_LDLIBS)
+
+-include $(shell find build -name '*.d' 2>/dev/null)
+
+setup:
+	@bash scripts/setup.sh
+
+unit-tests: $(TEST_BIN)
+
+# Every test: the cmocka unit tests, then the end-to-end checks (CLI, interop with tiktoken).
+test: setup
+	@$(MAKE) --no-print-directory frontier unit-tests
+	@bash tests/run.sh $(TEST_BIN)
+
+# The unit tests under ASan + UBSan, in their own build folder.
+sanitize: setup
+	@$(MAKE) --no-print-directory BUILD=build/sanitize OPT=-O1 \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  LDLIBS="-fsanitize=address,undefined -fopenmp -lpcre2-8 -lcjson -lcrypto -lm" unit-tests
+	@ASAN_OPTIONS=detect_leaks=1 FRONTIER_UNIT_ONLY=1 bash tests/run.sh \
+	  $(patsubst $(BUILD)/%,build/sanitize/%,$(TEST_BIN))
+
+bench: setup frontier
+	@bash bench/run.sh
+
+run: setup frontier
+	./frontier prepare
+
+clean:
+	rm -rf build frontier

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# scripts/setup.sh — install what frontier needs to build, test and run on Debian 12.
+#
+# Idempotent: checks each package first and calls apt-get only for the missing ones, so the
+# second run is a no-op that takes well under a second. `make run`, `make test` and .ci/run
+# call it first. Set FRONTIER_SKIP_SETUP=1 to skip it (e.g. on a non-Debian machine where you
+# installed the equivalents yourself).
+set -euo pipefail
+
+[ "${FRONTIER_SKIP_SETUP:-0}" = 1 ] && exit 0
+
+# Build: compilers, OpenMP, PCRE2 (pre-split regex), cJSON (JSON), libyaml (CORE task list),
+# OpenSSL's libcrypto (SHA-256 content ids). Tests: cmocka; Python's `regex` for the split
+# fixtures' generator; Node.js + npm for the tiktoken interop test.
+PACKAGES=(
+  build-essential clang libomp-dev pkg-config
+  libpcre2-dev libcjson-dev libyaml-dev libssl-dev
+  libcmocka-dev
+  python3 python3-regex
+  nodejs npm
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# nodejs/npm may come from elsewhere (nvm, a newer distribution): a working node+npm is enough.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+fi
+read -r -a missing <<<"${missing[*]:-}"
+[ "${#missing[@]}" -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null; then
+  echo "setup: missing packages: ${missing[*]}; no apt-get here — install them by hand" >&2
+  exit 1
+fi
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

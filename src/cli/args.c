@@ -1,0 +1,154 @@
+// cli/args.c — declarative flag parsing (see args.h).
+#include "cli/args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/mem.h"
+
+static void list_push(StringList *l, const char *s) {
+    l->items = xrealloc(l->items, (size_t)(l->n + 1) * sizeof *l->items);
+    l->items[l->n++] = s;
+}
+
+void string_list_free(StringList *l) {
+    free(l->items);
+    l->items = NULL;
+    l->n = 0;
+}
+
+// "20M" -> 20000000, "2e9" -> 2000000000, "-3" -> -3. Returns 0 on success.
+static int parse_int64(const char *s, int64_t *out) {
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end != s && *end == 0 && errno == 0) { *out = v; return 0; }
+    double d = strtod(s, &end);
+    if (end == s) return -1;
+    double mult = 1;
+    if (*end == 'k' || *end == 'K') mult = 1e3, end++;
+    else if (*end == 'M') mult = 1e6, end++;
+    else if (*end == 'G') mult = 1e9, end++;
+    if (*end != 0) return -1;
+    d *= mult;
+    if (!isfinite(d) || d != floor(d) || fabs(d) > 9.2e18) return -1;
+    *out = (int64_t)d;
+    return 0;
+}
+
+static int set_value(const char *usage, const Option *o, const char *val) {
+    const char *cmd = usage;
+    switch (o->type) {
+    case OPT_STRING: *(const char **)o->dest = val; return 0;
+    case OPT_LIST: list_push((StringList *)o->dest, val); return 0;
+    case OPT_DOUBLE: {
+        char *end;
+        double d = strtod(val, &end);
+        if (end == val || *end || !isfinite(d)) {
+            fprintf(stderr, "%s: --%s expects a number, got '%s'\n", cmd, o->name, val);
+            return -1;
+        }
+        *(double *)o->dest = d;
+        return 0;
+    }
+    case OPT_INT:
+    case OPT_INT64: {
+        int64_t v;
+        if (parse_int64(val, &v) != 0) {
+            fprintf(stderr, "%s: --%s expects an integer (suffixes k, M, G allowed), got '%s'\n", cmd, o->name, val);
+            return -1;
+        }
+        int64_t lo = o->min, hi = o->max;
+        if (o->type == OPT_INT && !(lo < hi)) lo = INT32_MIN, hi = INT32_MAX;
+        if (lo < hi && (v < lo || v > hi)) {
+            fprintf(stderr, "%s: --%s must be between %lld and %lld, got %lld\n", cmd, o->name, (long long)lo,
+                    (long long)hi, (long long)v);
+            return -1;
+        }
+        if (o->type == OPT_INT) *(int *)o->dest = (int)v;
+        else *(int64_t *)o->dest = v;
+        return 0;
+    }
+    case OPT_FLAG: return 0;
+    }
+    return -1;
+}
+
+static const Option *find_option(const Option *opts, const char *name, size_t len) {
+    for (const Option *o = opts; o->name; o++)
+        if (strlen(o->name) == len && memcmp(o->name, name, len) == 0) return o;
+    return NULL;
+}
+
+int parse_args(const char *usage, const char *summary, const Option *opts, int argc, char **argv,
+               StringList *positional) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "%s", usage);
+    char *cut = strstr(cmd, " [");  // "frontier prepare [options]" -> "frontier prepare"
+    if (cut) *cut = 0;
+    int only_positional = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_positional || a[0] != '-' || a[1] == 0) {
+            if (!positional) {
+                fprintf(stderr, "%s: unexpected argument '%s' (see %s --help)\n", cmd, a, cmd);
+                return ARGS_ERROR;
+            }
+            list_push(positional, a);
+            continue;
+        }
+        if (!strcmp(a, "--")) { only_positional = 1; continue; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { print_help(usage, summary, opts); return ARGS_HELP; }
+        if (a[1] != '-') {
+            fprintf(stderr, "%s: unknown flag '%s': flags are spelled --name (see %s --help)\n", cmd, a, cmd);
+            return ARGS_ERROR;
+        }
+        const char *name = a + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const Option *o = find_option(opts, name, len);
+        if (!o) {
+            fprintf(stderr, "%s: unknown flag --%.*s (see %s --help)\n", cmd, (int)len, name, cmd);
+            return ARGS_ERROR;
+        }
+        if (o->type == OPT_FLAG) {
+            if (eq) { fprintf(stderr, "%s: --%s takes no value\n", cmd, o->name); return ARGS_ERROR; }
+            *(int *)o->dest = 1;
+            continue;
+        }
+        const char *val = eq ? eq + 1 : NULL;
+        if (!val) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "%s: --%s needs a value (%s)\n", cmd, o->name, o->metavar ? o->metavar : "VALUE");
+                return ARGS_ERROR;
+            }
+            val = argv[++i];
+        }
+        if (set_value(cmd, o, val) != 0) return ARGS_ERROR;
+    }
+    return ARGS_OK;
+}
+
+void print_help(const char *usage, const char *summary, const Option *opts) {
+    printf("usage: %s\n\n%s\n", usage, summary);
+    if (!opts[0].name) return;
+    printf("\noptions:\n");
+    for (const Option *o = opts; o->name; o++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
+        printf("  %-26s %s", left, o->help);
+        switch (o->type) {
+        case OPT_INT: printf(" (default %d)", *(int *)o->dest); break;
+        case OPT_INT64: printf(" (default %lld)", (long long)*(int64_t *)o->dest); break;
+        case OPT_DOUBLE: printf(" (default %g)", *(double *)o->dest); break;
+        case OPT_STRING:
+            if (*(const char **)o->dest) printf(" (default %s)", *(const char **)o->dest);
+            break;
+        default: break;
+        }
+        printf("\n");
+    }
+    printf("  %-26s %s\n", "--help", "show this help");
+}

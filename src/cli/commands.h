@@ -1,0 +1,10 @@
+// cli/commands.h — the subcommands. Each takes the arguments after its name and returns the
+// process exit code: 0 success, 1 runtime error (message printed), 2 usage error.
+#pragma once
+
+int cmd_info(int argc, char **argv);
+int cmd_tokenizer(int argc, char **argv);
+int cmd_prepare(int argc, char **argv);
+
+// Print "frontier: error: <err_msg()>" and return FRONTIER_EXIT_ERROR.
+int report_error(void);

@@ -1,0 +1,39 @@
+// main.c — the `frontier` command line: find the subcommand and hand over. Nothing else.
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "util/error.h"
+
+static const char USAGE[] =
+    "frontier — train a language model from scratch under a wall-clock budget on this machine,\n"
+    "and score it by validation bits-per-byte.\n\n"
+    "usage: frontier <command> [options]\n\n"
+    "commands:\n"
+    "  info        CPU model, cores, SIMD/AMX features and AMX permission\n"
+    "  tokenizer   train | encode | decode | stats a byte-level BPE tokenizer\n"
+    "  prepare     corpus -> tokenizer -> llm.c token shards (cached)\n"
+    "  help        this text\n\n"
+    "Run `frontier <command> --help` for a command's options.\n";
+
+int report_error(void) {
+    fprintf(stderr, "frontier: error: %s\n", err_msg());
+    return FRONTIER_EXIT_ERROR;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(USAGE, stderr);
+        return FRONTIER_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        fputs(USAGE, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "tokenizer")) return cmd_tokenizer(argc - 2, argv + 2);
+    if (!strcmp(cmd, "prepare")) return cmd_prepare(argc - 2, argv + 2);
+    fprintf(stderr, "frontier: unknown command '%s'\n\n%s", cmd, USAGE);
+    return FRONTIER_EXIT_USAGE;
+}

@@ -1,0 +1,41 @@
+// util/error.c — thread-local error message buffer (see error.h).
+#include "util/error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static _Thread_local char g_msg[4096];
+
+int err_set(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_msg, sizeof g_msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int err_errno(const char *fmt, ...) {
+    int saved = errno;
+    char head[3072];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(head, sizeof head, fmt, ap);
+    va_end(ap);
+    snprintf(g_msg, sizeof g_msg, "%s: %s", head, strerror(saved));
+    return -1;
+}
+
+int err_prefix(const char *fmt, ...) {
+    char head[1024], old[sizeof g_msg];
+    memcpy(old, g_msg, sizeof old);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(head, sizeof head, fmt, ap);
+    va_end(ap);
+    snprintf(g_msg, sizeof g_msg, "%s: %s", head, old);
+    return -1;
+}
+
+const char *err_msg(void) { return g_msg; }
+void err_clear(void) { g_msg[0] = 0; }

@@ -1,0 +1,21 @@
+// util/error.h — error reporting with context.
+//
+// Contract: library code never exits. A function that fails calls err_set() with a message that
+// says what is wrong, where (file:line, tensor name, flag) and how to fix it, then returns -1 (or
+// NULL). The caller may add context in front with err_prefix(). Only main.c prints err_msg() and
+// chooses the exit code (1 for runtime errors, 2 for usage errors). The message is thread-local.
+#pragma once
+#include <stdarg.h>
+
+#define FRONTIER_EXIT_ERROR 1
+#define FRONTIER_EXIT_USAGE 2
+
+// Replace the current error message. Always returns -1, so `return err_set(...)` reads naturally.
+int err_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// Like err_set, with ": strerror(errno)" appended.
+int err_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// Put "<context>: " in front of the current message. Returns -1.
+int err_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// The current message ("" if none).
+const char *err_msg(void);
+void err_clear(void);

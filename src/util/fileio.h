@@ -1,0 +1,46 @@
+// util/fileio.h — files and folders, with atomic replacement.
+//
+// Contract: every function returns 0 / a valid pointer on success, -1 / NULL with err_set() on
+// failure, naming the path. Writers never leave a half-written file in place of a good one:
+// data goes to "<path>.tmp-<pid>", is fsync'ed, then renamed over <path>, and the folder is
+// fsync'ed so the rename survives a crash.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+// Read a whole file into a NUL-terminated buffer (the NUL is not counted in *len).
+char *read_file(const char *path, size_t *len);
+
+// Atomically replace `path` with `len` bytes of `data`.
+int write_file_atomic(const char *path, const void *data, size_t len);
+
+// Incremental atomic writer for large outputs: open a temp file, write, then commit or abort.
+typedef struct {
+    FILE *f;         // the temp file
+    char *path;      // final path
+    char *tmp_path;  // "<path>.tmp-<pid>"
+} AtomicFile;
+int atomic_open(AtomicFile *af, const char *path);
+int atomic_write(AtomicFile *af, const void *data, size_t len);
+int atomic_commit(AtomicFile *af);  // flush, fsync, rename, fsync folder; frees af
+void atomic_abort(AtomicFile *af);  // remove the temp file; frees af
+
+int mkdir_p(const char *path);           // like `mkdir -p`
+int remove_tree(const char *path);       // like `rm -rf`; missing path is fine
+int fsync_dir(const char *path);
+int path_exists(const char *path);       // 1 if it exists (file or folder), else 0
+int is_dir(const char *path);            // 1 if a folder
+char *path_join(const char *a, const char *b);  // "a/b" (malloc'ed)
+const char *path_basename(const char *path);
+int path_has_suffix(const char *path, const char *suffix);
+
+// Expand inputs into a sorted list of files: a file is taken as is, a folder contributes its
+// files ending in one of `exts` (e.g. {".jsonl", ".txt", NULL}), sorted by name. Errors if a path
+// is unreadable or the result is empty.
+int expand_inputs(const char *const *paths, int n_paths, const char *const *exts, char ***files_out,
+                  int *n_files_out);
+void free_string_list(char **list, int n);
+
+// Size and modification time (ns) of a file.
+int file_stat(const char *path, int64_t *size, int64_t *mtime_ns);
