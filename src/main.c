@@ -16,11 +16,6 @@ static const char USAGE[] =
     "  help        this text\n\n"
     "Run `frontier <command> --help` for a command's options.\n";
 
-int report_error(void) {
-    fprintf(stderr, "frontier: error: %s\n", err_msg());
-    return FRONTIER_EXIT_ERROR;
-}
-
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(USAGE, stderr);

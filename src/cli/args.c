@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/error.h"
 #include "util/mem.h"
 
 static void list_push(StringList *l, const char *s) {
@@ -151,4 +152,9 @@ void print_help(const char *usage, const char *summary, const Option *opts) {
         printf("\n");
     }
     printf("  %-26s %s\n", "--help", "show this help");
+}
+
+int report_error(void) {
+    fprintf(stderr, "frontier: error: %s\n", err_msg());
+    return FRONTIER_EXIT_ERROR;
 }

@@ -38,3 +38,6 @@ int parse_args(const char *usage, const char *summary, const Option *opts, int a
                StringList *positional);
 void print_help(const char *usage, const char *summary, const Option *opts);
 void string_list_free(StringList *l);
+
+// Print "frontier: error: <err_msg()>" on stderr and return FRONTIER_EXIT_ERROR (1).
+int report_error(void);

@@ -5,6 +5,3 @@
 int cmd_info(int argc, char **argv);
 int cmd_tokenizer(int argc, char **argv);
 int cmd_prepare(int argc, char **argv);
-
-// Print "frontier: error: <err_msg()>" and return FRONTIER_EXIT_ERROR.
-int report_error(void);
