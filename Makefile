@@ -9,12 +9,12 @@
 #
 # CC=clang works too. Objects go to build/<variant>/ with header dependencies tracked.
 
-CC      ?= gcc
-OPT     ?= -O2
-CFLAGS  ?= $(OPT) -g
-CFLAGS  += -std=gnu17 -Wall -Wextra -fopenmp -Isrc -D_GNU_SOURCE
-LDLIBS  += -fopenmp -lpcre2-8 -lcjson -lcrypto -lm
-TEST_LDLIBS = -lcmocka
+CC       ?= gcc
+OPT      ?= -O2 -g
+SANITIZE ?=
+ALL_CFLAGS = $(OPT) $(SANITIZE) -std=gnu17 -Wall -Wextra -fopenmp -Isrc -D_GNU_SOURCE $(CFLAGS)
+ALL_LIBS   = $(SANITIZE) -fopenmp -lpcre2-8 -lcjson -lcrypto -lm $(LDLIBS)
+TEST_LIBS  = -lcmocka
 
 SRC      := $(shell find src -name '*.c' | sort)
 LIB_SRC  := $(filter-out src/main.c,$(SRC))
@@ -28,15 +28,15 @@ TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/%)
 all: frontier
 
 frontier: $(BUILD)/src/main.o $(LIB_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/%: tests/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests -MMD -MP -o $@ $< $(LIB_OBJ) $(LDLIBS) $(TEST_LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Itests -MMD -MP -o $@ $< $(LIB_OBJ) $(ALL_LIBS) $(TEST_LIBS)
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
@@ -52,9 +52,8 @@ test: setup
 
 # The unit tests under ASan + UBSan, in their own build folder.
 sanitize: setup
-	@$(MAKE) --no-print-directory BUILD=build/sanitize OPT=-O1 \
-	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  LDLIBS="-fsanitize=address,undefined -fopenmp -lpcre2-8 -lcjson -lcrypto -lm" unit-tests
+	@$(MAKE) --no-print-directory BUILD=build/sanitize OPT="-O1 -g -fno-omit-frame-pointer" \
+	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" unit-tests
 	@ASAN_OPTIONS=detect_leaks=1 FRONTIER_UNIT_ONLY=1 bash tests/run.sh \
 	  $(patsubst $(BUILD)/%,build/sanitize/%,$(TEST_BIN))
 

@@ -17,7 +17,7 @@ static unsigned long long read_xcr0(void) {
 
 static void brand_string(char out[64]) {
     unsigned int r[12];
-    if (__get_cpuid_max(0x80000000, NULL) < 0x80000004) { strcpy(out, "unknown"); return; }
+    if ((unsigned int)__get_cpuid_max(0x80000000, NULL) < 0x80000004u) { strcpy(out, "unknown"); return; }
     for (unsigned int i = 0; i < 3; i++) __get_cpuid(0x80000002 + i, &r[4 * i], &r[4 * i + 1], &r[4 * i + 2], &r[4 * i + 3]);
     memcpy(out, r, 48);
     out[48] = 0;
@@ -41,7 +41,7 @@ static void detect(CpuInfo *c) {
     int zmm_ok = ymm_ok && (xcr0 & 0xe0) == 0xe0;  // opmask + ZMM_Hi256 + Hi16_ZMM
     int amx_ok = (xcr0 & (3ULL << 17)) == (3ULL << 17);  // XTILECFG + XTILEDATA
     c->fma &= ymm_ok;
-    if (__get_cpuid_max(0, NULL) < 7) return;
+    if ((unsigned int)__get_cpuid_max(0, NULL) < 7u) return;
     __cpuid_count(7, 0, a, b, cx, d);
     c->avx2 = ymm_ok && ((b >> 5) & 1);
     c->avx512f = zmm_ok && ((b >> 16) & 1);

@@ -27,13 +27,24 @@ int err_errno(const char *fmt, ...) {
 }
 
 int err_prefix(const char *fmt, ...) {
-    char head[1024], old[sizeof g_msg];
+    char old[sizeof g_msg];
     memcpy(old, g_msg, sizeof old);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(head, sizeof head, fmt, ap);
+    int k = vsnprintf(g_msg, sizeof g_msg, fmt, ap);
     va_end(ap);
-    snprintf(g_msg, sizeof g_msg, "%s: %s", head, old);
+    if (k < 0) k = 0;
+    size_t used = (size_t)k < sizeof g_msg - 1 ? (size_t)k : sizeof g_msg - 1;
+    size_t room = sizeof g_msg - 1 - used, n_old = strlen(old);
+    if (room >= 2) {  // append ": " + old, truncated to fit
+        memcpy(g_msg + used, ": ", 2);
+        used += 2;
+        room -= 2;
+        if (n_old > room) n_old = room;
+        memcpy(g_msg + used, old, n_old);
+        used += n_old;
+    }
+    g_msg[used] = 0;
     return -1;
 }
 

@@ -235,7 +235,7 @@ int expand_inputs(const char *const *paths, int n_paths, const char *const *exts
             files[n++] = path_join(paths[i], e->d_name);
         }
         closedir(d);
-        qsort(files + first, n - first, sizeof *files, cmp_str);
+        if (n > first) qsort(files + first, n - first, sizeof *files, cmp_str);
     }
     if (n == 0) {
         err_set("no input files found in %s (expected files ending in %s%s%s)", n_paths ? paths[0] : "(none)",
