@@ -19,10 +19,12 @@ TEST_LIBS  = -lcmocka
 SRC      := $(shell find src -name '*.c' | sort)
 LIB_SRC  := $(filter-out src/main.c,$(SRC))
 TEST_SRC := $(shell find tests -name 'test_*.c' | sort)
+BENCH_SRC := $(shell find bench -name '*.c' | sort)
 
 BUILD    ?= build/release
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/%)
+BENCH_BIN := $(BENCH_SRC:%.c=$(BUILD)/%)
 
 .PHONY: all test unit-tests sanitize bench run setup clean
 all: frontier
@@ -37,6 +39,10 @@ $(BUILD)/%.o: %.c
 $(BUILD)/tests/%: tests/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -MMD -MP -o $@ $< $(LIB_OBJ) $(ALL_LIBS) $(TEST_LIBS)
+
+$(BUILD)/bench/%: bench/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(LIB_OBJ) $(ALL_LIBS)
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
@@ -57,8 +63,8 @@ sanitize: setup
 	@ASAN_OPTIONS=detect_leaks=1 FRONTIER_UNIT_ONLY=1 bash tests/run.sh \
 	  $(patsubst $(BUILD)/%,build/sanitize/%,$(TEST_BIN))
 
-bench: setup frontier
-	@bash bench/run.sh
+bench: setup frontier $(BENCH_BIN)
+	@BUILD=$(BUILD) bash bench/run.sh
 
 run: setup frontier
 	./frontier prepare
