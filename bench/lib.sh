@@ -1,0 +1,27 @@
+# bench/lib.sh — helpers for benchmark scripts (sourced).
+
+# "2026-11-30, AMD EPYC (2 logical CPUs), Linux 6.x"
+bench_machine() {
+  local cpu; cpu=$(./frontier info | sed -n 's/^cpu: *//p')
+  echo "$(date -u +%Y-%m-%d), $cpu ($(nproc) logical CPUs), $(uname -sr)"
+}
+
+# replace_section NAME FILE: put FILE's content between <!-- bench:NAME --> markers in docs/perf.md
+replace_section() {
+  local name=$1 body=$2 perf=docs/perf.md
+  [ -f "$perf" ] || printf '# Measured performance\n\nWritten by `make bench` (bench/run.sh); each section by one benchmark, with its date, machine and command.\n' > "$perf"
+  local begin="<!-- bench:$name -->" end="<!-- /bench:$name -->"
+  local tmp; tmp=$(mktemp)
+  if grep -qF "$begin" "$perf"; then
+    awk -v b="$begin" -v e="$end" -v f="$body" '
+      $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
+      $0 == e { skip = 0 }
+      !skip { print }' "$perf" > "$tmp"
+  else
+    { cat "$perf"; echo; echo "$begin"; cat "$body"; echo "$end"; } > "$tmp"
+  fi
+  mv "$tmp" "$perf"
+}
+
+# ratio A B -> "A/B" with two decimals
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
