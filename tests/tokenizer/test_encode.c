@@ -238,9 +238,9 @@ static void test_load_errors(void **state) {
     char *ranks = path_join(dir, "tokenizer.tiktoken");
     size_t len;
     char *text = read_file(ranks, &len);
-    // edit one token: the content no longer matches the id in tokenizer.json
+    // rank 1 must be byte 0x01 (ids 0..255 are the raw bytes, no permutation)
     char *p = strstr(text, "\n") + 1;  // line 2 = byte 0x01, "AQ== 1"
-    p[0] = 'A', p[1] = 'g';            // now "Ag== 1" = byte 0x02: also a duplicate -> error
+    p[0] = 'A', p[1] = 'g';            // now "Ag== 1" = byte 0x02
     test_write_file(ranks, text, len);
     assert_null(tokenizer_load(dir));
     assert_error_contains("rank 1 must be the single byte 0x01");
@@ -250,6 +250,24 @@ static void test_load_errors(void **state) {
     test_write_file(ranks, text, len);
     assert_null(tokenizer_load(dir));
     assert_error_contains("tokenizer.tiktoken:2:");
+    // two merged tokens swapped: still a valid ranks file, but not the one tokenizer.json names
+    free(text);
+    assert_int_equal(tokenizer_save(g_tok, dir), 0);
+    text = read_file(ranks, &len);
+    char *l300 = strstr(text, " 299\n") + 5, *l301 = strstr(l300, "\n") + 1, *l302 = strstr(l301, "\n") + 1;
+    size_t n300 = (size_t)(l301 - l300), n301 = (size_t)(l302 - l301);
+    char *swapped = malloc(len);
+    size_t head = (size_t)(l300 - text);
+    memcpy(swapped, text, head);
+    memcpy(swapped + head, l301, n301 - 5);         // token of rank 301 ...
+    memcpy(swapped + head + n301 - 5, " 300\n", 5); // ... given rank 300
+    memcpy(swapped + head + n301, l300, n300 - 5);
+    memcpy(swapped + head + n301 + n300 - 5, " 301\n", 5);
+    memcpy(swapped + head + n300 + n301, l302, len - head - n300 - n301);
+    test_write_file(ranks, swapped, len);
+    free(swapped);
+    assert_null(tokenizer_load(dir));
+    assert_error_contains("id does not match");
     // truncated file (cut at a line end): fewer ranks than tokenizer.json says
     free(text);
     assert_int_equal(tokenizer_save(g_tok, dir), 0);
