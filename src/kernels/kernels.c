@@ -1,0 +1,17 @@
+// kernels/kernels.c — choosing the active kernel table (see kernels.h).
+#include "kernels/kernels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const Kernels *kernels(void) {
+    static const Kernels *active;
+    if (!active) {
+        const char *want = getenv("FRONTIER_KERNELS");
+        if (want && *want && strcmp(want, "ref") != 0 && strcmp(want, "auto") != 0)
+            fprintf(stderr, "frontier: FRONTIER_KERNELS=%s is unknown (have: ref, auto); using ref\n", want);
+        active = &KERNELS_REF;  // the fast tables arrive with the kernels work
+    }
+    return active;
+}
