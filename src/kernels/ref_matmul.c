@@ -5,10 +5,10 @@
 // in a fixed order, so results do not depend on the thread count.
 #include <string.h>
 
-#include "kernels/kernels.h"
+#include "kernels/ref.h"
 
 // c (M,N) (+)= a (M,K) @ b (N,K)^T: every c[i][j] is a dot product of two contiguous rows.
-static void ref_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+void ref_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < M; i++) {
         const float *ai = a + (size_t)i * K;
@@ -23,7 +23,7 @@ static void ref_matmul_nt(float *c, const float *a, const float *b, int M, int N
 }
 
 // c (M,N) (+)= a (M,K) @ b (K,N): row i of c accumulates a[i][k] * row k of b.
-static void ref_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+void ref_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < M; i++) {
         float *ci = c + (size_t)i * N;
@@ -39,7 +39,7 @@ static void ref_matmul_nn(float *c, const float *a, const float *b, int M, int N
 }
 
 // c (M,N) (+)= a (K,M)^T @ b (K,N): row i of c accumulates a[k][i] * row k of b.
-static void ref_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+void ref_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < M; i++) {
         float *ci = c + (size_t)i * N;
@@ -53,9 +53,3 @@ static void ref_matmul_tn(float *c, const float *a, const float *b, int M, int N
     }
 }
 
-const Kernels KERNELS_REF = {
-    .name = "ref",
-    .matmul_nt = ref_matmul_nt,
-    .matmul_nn = ref_matmul_nn,
-    .matmul_tn = ref_matmul_tn,
-};

@@ -1,0 +1,251 @@
+// kernels/ref_ops.c — reference implementations of the model's non-matmul ops (see kernels.h).
+//
+// fp32 storage, with reductions over a row accumulated in double where a row is long (norms,
+// softmax statistics) so the reference is the accurate side of every comparison. OpenMP splits
+// independent rows/heads; each output is produced by one thread in a fixed order.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/ref.h"
+
+#define RMS_EPS 1.1920929e-7f
+
+// ---------------------------------------------------------------------------------------------
+// Embedding
+// ---------------------------------------------------------------------------------------------
+
+void ref_embedding_fwd(float *out, const int32_t *idx, const float *wte, int N, int C) {
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) memcpy(out + (size_t)n * C, wte + (size_t)idx[n] * C, (size_t)C * sizeof *out);
+}
+
+// Parallel over channels: each thread owns a slice of columns of every vocabulary row, and
+// walks positions in order, so the sum order is fixed whatever the thread count.
+void ref_embedding_bwd(float *dwte, const float *dout, const int32_t *idx, int N, int C) {
+#pragma omp parallel for schedule(static)
+    for (int c0 = 0; c0 < C; c0 += 16) {
+        int c1 = c0 + 16 < C ? c0 + 16 : C;
+        for (int n = 0; n < N; n++) {
+            float *d = dwte + (size_t)idx[n] * C;
+            const float *g = dout + (size_t)n * C;
+            for (int c = c0; c < c1; c++) d[c] += g[c];
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// RMSNorm
+// ---------------------------------------------------------------------------------------------
+
+void ref_rmsnorm_fwd(float *out, float *rstd, const float *x, int N, int C) {
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *xn = x + (size_t)n * C;
+        double ss = 0;
+        for (int c = 0; c < C; c++) ss += (double)xn[c] * xn[c];
+        float r = (float)(1.0 / sqrt(ss / C + RMS_EPS));
+        rstd[n] = r;
+        float *o = out + (size_t)n * C;
+        for (int c = 0; c < C; c++) o[c] = xn[c] * r;
+    }
+}
+
+void ref_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, int N, int C, int accumulate) {
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *xn = x + (size_t)n * C, *g = dout + (size_t)n * C;
+        float r = rstd[n];
+        double dot = 0;  // mean(dout * out), out = x * r
+        for (int c = 0; c < C; c++) dot += (double)g[c] * xn[c] * r;
+        float m = (float)(dot / C);
+        float *d = dx + (size_t)n * C;
+        for (int c = 0; c < C; c++) {
+            float v = r * (g[c] - xn[c] * r * m);
+            d[c] = accumulate ? d[c] + v : v;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rotary embedding (half-split)
+// ---------------------------------------------------------------------------------------------
+
+static void rope_rotate(float *x, const float *cos, const float *sin, int B, int T, int nh, int D, float dir) {
+    int half = D / 2;
+#pragma omp parallel for schedule(static)
+    for (int bt = 0; bt < B * T; bt++) {
+        int t = bt % T;
+        const float *c = cos + (size_t)t * half, *s = sin + (size_t)t * half;
+        for (int h = 0; h < nh; h++) {
+            float *v = x + ((size_t)bt * nh + h) * D;
+            for (int j = 0; j < half; j++) {
+                float x1 = v[j], x2 = v[j + half], sj = dir * s[j];
+                v[j] = x1 * c[j] + x2 * sj;
+                v[j + half] = -x1 * sj + x2 * c[j];
+            }
+        }
+    }
+}
+
+void ref_rope_fwd(float *x, const float *cos, const float *sin, int B, int T, int nh, int D) {
+    rope_rotate(x, cos, sin, B, T, nh, D, 1.0f);
+}
+
+// The rotation is orthogonal: its backward is the inverse rotation (sin -> -sin).
+void ref_rope_bwd(float *dx, const float *cos, const float *sin, int B, int T, int nh, int D) {
+    rope_rotate(dx, cos, sin, B, T, nh, D, -1.0f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Causal attention, flash-style: forward keeps only the log-sum-exp per query; backward
+// recomputes each probability row. Memory O(B·H·T) instead of O(B·H·T²).
+// ---------------------------------------------------------------------------------------------
+
+void ref_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
+                       int Hkv, int D) {
+    float scale = 1.0f / sqrtf((float)D);
+    int group = H / Hkv;
+#pragma omp parallel
+    {
+        float *p = malloc((size_t)T * sizeof *p);
+#pragma omp for schedule(dynamic, 1) collapse(2)
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                int hk = h / group;
+                for (int t = 0; t < T; t++) {
+                    const float *qt = q + (((size_t)b * T + t) * H + h) * D;
+                    float mx = -INFINITY;
+                    for (int s = 0; s <= t; s++) {
+                        const float *ks = k + (((size_t)b * T + s) * Hkv + hk) * D;
+                        float dot = 0;
+#pragma omp simd reduction(+ : dot)
+                        for (int d = 0; d < D; d++) dot += qt[d] * ks[d];
+                        p[s] = dot * scale;
+                        if (p[s] > mx) mx = p[s];
+                    }
+                    double sum = 0;
+                    for (int s = 0; s <= t; s++) sum += (p[s] = expf(p[s] - mx));
+                    float inv = (float)(1.0 / sum);
+                    float *o = out + (((size_t)b * T + t) * H + h) * D;
+                    memset(o, 0, (size_t)D * sizeof *o);
+                    for (int s = 0; s <= t; s++) {
+                        const float *vs = v + (((size_t)b * T + s) * Hkv + hk) * D;
+                        float w = p[s] * inv;
+                        for (int d = 0; d < D; d++) o[d] += w * vs[d];
+                    }
+                    lse[((size_t)b * H + h) * T + t] = mx + (float)log(sum);
+                }
+            }
+        free(p);
+    }
+}
+
+// Per (batch, kv head): the q heads sharing that kv head are processed by one thread, so dk and
+// dv are accumulated without races and in a fixed order.
+void ref_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                       const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
+    float scale = 1.0f / sqrtf((float)D);
+    int group = H / Hkv;
+    memset(dq, 0, (size_t)B * T * H * D * sizeof *dq);
+    memset(dk, 0, (size_t)B * T * Hkv * D * sizeof *dk);
+    memset(dv, 0, (size_t)B * T * Hkv * D * sizeof *dv);
+#pragma omp parallel for schedule(dynamic, 1) collapse(2)
+    for (int b = 0; b < B; b++)
+        for (int hk = 0; hk < Hkv; hk++)
+            for (int h = hk * group; h < (hk + 1) * group; h++)
+                for (int t = 0; t < T; t++) {
+                    size_t qi = (((size_t)b * T + t) * H + h) * D;
+                    const float *qt = q + qi, *go = dout + qi, *ot = out + qi;
+                    float *dqt = dq + qi;
+                    float l = lse[((size_t)b * H + h) * T + t];
+                    float di = 0;  // D_i = sum(dout * out): the softmax backward's row term
+                    for (int d = 0; d < D; d++) di += go[d] * ot[d];
+                    for (int s = 0; s <= t; s++) {
+                        size_t ki = (((size_t)b * T + s) * Hkv + hk) * D;
+                        const float *ks = k + ki, *vs = v + ki;
+                        float dot = 0, dp = 0;
+#pragma omp simd reduction(+ : dot, dp)
+                        for (int d = 0; d < D; d++) { dot += qt[d] * ks[d]; dp += go[d] * vs[d]; }
+                        float p = expf(dot * scale - l);
+                        float ds = p * (dp - di) * scale;
+                        float *dks = dk + ki, *dvs = dv + ki;
+                        for (int d = 0; d < D; d++) {
+                            dvs[d] += p * go[d];
+                            dqt[d] += ds * ks[d];
+                            dks[d] += ds * qt[d];
+                        }
+                    }
+                }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ReLU²
+// ---------------------------------------------------------------------------------------------
+
+void ref_relu2_fwd(float *out, const float *x, size_t n) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        float r = x[i] > 0 ? x[i] : 0;
+        out[i] = r * r;
+    }
+}
+
+void ref_relu2_bwd(float *dx, const float *dout, const float *x, size_t n) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) dx[i] = x[i] > 0 ? 2.0f * x[i] * dout[i] : 0.0f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Softcapped cross-entropy
+// ---------------------------------------------------------------------------------------------
+
+void ref_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
+                    float cap, float dscale) {
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *z = logits + (size_t)n * V;
+        int tgt = targets ? targets[n] : -1;
+        double mx = -INFINITY;
+        for (int i = 0; i < V; i++) {
+            double c = cap > 0 ? cap * tanh((double)z[i] / cap) : z[i];
+            if (c > mx) mx = c;
+        }
+        double sum = 0;
+        for (int i = 0; i < V; i++) {
+            double c = cap > 0 ? cap * tanh((double)z[i] / cap) : z[i];
+            sum += exp(c - mx);
+        }
+        double lse = mx + log(sum);
+        double ct = tgt >= 0 ? (cap > 0 ? cap * tanh((double)z[tgt] / cap) : z[tgt]) : 0;
+        losses[n] = tgt >= 0 ? (float)(lse - ct) : 0.0f;
+        if (!dlogits) continue;
+        float *d = dlogits + (size_t)n * V;
+        for (int i = 0; i < V; i++) {
+            if (tgt < 0) { d[i] = 0; continue; }
+            double t = cap > 0 ? tanh((double)z[i] / cap) : 0;
+            double c = cap > 0 ? cap * t : z[i];
+            double g = exp(c - lse) - (i == tgt);
+            if (cap > 0) g *= 1 - t * t;  // d(cap·tanh(z/cap))/dz
+            d[i] = (float)(g * dscale);
+        }
+    }
+}
+
+const Kernels KERNELS_REF = {
+    .name = "ref",
+    .matmul_nt = ref_matmul_nt,
+    .matmul_nn = ref_matmul_nn,
+    .matmul_tn = ref_matmul_tn,
+    .embedding_fwd = ref_embedding_fwd,
+    .embedding_bwd = ref_embedding_bwd,
+    .rmsnorm_fwd = ref_rmsnorm_fwd,
+    .rmsnorm_bwd = ref_rmsnorm_bwd,
+    .rope_fwd = ref_rope_fwd,
+    .rope_bwd = ref_rope_bwd,
+    .attention_fwd = ref_attention_fwd,
+    .attention_bwd = ref_attention_bwd,
+    .relu2_fwd = ref_relu2_fwd,
+    .relu2_bwd = ref_relu2_bwd,
+    .softcap_ce = ref_softcap_ce,
+};

@@ -1,0 +1,33 @@
+// model/config.h — the model's shape and its presets.
+#pragma once
+#include <stddef.h>
+
+typedef struct {
+    int depth;        // L, number of blocks
+    int n_embd;       // C, residual width
+    int n_head;       // H, query heads
+    int n_kv_head;    // Hkv, key/value heads (divides H; H = MHA)
+    int head_dim;     // D (even, for RoPE)
+    int seq_len;      // T, the context length trained at
+    int vocab_size;   // V
+    int mlp_ratio;    // MLP hidden = mlp_ratio * C
+    float rope_base;  // RoPE theta base
+    float softcap;    // logit softcap (0 = off)
+    int qk_norm;      // RMSNorm q and k over head_dim after RoPE
+} ModelConfig;
+
+// nanochat's shape rule: C = 64·depth rounded up to a multiple of head_dim, H = C / head_dim.
+ModelConfig model_config_from_depth(int depth, int vocab_size, int seq_len);
+
+// "kit-d10" (the competition baseline: depth 10, V 8192, T 1024) or "cpu" (the default here:
+// depth 4, V 8192, T 512). Returns 0, or -1 + err for an unknown name.
+int model_config_preset(const char *name, ModelConfig *cfg);
+extern const char *const MODEL_PRESETS[];  // NULL-terminated list of names
+
+// 0 if consistent, else -1 + err naming the offending field (flag) and the fix.
+int model_config_validate(const ModelConfig *cfg);
+
+size_t model_config_num_params(const ModelConfig *cfg);
+// Training FLOPs per token, nanochat's convention: 6·(matmul weights incl. lm_head, excl. wte)
+// + Σ_layers 12·H·D·T.
+double model_config_flops_per_token(const ModelConfig *cfg);

@@ -1,0 +1,302 @@
+// model/model.c — the GPT: build, init, forward, backward (see model.h).
+#include "model/model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "util/error.h"
+#include "util/mem.h"
+#include "util/rng.h"
+
+// ---------------------------------------------------------------------------------------------
+// Build: the parameter table (nanochat names, (out, in) shapes) over one flat buffer
+// ---------------------------------------------------------------------------------------------
+
+static void add_tensors(ParamTable *t, const ModelConfig *c) {
+    int C = c->n_embd, qd = c->n_head * c->head_dim, kvd = c->n_kv_head * c->head_dim, F = c->mlp_ratio * C;
+    char name[96];
+    param_table_add(t, "transformer.wte.weight", c->vocab_size, C, PARAM_WTE);
+    for (int l = 0; l < c->depth; l++) {
+#define ADD(suffix, rows, cols)                                            \
+    snprintf(name, sizeof name, "transformer.h.%d.%s.weight", l, suffix); \
+    param_table_add(t, name, rows, cols, PARAM_MATRIX)
+        ADD("attn.c_q", qd, C);
+        ADD("attn.c_k", kvd, C);
+        ADD("attn.c_v", kvd, C);
+        ADD("attn.c_proj", C, qd);
+        ADD("mlp.c_fc", F, C);
+        ADD("mlp.c_proj", C, F);
+#undef ADD
+    }
+    param_table_add(t, "lm_head.weight", c->vocab_size, C, PARAM_LM_HEAD);
+}
+
+static void point_views(float *base, const ParamTable *t, int L, float **wte, float **lm_head, LayerWeights *w) {
+    *wte = base + t->t[0].offset;
+    for (int l = 0; l < L; l++) {
+        const ParamTensor *p = &t->t[1 + 6 * l];
+        w[l] = (LayerWeights){base + p[0].offset, base + p[1].offset, base + p[2].offset,
+                              base + p[3].offset, base + p[4].offset, base + p[5].offset};
+    }
+    *lm_head = base + t->t[1 + 6 * L].offset;
+}
+
+static void build_rope(Model *m) {
+    int T = m->cfg.seq_len, half = m->cfg.head_dim / 2;
+    m->rope_cos = xmalloc((size_t)T * half * sizeof *m->rope_cos);
+    m->rope_sin = xmalloc((size_t)T * half * sizeof *m->rope_sin);
+    for (int j = 0; j < half; j++) {
+        double inv_freq = pow((double)m->cfg.rope_base, -2.0 * j / m->cfg.head_dim);
+        for (int t = 0; t < T; t++) {
+            double a = t * inv_freq;
+            m->rope_cos[(size_t)t * half + j] = (float)cos(a);
+            m->rope_sin[(size_t)t * half + j] = (float)sin(a);
+        }
+    }
+}
+
+int model_build(Model *m, const ModelConfig *cfg) {
+    memset(m, 0, sizeof *m);
+    if (model_config_validate(cfg) != 0) return -1;
+    m->cfg = *cfg;
+    add_tensors(&m->params, cfg);
+    m->param = xaligned_alloc(m->params.total * sizeof *m->param);
+    m->grad = xaligned_alloc(m->params.total * sizeof *m->grad);
+    m->w = xcalloc((size_t)cfg->depth, sizeof *m->w);
+    m->dw = xcalloc((size_t)cfg->depth, sizeof *m->dw);
+    point_views(m->param, &m->params, cfg->depth, &m->wte, &m->lm_head, m->w);
+    point_views(m->grad, &m->params, cfg->depth, &m->dwte, &m->dlm_head, m->dw);
+    build_rope(m);
+    return 0;
+}
+
+void model_free(Model *m) {
+    free(m->param);
+    free(m->grad);
+    free(m->w);
+    free(m->dw);
+    free(m->rope_cos);
+    free(m->rope_sin);
+    param_table_free(&m->params);
+    memset(m, 0, sizeof *m);
+}
+
+void model_zero_grad(Model *m) { memset(m->grad, 0, m->params.total * sizeof *m->grad); }
+
+// ---------------------------------------------------------------------------------------------
+// Init (SPEC §1). One RNG stream per tensor (seed, tensor index), so adding a tensor or
+// changing one shape does not reshuffle the others.
+// ---------------------------------------------------------------------------------------------
+
+void model_init_weights(Model *m, uint64_t seed) {
+    double s = sqrt(3.0 / m->cfg.n_embd);
+    for (int i = 0; i < m->params.n; i++) {
+        const ParamTensor *p = &m->params.t[i];
+        float *w = m->param + p->offset;
+        Rng r;
+        rng_seed(&r, seed * 1000003ULL + (uint64_t)i);
+        const char *name = p->name;
+        int is_proj = strstr(name, "c_proj") != NULL;
+        for (size_t k = 0; k < p->numel; k++) {
+            double v;
+            if (p->kind == PARAM_WTE) v = 0.8 * rng_normal(&r);
+            else if (p->kind == PARAM_LM_HEAD) v = 0.001 * rng_normal(&r);
+            else if (is_proj) v = 0.0;
+            else if (strstr(name, "c_fc")) v = 0.4 * s * (2.0 * rng_uniform(&r) - 1.0);
+            else v = s * (2.0 * rng_uniform(&r) - 1.0);  // c_q, c_k, c_v
+            w[k] = (float)v;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// RunState
+// ---------------------------------------------------------------------------------------------
+
+void runstate_build(RunState *s, const ModelConfig *c, int B, int T) {
+    memset(s, 0, sizeof *s);
+    s->B = B;
+    s->T = T;
+    s->L = c->depth;
+    size_t N = (size_t)B * T, C = (size_t)c->n_embd, qd = (size_t)c->n_head * c->head_dim;
+    size_t kvd = (size_t)c->n_kv_head * c->head_dim, F = (size_t)c->mlp_ratio * C;
+    s->layer = xcalloc((size_t)c->depth, sizeof *s->layer);
+    for (int l = 0; l < c->depth; l++) {
+        LayerActs *a = &s->layer[l];
+        a->x = xaligned_alloc(N * C * sizeof(float));
+        a->xn1 = xaligned_alloc(N * C * sizeof(float));
+        a->rstd1 = xaligned_alloc(N * sizeof(float));
+        a->q_rot = xaligned_alloc(N * qd * sizeof(float));
+        a->k_rot = xaligned_alloc(N * kvd * sizeof(float));
+        a->q = xaligned_alloc(N * qd * sizeof(float));
+        a->k = xaligned_alloc(N * kvd * sizeof(float));
+        a->v = xaligned_alloc(N * kvd * sizeof(float));
+        a->rstd_q = xaligned_alloc(N * c->n_head * sizeof(float));
+        a->rstd_k = xaligned_alloc(N * c->n_kv_head * sizeof(float));
+        a->att = xaligned_alloc(N * qd * sizeof(float));
+        a->lse = xaligned_alloc(N * c->n_head * sizeof(float));
+        a->x2 = xaligned_alloc(N * C * sizeof(float));
+        a->xn2 = xaligned_alloc(N * C * sizeof(float));
+        a->rstd2 = xaligned_alloc(N * sizeof(float));
+        a->fc = xaligned_alloc(N * F * sizeof(float));
+        a->act = xaligned_alloc(N * F * sizeof(float));
+    }
+    s->emb = xaligned_alloc(N * C * sizeof(float));
+    s->rstd0 = xaligned_alloc(N * sizeof(float));
+    s->x_final = xaligned_alloc(N * C * sizeof(float));
+    s->xn_final = xaligned_alloc(N * C * sizeof(float));
+    s->rstd_final = xaligned_alloc(N * sizeof(float));
+    s->logits = xaligned_alloc(N * (size_t)c->vocab_size * sizeof(float));
+    s->losses = xaligned_alloc(N * sizeof(float));
+    s->dx = xaligned_alloc(N * C * sizeof(float));
+    s->dxn = xaligned_alloc(N * C * sizeof(float));
+    s->dq = xaligned_alloc(N * qd * sizeof(float));
+    s->dk = xaligned_alloc(N * kvd * sizeof(float));
+    s->dv = xaligned_alloc(N * kvd * sizeof(float));
+    s->datt = xaligned_alloc(N * qd * sizeof(float));
+    s->dfc = xaligned_alloc(N * F * sizeof(float));
+}
+
+void runstate_free(RunState *s) {
+    for (int l = 0; l < s->L; l++) {
+        LayerActs *a = &s->layer[l];
+        float **f = (float **)a;  // LayerActs is all float pointers
+        for (size_t i = 0; i < sizeof *a / sizeof(float *); i++) free(f[i]);
+    }
+    free(s->layer);
+    float *bufs[] = {s->emb, s->rstd0, s->x_final, s->xn_final, s->rstd_final, s->logits, s->losses,
+                     s->dx,  s->dxn,   s->dq,      s->dk,       s->dv,         s->datt,   s->dfc};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+    memset(s, 0, sizeof *s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward
+// ---------------------------------------------------------------------------------------------
+
+// out (N, rows) = x (N, cols) @ W(rows, cols)^T, optionally added to what out holds.
+static inline void linear(float *out, const float *x, const float *w, int N, int rows, int cols, int accumulate) {
+    kernels()->matmul_nt(out, x, w, N, rows, cols, accumulate);
+}
+
+static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w, int B, int T) {
+    const Kernels *K = kernels();
+    const ModelConfig *c = &m->cfg;
+    int N = B * T, C = c->n_embd, H = c->n_head, Hkv = c->n_kv_head, D = c->head_dim;
+    K->rmsnorm_fwd(a->xn1, a->rstd1, a->x, N, C);
+    linear(a->q_rot, a->xn1, w->c_q, N, H * D, C, 0);
+    linear(a->k_rot, a->xn1, w->c_k, N, Hkv * D, C, 0);
+    linear(a->v, a->xn1, w->c_v, N, Hkv * D, C, 0);
+    K->rope_fwd(a->q_rot, m->rope_cos, m->rope_sin, B, T, H, D);
+    K->rope_fwd(a->k_rot, m->rope_cos, m->rope_sin, B, T, Hkv, D);
+    if (c->qk_norm) {
+        K->rmsnorm_fwd(a->q, a->rstd_q, a->q_rot, N * H, D);
+        K->rmsnorm_fwd(a->k, a->rstd_k, a->k_rot, N * Hkv, D);
+    } else {
+        memcpy(a->q, a->q_rot, (size_t)N * H * D * sizeof *a->q);
+        memcpy(a->k, a->k_rot, (size_t)N * Hkv * D * sizeof *a->k);
+    }
+    K->attention_fwd(a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D);
+    memcpy(a->x2, a->x, (size_t)N * C * sizeof *a->x2);  // residual
+    linear(a->x2, a->att, w->attn_proj, N, C, H * D, 1);
+}
+
+static void mlp_block(const Model *m, LayerActs *a, const LayerWeights *w, float *out, int N) {
+    const Kernels *K = kernels();
+    int C = m->cfg.n_embd, F = m->cfg.mlp_ratio * C;
+    K->rmsnorm_fwd(a->xn2, a->rstd2, a->x2, N, C);
+    linear(a->fc, a->xn2, w->c_fc, N, F, C, 0);
+    K->relu2_fwd(a->act, a->fc, (size_t)N * F);
+    memcpy(out, a->x2, (size_t)N * C * sizeof *out);  // residual
+    linear(out, a->act, w->mlp_proj, N, C, F, 1);
+}
+
+float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
+                    int *n_counted) {
+    const Kernels *K = kernels();
+    const ModelConfig *c = &m->cfg;
+    int N = B * T, C = c->n_embd, V = c->vocab_size, L = c->depth;
+    if (B > s->B || T > s->T || T > c->seq_len) {
+        fprintf(stderr, "frontier: internal error: batch (%d, %d) exceeds the run state (%d, %d) or seq_len %d\n", B,
+                T, s->B, s->T, c->seq_len);
+        abort();
+    }
+    float *x0 = L ? s->layer[0].x : s->x_final;
+    K->embedding_fwd(s->emb, inputs, m->wte, N, C);
+    K->rmsnorm_fwd(x0, s->rstd0, s->emb, N, C);
+    for (int l = 0; l < L; l++) {
+        attention_block(m, &s->layer[l], &m->w[l], B, T);
+        mlp_block(m, &s->layer[l], &m->w[l], l + 1 < L ? s->layer[l + 1].x : s->x_final, N);
+    }
+    K->rmsnorm_fwd(s->xn_final, s->rstd_final, s->x_final, N, C);
+    linear(s->logits, s->xn_final, m->lm_head, N, V, C, 0);
+    s->n_counted = 0;
+    s->cur_B = B;
+    s->cur_T = T;
+    if (!targets) return 0.0f;
+    K->softcap_ce(s->losses, NULL, s->logits, targets, N, V, c->softcap, 0.0f);
+    double sum = 0;
+    for (int n = 0; n < N; n++)
+        if (targets[n] >= 0) { sum += s->losses[n]; s->n_counted++; }
+    if (n_counted) *n_counted = s->n_counted;
+    return s->n_counted ? (float)(sum / s->n_counted) : 0.0f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backward: the forward in reverse. s->dx carries d(loss)/d(residual stream).
+// ---------------------------------------------------------------------------------------------
+
+static void mlp_block_bwd(const Model *m, RunState *s, LayerActs *a, const LayerWeights *w, LayerWeights *dw, int N) {
+    const Kernels *K = kernels();
+    int C = m->cfg.n_embd, F = m->cfg.mlp_ratio * C;
+    K->matmul_tn(dw->mlp_proj, s->dx, a->act, C, F, N, 1);      // d c_proj += dout^T act
+    K->matmul_nn(s->dfc, s->dx, w->mlp_proj, N, F, C, 0);       // d act
+    K->relu2_bwd(s->dfc, s->dfc, a->fc, (size_t)N * F);          // d fc
+    K->matmul_tn(dw->c_fc, s->dfc, a->xn2, F, C, N, 1);         // d c_fc += dfc^T xn2
+    K->matmul_nn(s->dxn, s->dfc, w->c_fc, N, C, F, 0);          // d xn2
+    K->rmsnorm_bwd(s->dx, s->dxn, a->x2, a->rstd2, N, C, 1);     // + residual: d x2
+}
+
+static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const LayerWeights *w, LayerWeights *dw,
+                                int B, int T) {
+    const Kernels *K = kernels();
+    const ModelConfig *c = &m->cfg;
+    int N = B * T, C = c->n_embd, H = c->n_head, Hkv = c->n_kv_head, D = c->head_dim;
+    K->matmul_tn(dw->attn_proj, s->dx, a->att, C, H * D, N, 1);
+    K->matmul_nn(s->datt, s->dx, w->attn_proj, N, H * D, C, 0);
+    K->attention_bwd(s->dq, s->dk, s->dv, s->datt, a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D);
+    if (c->qk_norm) {
+        K->rmsnorm_bwd(s->dq, s->dq, a->q_rot, a->rstd_q, N * H, D, 0);
+        K->rmsnorm_bwd(s->dk, s->dk, a->k_rot, a->rstd_k, N * Hkv, D, 0);
+    }
+    K->rope_bwd(s->dq, m->rope_cos, m->rope_sin, B, T, H, D);
+    K->rope_bwd(s->dk, m->rope_cos, m->rope_sin, B, T, Hkv, D);
+    K->matmul_tn(dw->c_q, s->dq, a->xn1, H * D, C, N, 1);
+    K->matmul_tn(dw->c_k, s->dk, a->xn1, Hkv * D, C, N, 1);
+    K->matmul_tn(dw->c_v, s->dv, a->xn1, Hkv * D, C, N, 1);
+    K->matmul_nn(s->dxn, s->dq, w->c_q, N, C, H * D, 0);
+    K->matmul_nn(s->dxn, s->dk, w->c_k, N, C, Hkv * D, 1);
+    K->matmul_nn(s->dxn, s->dv, w->c_v, N, C, Hkv * D, 1);
+    K->rmsnorm_bwd(s->dx, s->dxn, a->x, a->rstd1, N, C, 1);      // + residual: d x
+}
+
+void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, float grad_scale) {
+    const Kernels *K = kernels();
+    const ModelConfig *c = &m->cfg;
+    int B = s->cur_B, T = s->cur_T, N = B * T, C = c->n_embd, V = c->vocab_size;
+    if (!s->n_counted) return;  // nothing to learn from
+    // dlogits overwrite the logits: the forward's last use of them was the loss
+    K->softcap_ce(s->losses, s->logits, s->logits, targets, N, V, c->softcap, grad_scale / (float)s->n_counted);
+    K->matmul_tn(m->dlm_head, s->logits, s->xn_final, V, C, N, 1);
+    K->matmul_nn(s->dxn, s->logits, m->lm_head, N, C, V, 0);
+    K->rmsnorm_bwd(s->dx, s->dxn, s->x_final, s->rstd_final, N, C, 0);
+    for (int l = c->depth - 1; l >= 0; l--) {
+        mlp_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], N);
+        attention_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], B, T);
+    }
+    K->rmsnorm_bwd(s->dxn, s->dx, s->emb, s->rstd0, N, C, 0);
+    K->embedding_bwd(m->dwte, s->dxn, inputs, N, C);
+}

@@ -1,0 +1,94 @@
+// model/model.h — the GPT (SPEC §1): weights in one flat buffer, forward and backward.
+//
+//   wte (V,C) -> RMSNorm -> L x [ x += Attn(norm(x)); x += MLP(norm(x)) ] -> RMSNorm -> lm_head
+//   Attn: q,k,v projections, RoPE on q,k, QK-norm, causal softmax (scale 1/sqrt(D)), c_proj.
+//   MLP: c_proj(relu(c_fc(x))²). Logits softcapped in fp32, then cross-entropy.
+//
+// Every op goes through kernels() (kernels/kernels.h), one call per layer op, in the order
+// below; backward mirrors it in reverse. Activations for one micro-batch live in RunState.
+#pragma once
+#include <stdint.h>
+
+#include "model/config.h"
+#include "model/params.h"
+
+typedef struct {
+    float *c_q;       // (H*D, C)
+    float *c_k;       // (Hkv*D, C)
+    float *c_v;       // (Hkv*D, C)
+    float *attn_proj; // (C, H*D)
+    float *c_fc;      // (F, C), F = mlp_ratio*C
+    float *mlp_proj;  // (C, F)
+} LayerWeights;
+
+typedef struct {
+    ModelConfig cfg;
+    ParamTable params;     // names, shapes and offsets into param/grad
+    float *param;          // (params.total) all weights, flat
+    float *grad;           // (params.total) their gradients, same layout
+    float *wte, *lm_head;  // (V, C) views into param
+    float *dwte, *dlm_head;// (V, C) views into grad
+    LayerWeights *w;       // (L) views into param
+    LayerWeights *dw;      // (L) views into grad
+    float *rope_cos;       // (T, D/2) cos(t * base^(-2j/D))
+    float *rope_sin;       // (T, D/2)
+} Model;
+
+// Activations of one layer for one micro-batch of N = B*T positions.
+typedef struct {
+    float *x;         // (N, C) block input (residual stream)
+    float *xn1;       // (N, C) norm(x)
+    float *rstd1;     // (N)
+    float *q_rot;     // (N, H*D) q after RoPE (before QK-norm)
+    float *k_rot;     // (N, Hkv*D)
+    float *q;         // (N, H*D) q after QK-norm: what attention sees
+    float *k;         // (N, Hkv*D)
+    float *v;         // (N, Hkv*D)
+    float *rstd_q;    // (N*H)
+    float *rstd_k;    // (N*Hkv)
+    float *att;       // (N, H*D) attention output
+    float *lse;       // (B, H, T) softmax log-sum-exp per query
+    float *x2;        // (N, C) residual after attention
+    float *xn2;       // (N, C) norm(x2)
+    float *rstd2;     // (N)
+    float *fc;        // (N, F) c_fc output
+    float *act;       // (N, F) relu(fc)^2
+} LayerActs;
+
+typedef struct {
+    int B, T;          // the micro-batch shape these buffers are sized for
+    int L;             // layers
+    int cur_B, cur_T;  // shape of the last forward's batch (<= B, T)
+    int n_counted;     // targets counted by the last forward
+    float *emb;        // (N, C) wte[inputs], before the first norm
+    float *rstd0;      // (N)
+    LayerActs *layer;  // (L)
+    float *x_final;    // (N, C) residual stream after the last block
+    float *xn_final;   // (N, C)
+    float *rstd_final; // (N)
+    float *logits;     // (N, V) raw logits (before softcap); backward overwrites with dlogits
+    float *losses;     // (N) per-position loss in nats (0 where target < 0)
+    // backward scratch
+    float *dx;         // (N, C) gradient of the residual stream
+    float *dxn;        // (N, C)
+    float *dq, *dk, *dv, *datt; // (N, H*D) / (N, Hkv*D)
+    float *dfc;        // (N, F)
+} RunState;
+
+int model_build(Model *m, const ModelConfig *cfg);  // allocates (zeroed); -1 + err on a bad config
+void model_free(Model *m);
+// SPEC §1 init from a seed: wte N(0,0.8), lm_head N(0,0.001), q,k,v U(±sqrt(3/C)),
+// c_fc U(±0.4·sqrt(3/C)), attention and MLP output projections zero.
+void model_init_weights(Model *m, uint64_t seed);
+void model_zero_grad(Model *m);
+
+void runstate_build(RunState *s, const ModelConfig *cfg, int B, int T);
+void runstate_free(RunState *s);
+
+// Forward on inputs (B,T). With targets (B,T) (-1 = ignore) fills s->losses and returns the
+// mean loss over counted targets (*n_counted if non-NULL); without, returns 0 (logits only).
+float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
+                    int *n_counted);
+// Backward of `grad_scale * mean loss` for the batch the last forward saw; accumulates into
+// m->grad (call model_zero_grad first). Pass grad_scale = 1/G for G accumulation steps.
+void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, float grad_scale);

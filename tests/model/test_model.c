@@ -1,0 +1,306 @@
+// tests/model/test_model.c — the model's backward against finite differences, op by op and
+// end to end, and the forward's independence from the thread count.
+#include "test_util.h"
+
+#include <math.h>
+#include <omp.h>
+
+#include "kernels/ref.h"
+#include "model/model.h"
+#include "util/rng.h"
+
+static void fill(float *x, size_t n, Rng *r, float scale) {
+    for (size_t i = 0; i < n; i++) x[i] = (float)(scale * (2 * rng_uniform(r) - 1));
+}
+
+// Compare an analytic gradient with central differences of a scalar function of x.
+typedef double (*ScalarFn)(const float *x, void *ctx);
+
+static void check_grad(const char *what, float *x, size_t n, const float *analytic, ScalarFn f, void *ctx,
+                       float eps, double rtol, double atol, int max_checks) {
+    int bad = 0;
+    size_t stride = n / (size_t)max_checks + 1;
+    for (size_t i = 0; i < n; i += stride) {
+        float orig = x[i];
+        x[i] = orig + eps;
+        double fp = f(x, ctx);
+        x[i] = orig - eps;
+        double fm = f(x, ctx);
+        x[i] = orig;
+        double fd = (fp - fm) / (2.0 * eps);
+        if (fabs(fd - analytic[i]) > atol + rtol * fabs(fd)) {
+            if (bad++ < 5) print_error("%s[%zu]: analytic %.6g, finite difference %.6g\n", what, i, analytic[i], fd);
+        }
+    }
+    assert_int_equal(bad, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Op-level checks: objective = Σ w ⊙ op(x) with fixed random w, so d objective / d out = w.
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+    int N, C;
+    const float *w;
+    float *out, *rstd;
+} NormCtx;
+
+static double norm_obj(const float *x, void *vctx) {
+    NormCtx *c = vctx;
+    ref_rmsnorm_fwd(c->out, c->rstd, x, c->N, c->C);
+    double s = 0;
+    for (int i = 0; i < c->N * c->C; i++) s += (double)c->w[i] * c->out[i];
+    return s;
+}
+
+static void test_rmsnorm_grad(void **state) {
+    (void)state;
+    Rng r;
+    rng_seed(&r, 1);
+    int N = 5, C = 24;
+    float x[120], w[120], out[120], rstd[5], dx[120];
+    fill(x, 120, &r, 1.0f);
+    fill(w, 120, &r, 1.0f);
+    NormCtx ctx = {N, C, w, out, rstd};
+    norm_obj(x, &ctx);
+    ref_rmsnorm_bwd(dx, w, x, rstd, N, C, 0);
+    check_grad("rmsnorm dx", x, 120, dx, norm_obj, &ctx, 1e-2f, 2e-2, 1e-3, 120);
+}
+
+typedef struct {
+    int B, T, H, Hkv, D, which;  // which: 0 q, 1 k, 2 v
+    float *q, *k, *v, *out, *lse;
+    const float *w;
+} AttnCtx;
+
+static double attn_obj(const float *x, void *vctx) {
+    AttnCtx *c = vctx;
+    (void)x;  // x aliases one of q, k, v
+    ref_attention_fwd(c->out, c->lse, c->q, c->k, c->v, c->B, c->T, c->H, c->Hkv, c->D);
+    double s = 0;
+    for (int i = 0; i < c->B * c->T * c->H * c->D; i++) s += (double)c->w[i] * c->out[i];
+    return s;
+}
+
+static void check_attention(int H, int Hkv) {
+    Rng r;
+    rng_seed(&r, 2);
+    int B = 2, T = 6, D = 8;
+    size_t nq = (size_t)B * T * H * D, nk = (size_t)B * T * Hkv * D;
+    float *q = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nk * 4), *out = malloc(nq * 4), *w = malloc(nq * 4);
+    float *lse = malloc((size_t)B * H * T * 4), *dq = malloc(nq * 4), *dk = malloc(nk * 4), *dv = malloc(nk * 4);
+    fill(q, nq, &r, 1.0f);
+    fill(k, nk, &r, 1.0f);
+    fill(v, nk, &r, 1.0f);
+    fill(w, nq, &r, 1.0f);
+    AttnCtx ctx = {B, T, H, Hkv, D, 0, q, k, v, out, lse, w};
+    attn_obj(q, &ctx);
+    ref_attention_bwd(dq, dk, dv, w, out, lse, q, k, v, B, T, H, Hkv, D);
+    check_grad("attention dq", q, nq, dq, attn_obj, &ctx, 1e-2f, 2e-2, 1e-3, 200);
+    check_grad("attention dk", k, nk, dk, attn_obj, &ctx, 1e-2f, 2e-2, 1e-3, 200);
+    check_grad("attention dv", v, nk, dv, attn_obj, &ctx, 1e-2f, 2e-2, 1e-3, 200);
+    // causality: changing the last position's k and v leaves earlier outputs untouched
+    float *out2 = malloc(nq * 4);
+    memcpy(out2, out, nq * 4);
+    for (int b = 0; b < B; b++)
+        for (size_t i = 0; i < (size_t)Hkv * D; i++) k[((size_t)b * T + T - 1) * Hkv * D + i] += 1.0f;
+    attn_obj(q, &ctx);
+    for (int b = 0; b < B; b++)
+        assert_memory_equal(out + (size_t)b * T * H * D, out2 + (size_t)b * T * H * D, (size_t)(T - 1) * H * D * 4);
+    free(q), free(k), free(v), free(out), free(out2), free(w), free(lse), free(dq), free(dk), free(dv);
+}
+
+static void test_attention_grad_mha(void **state) { (void)state; check_attention(2, 2); }
+static void test_attention_grad_gqa(void **state) { (void)state; check_attention(4, 2); }
+
+typedef struct {
+    int N, V;
+    float cap;
+    const int32_t *t;
+    float *losses;
+} CeCtx;
+
+static double ce_obj(const float *z, void *vctx) {
+    CeCtx *c = vctx;
+    ref_softcap_ce(c->losses, NULL, z, c->t, c->N, c->V, c->cap, 0);
+    double s = 0;
+    for (int i = 0; i < c->N; i++) s += c->losses[i];
+    return s;
+}
+
+static void test_softcap_ce_grad(void **state) {
+    (void)state;
+    Rng r;
+    rng_seed(&r, 3);
+    int N = 4, V = 30;
+    float z[120], dz[120], losses[4];
+    int32_t t[4] = {3, 29, -1, 0};
+    fill(z, 120, &r, 20.0f);  // beyond the cap, so tanh's slope matters
+    for (int cap = 0; cap <= 15; cap += 15) {
+        CeCtx ctx = {N, V, (float)cap, t, losses};
+        ref_softcap_ce(losses, dz, z, t, N, V, (float)cap, 1.0f);
+        assert_true(losses[2] == 0.0f);
+        check_grad(cap ? "softcap ce dz" : "ce dz", z, 120, dz, ce_obj, &ctx, 1e-2f, 2e-2, 1e-3, 120);
+    }
+}
+
+typedef struct {
+    int B, T, nh, D;
+    const float *cos, *sin, *w;
+    float *tmp;
+} RopeCtx;
+
+static double rope_obj(const float *x, void *vctx) {
+    RopeCtx *c = vctx;
+    size_t n = (size_t)c->B * c->T * c->nh * c->D;
+    memcpy(c->tmp, x, n * 4);
+    ref_rope_fwd(c->tmp, c->cos, c->sin, c->B, c->T, c->nh, c->D);
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)c->w[i] * c->tmp[i];
+    return s;
+}
+
+static void test_rope_and_relu2_grad(void **state) {
+    (void)state;
+    Rng r;
+    rng_seed(&r, 4);
+    int B = 2, T = 5, nh = 2, D = 8;
+    size_t n = (size_t)B * T * nh * D;
+    float cs[20], sn[20], x[320], w[320], tmp[320], dx[320];
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < D / 2; j++) {
+            cs[t * 4 + j] = cosf(t * powf(10000.0f, -2.0f * j / D));
+            sn[t * 4 + j] = sinf(t * powf(10000.0f, -2.0f * j / D));
+        }
+    fill(x, n, &r, 1.0f);
+    fill(w, n, &r, 1.0f);
+    memcpy(dx, w, n * 4);
+    ref_rope_bwd(dx, cs, sn, B, T, nh, D);
+    RopeCtx ctx = {B, T, nh, D, cs, sn, w, tmp};
+    check_grad("rope dx", x, n, dx, rope_obj, &ctx, 1e-2f, 1e-2, 1e-3, 320);
+    // relu²: dx = 2 relu(x) dout
+    float y[320], g[320];
+    ref_relu2_fwd(y, x, n);
+    ref_relu2_bwd(g, w, x, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_float_equal(y[i], x[i] > 0 ? x[i] * x[i] : 0, 1e-7);
+        assert_float_equal(g[i], x[i] > 0 ? 2 * x[i] * w[i] : 0, 1e-6);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole model: every parameter tensor's gradient against finite differences on a tiny config
+// ---------------------------------------------------------------------------------------------
+
+static ModelConfig tiny_config(int Hkv) {
+    return (ModelConfig){.depth = 2, .n_embd = 32, .n_head = 2, .n_kv_head = Hkv, .head_dim = 16, .seq_len = 8,
+                         .vocab_size = 50, .mlp_ratio = 4, .rope_base = 10000.0f, .softcap = 15.0f, .qk_norm = 1};
+}
+
+typedef struct {
+    Model *m;
+    RunState *s;
+    const int32_t *in, *tg;
+} ModelCtx;
+
+static double model_obj(const float *x, void *vctx) {
+    (void)x;
+    ModelCtx *c = vctx;
+    return model_forward(c->m, c->s, c->in, c->tg, 2, 8, NULL);
+}
+
+static void check_model_grads(int Hkv) {
+    ModelConfig cfg = tiny_config(Hkv);
+    Model m;
+    assert_int_equal(model_build(&m, &cfg), 0);
+    Rng r;
+    rng_seed(&r, 5);
+    fill(m.param, m.params.total, &r, 0.3f);  // all weights nonzero, so every path carries gradient
+    RunState s;
+    runstate_build(&s, &cfg, 2, 8);
+    int32_t in[16], tg[16];
+    for (int i = 0; i < 16; i++) in[i] = (int32_t)(rng_next(&r) % 50), tg[i] = (int32_t)(rng_next(&r) % 50);
+    tg[5] = -1;
+    model_zero_grad(&m);
+    model_forward(&m, &s, in, tg, 2, 8, NULL);
+    model_backward(&m, &s, in, tg, 1.0f);
+    ModelCtx ctx = {&m, &s, in, tg};
+    for (int i = 0; i < m.params.n; i++) {
+        const ParamTensor *p = &m.params.t[i];
+        check_grad(p->name, m.param + p->offset, p->numel, m.grad + p->offset, model_obj, &ctx, 1e-2f, 3e-2, 3e-4, 40);
+    }
+    runstate_free(&s);
+    model_free(&m);
+}
+
+static void test_model_grad_mha(void **state) { (void)state; check_model_grads(2); }
+static void test_model_grad_gqa(void **state) { (void)state; check_model_grads(1); }
+
+static void test_model_threads_invariant(void **state) {
+    (void)state;
+    ModelConfig cfg = tiny_config(2);
+    cfg.seq_len = 16;
+    Model m;
+    model_build(&m, &cfg);
+    model_init_weights(&m, 7);
+    Rng r;
+    rng_seed(&r, 8);
+    fill(m.param, m.params.total, &r, 0.3f);
+    RunState s;
+    runstate_build(&s, &cfg, 3, 16);
+    int32_t in[48], tg[48];
+    for (int i = 0; i < 48; i++) in[i] = (int32_t)(rng_next(&r) % 50), tg[i] = (int32_t)(rng_next(&r) % 50);
+    float loss[2];
+    float *g[2];
+    for (int k = 0; k < 2; k++) {
+        omp_set_num_threads(k + 1);
+        model_zero_grad(&m);
+        loss[k] = model_forward(&m, &s, in, tg, 3, 16, NULL);
+        model_backward(&m, &s, in, tg, 1.0f);
+        g[k] = malloc(m.params.total * 4);
+        memcpy(g[k], m.grad, m.params.total * 4);
+    }
+    assert_memory_equal(&loss[0], &loss[1], sizeof loss[0]);        // bit-exact
+    assert_memory_equal(g[0], g[1], m.params.total * sizeof(float));
+    free(g[0]);
+    free(g[1]);
+    runstate_free(&s);
+    model_free(&m);
+}
+
+static void test_init_statistics(void **state) {
+    (void)state;
+    ModelConfig cfg = model_config_from_depth(2, 1000, 16);
+    Model m;
+    model_build(&m, &cfg);
+    model_init_weights(&m, 42);
+    double s = 0, s2 = 0;
+    size_t n = (size_t)1000 * cfg.n_embd;
+    for (size_t i = 0; i < n; i++) s += m.wte[i], s2 += (double)m.wte[i] * m.wte[i];
+    assert_true(fabs(s / n) < 0.01 && fabs(sqrt(s2 / n) - 0.8) < 0.01);  // N(0, 0.8)
+    float bound = sqrtf(3.0f / cfg.n_embd), mx = 0;
+    for (size_t i = 0; i < (size_t)cfg.n_embd * cfg.n_embd; i++) mx = fmaxf(mx, fabsf(m.w[0].c_q[i]));
+    assert_true(mx <= bound && mx > 0.95f * bound);  // U(±sqrt(3/C))
+    for (size_t i = 0; i < (size_t)cfg.n_embd * cfg.n_embd; i++) assert_true(m.w[1].attn_proj[i] == 0.0f);
+    size_t numel = 0;
+    for (int i = 0; i < m.params.n; i++) numel += m.params.t[i].numel;
+    assert_int_equal(numel, model_config_num_params(&cfg));
+    model_free(&m);
+    ModelConfig d10 = model_config_from_depth(10, 8192, 1024);
+    assert_int_equal(model_config_num_params(&d10), 59637760);  // the kit baseline
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rmsnorm_grad),
+        cmocka_unit_test(test_attention_grad_mha),
+        cmocka_unit_test(test_attention_grad_gqa),
+        cmocka_unit_test(test_softcap_ce_grad),
+        cmocka_unit_test(test_rope_and_relu2_grad),
+        cmocka_unit_test(test_model_grad_mha),
+        cmocka_unit_test(test_model_grad_gqa),
+        cmocka_unit_test(test_model_threads_invariant),
+        cmocka_unit_test(test_init_statistics),
+    };
+    return cmocka_run_group_tests_name("model", tests, NULL, NULL);
+}
