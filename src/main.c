@@ -13,6 +13,8 @@ static const char USAGE[] =
     "  info        CPU model, cores, SIMD/AMX features and AMX permission\n"
     "  tokenizer   train | encode | decode | stats a byte-level BPE tokenizer\n"
     "  prepare     corpus -> tokenizer -> llm.c token shards (cached)\n"
+    "  train       train a model within a wall-clock budget; checkpoint; val_bpb\n"
+    "  run         the main job: prepare + train the default preset for 5 minutes + val_bpb\n"
     "  help        this text\n\n"
     "Run `frontier <command> --help` for a command's options.\n";
 
@@ -29,6 +31,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "tokenizer")) return cmd_tokenizer(argc - 2, argv + 2);
     if (!strcmp(cmd, "prepare")) return cmd_prepare(argc - 2, argv + 2);
+    if (!strcmp(cmd, "train")) return cmd_train(argc - 2, argv + 2);
+    if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     fprintf(stderr, "frontier: unknown command '%s'\n\n%s", cmd, USAGE);
     return FRONTIER_EXIT_USAGE;
 }

@@ -1,6 +1,7 @@
 // cli/args.c — declarative flag parsing (see args.h).
 #include "cli/args.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/fileio.h"
 #include "util/mem.h"
 
 static void list_push(StringList *l, const char *s) {
@@ -78,13 +80,13 @@ static int set_value(const char *usage, const Option *o, const char *val) {
     return -1;
 }
 
-static const Option *find_option(const Option *opts, const char *name, size_t len) {
-    for (const Option *o = opts; o->name; o++)
+static Option *find_option(Option *opts, const char *name, size_t len) {
+    for (Option *o = opts; o->name; o++)
         if (strlen(o->name) == len && memcmp(o->name, name, len) == 0) return o;
     return NULL;
 }
 
-int parse_args(const char *usage, const char *summary, const Option *opts, int argc, char **argv,
+int parse_args(const char *usage, const char *summary, Option *opts, int argc, char **argv,
                StringList *positional) {
     char cmd[256];
     snprintf(cmd, sizeof cmd, "%s", usage);
@@ -109,11 +111,12 @@ int parse_args(const char *usage, const char *summary, const Option *opts, int a
         }
         const char *name = a + 2, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        const Option *o = find_option(opts, name, len);
+        Option *o = find_option(opts, name, len);
         if (!o) {
             fprintf(stderr, "%s: unknown flag --%.*s (see %s --help)\n", cmd, (int)len, name, cmd);
             return ARGS_ERROR;
         }
+        o->seen = 1;
         if (o->type == OPT_FLAG) {
             if (eq) { fprintf(stderr, "%s: --%s takes no value\n", cmd, o->name); return ARGS_ERROR; }
             *(int *)o->dest = 1;
@@ -157,4 +160,89 @@ void print_help(const char *usage, const char *summary, const Option *opts) {
 int report_error(void) {
     fprintf(stderr, "frontier: error: %s\n", err_msg());
     return FRONTIER_EXIT_ERROR;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON config files
+// ---------------------------------------------------------------------------------------------
+
+const Option *args_find(const Option *opts, const char *name) {
+    for (const Option *o = opts; o->name; o++)
+        if (!strcmp(o->name, name)) return o;
+    return NULL;
+}
+
+static int set_from_json(Option *o, const cJSON *v, const char *path) {
+    switch (o->type) {
+    case OPT_FLAG:
+        if (!cJSON_IsBool(v)) return err_set("%s: \"%s\" must be true or false", path, o->name);
+        *(int *)o->dest = cJSON_IsTrue(v);
+        return 0;
+    case OPT_INT:
+    case OPT_INT64: {
+        if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble)
+            return err_set("%s: \"%s\" must be an integer", path, o->name);
+        int64_t x = (int64_t)v->valuedouble;
+        if (o->min < o->max && (x < o->min || x > o->max))
+            return err_set("%s: \"%s\" must be between %lld and %lld, got %lld", path, o->name, (long long)o->min,
+                           (long long)o->max, (long long)x);
+        if (o->type == OPT_INT) *(int *)o->dest = (int)x;
+        else *(int64_t *)o->dest = x;
+        return 0;
+    }
+    case OPT_DOUBLE:
+        if (!cJSON_IsNumber(v)) return err_set("%s: \"%s\" must be a number", path, o->name);
+        *(double *)o->dest = v->valuedouble;
+        return 0;
+    case OPT_STRING:
+        if (cJSON_IsNull(v)) { *(const char **)o->dest = NULL; return 0; }
+        if (!cJSON_IsString(v)) return err_set("%s: \"%s\" must be a string", path, o->name);
+        *(const char **)o->dest = xstrdup(v->valuestring);  // lives as long as the process
+        return 0;
+    case OPT_LIST: return err_set("%s: \"%s\" can only be given on the command line", path, o->name);
+    }
+    return -1;
+}
+
+int args_load_json(Option *opts, const char *path, int override_seen) {
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) return -1;
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    if (!root || !cJSON_IsObject(root)) {
+        long at = root ? 0 : (long)(cJSON_GetErrorPtr() - text);
+        free(text);
+        cJSON_Delete(root);
+        return err_set("%s: not a JSON object (error near byte %ld)", path, at);
+    }
+    free(text);
+    int rc = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root) {
+        Option *o = find_option(opts, item->string, strlen(item->string));
+        if (!o) { rc = err_set("%s: unknown setting \"%s\" (settings are the flag names without --)", path, item->string); break; }
+        if (o->seen && !override_seen) continue;  // the command line wins
+        if ((rc = set_from_json(o, item, path)) != 0) break;
+        o->seen = 1;
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+cJSON *args_to_json(const Option *opts) {
+    cJSON *o = cJSON_CreateObject();
+    for (const Option *p = opts; p->name; p++) {
+        switch (p->type) {
+        case OPT_FLAG: cJSON_AddBoolToObject(o, p->name, *(int *)p->dest); break;
+        case OPT_INT: cJSON_AddNumberToObject(o, p->name, *(int *)p->dest); break;
+        case OPT_INT64: cJSON_AddNumberToObject(o, p->name, (double)*(int64_t *)p->dest); break;
+        case OPT_DOUBLE: cJSON_AddNumberToObject(o, p->name, *(double *)p->dest); break;
+        case OPT_STRING:
+            if (*(const char **)p->dest) cJSON_AddStringToObject(o, p->name, *(const char **)p->dest);
+            else cJSON_AddNullToObject(o, p->name);
+            break;
+        case OPT_LIST: break;
+        }
+    }
+    return o;
 }

@@ -29,15 +29,25 @@ typedef struct {
     const char *metavar;  // e.g. "N", "DIR"; NULL for flags
     const char *help;     // one line; the default is printed from *dest when meaningful
     int64_t min, max;     // bounds for OPT_INT / OPT_INT64 when min < max
+    int seen;             // set by parse_args / args_load_json when the option was given
 } Option;
 
 enum { ARGS_OK = 0, ARGS_HELP = 1, ARGS_ERROR = -1 };
 
 // usage: e.g. "frontier tokenizer train [options]"; summary: a paragraph shown with --help.
-int parse_args(const char *usage, const char *summary, const Option *opts, int argc, char **argv,
+int parse_args(const char *usage, const char *summary, Option *opts, int argc, char **argv,
                StringList *positional);
 void print_help(const char *usage, const char *summary, const Option *opts);
 void string_list_free(StringList *l);
+
+// Set options from a JSON object file whose keys are option names (e.g. {"depth": 6,
+// "matrix-lr": 0.02}). Options already seen on the command line win (they are skipped), so
+// `--config f.json --depth 8` means "f.json, but depth 8". Unknown keys and wrong types are
+// errors naming file and key. OPT_LIST options are not settable from JSON. 0 or -1 + err.
+int args_load_json(Option *opts, const char *path, int override_seen);
+// The current values of all non-list options as a JSON object (caller frees with cJSON_Delete).
+struct cJSON *args_to_json(const Option *opts);
+const Option *args_find(const Option *opts, const char *name);
 
 // Print "frontier: error: <err_msg()>" on stderr and return FRONTIER_EXIT_ERROR (1).
 int report_error(void);

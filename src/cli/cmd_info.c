@@ -7,7 +7,7 @@
 #include "kernels/cpu.h"
 
 int cmd_info(int argc, char **argv) {
-    Option opts[] = {{0, 0, 0, 0, 0, 0, 0}};
+    Option opts[] = {{0, 0, 0, 0, 0, 0, 0, 0}};
     int rc = parse_args("frontier info [options]",
                         "Show the CPU model, core count, the SIMD/matrix features detected at run time (cpuid + "
                         "XCR0), and whether the kernel granted AMX tile permission to this process.",

@@ -5,3 +5,5 @@
 int cmd_info(int argc, char **argv);
 int cmd_tokenizer(int argc, char **argv);
 int cmd_prepare(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_run(int argc, char **argv);

@@ -1,55 +1,98 @@
 // kernels/ref_matmul.c — reference matrix products (see kernels.h).
 //
-// Plain loops arranged so the innermost loop runs over contiguous memory (the compiler
-// vectorises it); OpenMP splits the output rows, and each output is accumulated by one thread
-// in a fixed order, so results do not depend on the thread count.
+// Plain loops, blocked just enough to be usable on a CPU: four output rows at a time share each
+// load of the other operand's row, and matmul_nt walks the weight in L2-sized column blocks.
+// Determinism: every output element is computed by the same code in the same order whatever
+// the thread count or M (leftover rows go through the same 4-row kernel via a padded copy).
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/ref.h"
 
-// c (M,N) (+)= a (M,K) @ b (N,K)^T: every c[i][j] is a dot product of two contiguous rows.
+#define RB 4      // output rows per register block
+#define NT_JB 64  // weight rows per L2 block in matmul_nt
+
+// ---------------------------------------------------------------------------------------------
+// c (M,N) (+)= a (M,K) @ b (N,K)^T: c[i][j] = dot(a_i, b_j)
+// ---------------------------------------------------------------------------------------------
+
+static inline void nt_block(float *c, const float *a, const float *b, int N, int K, int j0, int j1, int ldc,
+                            int accumulate) {
+    const float *a0 = a, *a1 = a + K, *a2 = a + 2 * (size_t)K, *a3 = a + 3 * (size_t)K;
+    for (int j = j0; j < j1; j++) {
+        const float *bj = b + (size_t)j * K;
+        float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+        for (int k = 0; k < K; k++) {
+            float bk = bj[k];
+            s0 += a0[k] * bk;
+            s1 += a1[k] * bk;
+            s2 += a2[k] * bk;
+            s3 += a3[k] * bk;
+        }
+        float s[RB] = {s0, s1, s2, s3};
+        for (int r = 0; r < RB; r++) c[(size_t)r * ldc + j] = accumulate ? c[(size_t)r * ldc + j] + s[r] : s[r];
+    }
+    (void)N;
+}
+
 void ref_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    int full = M / RB * RB;
+    for (int j0 = 0; j0 < N; j0 += NT_JB) {
+        int j1 = j0 + NT_JB < N ? j0 + NT_JB : N;
 #pragma omp parallel for schedule(static)
-    for (int i = 0; i < M; i++) {
-        const float *ai = a + (size_t)i * K;
-        for (int j = 0; j < N; j++) {
-            const float *bj = b + (size_t)j * K;
-            float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-            for (int k = 0; k < K; k++) s += ai[k] * bj[k];
-            c[(size_t)i * N + j] = accumulate ? c[(size_t)i * N + j] + s : s;
+        for (int i = 0; i < full; i += RB)
+            nt_block(c + (size_t)i * N, a + (size_t)i * K, b, N, K, j0, j1, N, accumulate);
+    }
+    if (full == M) return;
+    // leftover rows: pad to a 4-row block so they take exactly the same code path
+    int rest = M - full;
+    float *ap = calloc((size_t)RB * K, sizeof *ap), *cp = calloc((size_t)RB * N, sizeof *cp);
+    memcpy(ap, a + (size_t)full * K, (size_t)rest * K * sizeof *ap);
+    if (accumulate) memcpy(cp, c + (size_t)full * N, (size_t)rest * N * sizeof *cp);
+#pragma omp parallel for schedule(static)
+    for (int j0 = 0; j0 < N; j0 += NT_JB) nt_block(cp, ap, b, N, K, j0, j0 + NT_JB < N ? j0 + NT_JB : N, N, accumulate);
+    memcpy(c + (size_t)full * N, cp, (size_t)rest * N * sizeof *cp);
+    free(ap);
+    free(cp);
+}
+
+// ---------------------------------------------------------------------------------------------
+// c (M,N) (+)= a (M,K) @ b (K,N) and c (M,N) (+)= a (K,M)^T @ b (K,N). Row i of c accumulates
+// a(i,k) * row k of b in k order — an axpy per k, so no reduction is reordered and blocking
+// cannot change results. Four rows of c share each pass over b.
+// ---------------------------------------------------------------------------------------------
+
+#define AXPY_KB 128  // rows of b kept in L2 while every row block of c passes over them
+
+static void rows_axpy(float *c, const float *a, const float *b, int M, int N, int K, int accumulate, int trans_a) {
+    if (!accumulate) {
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < M; i++) memset(c + (size_t)i * N, 0, (size_t)N * sizeof *c);
+    }
+    for (int k0 = 0; k0 < K; k0 += AXPY_KB) {
+        int k1 = k0 + AXPY_KB < K ? k0 + AXPY_KB : K;
+#pragma omp parallel for schedule(static)
+        for (int i0 = 0; i0 < M; i0 += RB) {
+            int nr = M - i0 < RB ? M - i0 : RB;
+            float *ci = c + (size_t)i0 * N;
+            for (int k = k0; k < k1; k++) {
+                const float *bk = b + (size_t)k * N;
+                for (int r = 0; r < nr; r++) {
+                    float aik = trans_a ? a[(size_t)k * M + i0 + r] : a[(size_t)(i0 + r) * K + k];
+                    float *cr = ci + (size_t)r * N;
+#pragma omp simd
+                    for (int j = 0; j < N; j++) cr[j] += aik * bk[j];
+                }
+            }
         }
     }
 }
 
-// c (M,N) (+)= a (M,K) @ b (K,N): row i of c accumulates a[i][k] * row k of b.
 void ref_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < M; i++) {
-        float *ci = c + (size_t)i * N;
-        if (!accumulate) memset(ci, 0, (size_t)N * sizeof *ci);
-        const float *ai = a + (size_t)i * K;
-        for (int k = 0; k < K; k++) {
-            const float aik = ai[k];
-            const float *bk = b + (size_t)k * N;
-#pragma omp simd
-            for (int j = 0; j < N; j++) ci[j] += aik * bk[j];
-        }
-    }
+    rows_axpy(c, a, b, M, N, K, accumulate, 0);
 }
 
-// c (M,N) (+)= a (K,M)^T @ b (K,N): row i of c accumulates a[k][i] * row k of b.
 void ref_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < M; i++) {
-        float *ci = c + (size_t)i * N;
-        if (!accumulate) memset(ci, 0, (size_t)N * sizeof *ci);
-        for (int k = 0; k < K; k++) {
-            const float aki = a[(size_t)k * M + i];
-            const float *bk = b + (size_t)k * N;
-#pragma omp simd
-            for (int j = 0; j < N; j++) ci[j] += aki * bk[j];
-        }
-    }
+    rows_axpy(c, a, b, M, N, K, accumulate, 1);
 }
-

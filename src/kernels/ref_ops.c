@@ -200,35 +200,37 @@ void ref_relu2_bwd(float *dx, const float *dout, const float *x, size_t n) {
 // Softcapped cross-entropy
 // ---------------------------------------------------------------------------------------------
 
+// The softcap is applied in fp32 (SPEC: "softcapped fp32 logits"); the softmax normaliser is
+// summed in double. One pass computes the capped row into scratch, so tanh/exp run once per
+// logit.
 void ref_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
                     float cap, float dscale) {
-#pragma omp parallel for schedule(static)
-    for (int n = 0; n < N; n++) {
-        const float *z = logits + (size_t)n * V;
-        int tgt = targets ? targets[n] : -1;
-        double mx = -INFINITY;
-        for (int i = 0; i < V; i++) {
-            double c = cap > 0 ? cap * tanh((double)z[i] / cap) : z[i];
-            if (c > mx) mx = c;
+#pragma omp parallel
+    {
+        float *c = malloc((size_t)V * sizeof *c);
+#pragma omp for schedule(static)
+        for (int n = 0; n < N; n++) {
+            const float *z = logits + (size_t)n * V;
+            int tgt = targets ? targets[n] : -1;
+            float mx = -INFINITY;
+            for (int i = 0; i < V; i++) {
+                c[i] = cap > 0 ? cap * tanhf(z[i] / cap) : z[i];
+                mx = c[i] > mx ? c[i] : mx;
+            }
+            double sum = 0;
+            for (int i = 0; i < V; i++) sum += (double)expf(c[i] - mx);
+            float lse = mx + (float)log(sum);
+            losses[n] = tgt >= 0 ? lse - c[tgt] : 0.0f;
+            if (!dlogits) continue;
+            float *d = dlogits + (size_t)n * V;  // may alias z: z is no longer read below
+            for (int i = 0; i < V; i++) {
+                if (tgt < 0) { d[i] = 0; continue; }
+                float g = expf(c[i] - lse) - (i == tgt ? 1.0f : 0.0f);
+                if (cap > 0) g *= 1.0f - (c[i] / cap) * (c[i] / cap);  // d(cap·tanh(z/cap))/dz
+                d[i] = g * dscale;
+            }
         }
-        double sum = 0;
-        for (int i = 0; i < V; i++) {
-            double c = cap > 0 ? cap * tanh((double)z[i] / cap) : z[i];
-            sum += exp(c - mx);
-        }
-        double lse = mx + log(sum);
-        double ct = tgt >= 0 ? (cap > 0 ? cap * tanh((double)z[tgt] / cap) : z[tgt]) : 0;
-        losses[n] = tgt >= 0 ? (float)(lse - ct) : 0.0f;
-        if (!dlogits) continue;
-        float *d = dlogits + (size_t)n * V;
-        for (int i = 0; i < V; i++) {
-            if (tgt < 0) { d[i] = 0; continue; }
-            double t = cap > 0 ? tanh((double)z[i] / cap) : 0;
-            double c = cap > 0 ? cap * t : z[i];
-            double g = exp(c - lse) - (i == tgt);
-            if (cap > 0) g *= 1 - t * t;  // d(cap·tanh(z/cap))/dz
-            d[i] = (float)(g * dscale);
-        }
+        free(c);
     }
 }
 

@@ -62,3 +62,46 @@ double model_config_flops_per_token(const ModelConfig *c) {
     double attn = (double)c->depth * 12.0 * c->n_head * c->head_dim * c->seq_len;
     return 6.0 * matmul + attn;
 }
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+// ---------------------------------------------------------------------------------------------
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+
+#define CONFIG_FIELDS(X)                                                                              \
+    X(depth, int) X(n_embd, int) X(n_head, int) X(n_kv_head, int) X(head_dim, int) X(seq_len, int) \
+        X(vocab_size, int) X(mlp_ratio, int) X(rope_base, float) X(softcap, float) X(qk_norm, int)
+
+char *model_config_to_json(const ModelConfig *c) {
+    cJSON *o = cJSON_CreateObject();
+#define PUT(f, t) cJSON_AddNumberToObject(o, #f, (double)c->f);
+    CONFIG_FIELDS(PUT)
+#undef PUT
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+int model_config_from_json(const char *json, ModelConfig *c) {
+    cJSON *o = cJSON_Parse(json);
+    if (!o) return err_set("model config is not valid JSON");
+    const cJSON *v;
+#define GET(f, t)                                                                       \
+    v = cJSON_GetObjectItemCaseSensitive(o, #f);                                        \
+    if (!cJSON_IsNumber(v)) { cJSON_Delete(o); return err_set("model config lacks \"%s\"", #f); } \
+    c->f = (t)v->valuedouble;
+    CONFIG_FIELDS(GET)
+#undef GET
+    cJSON_Delete(o);
+    return 0;
+}
+
+const char *model_config_diff(const ModelConfig *a, const ModelConfig *b) {
+#define CMP(f, t) \
+    if (a->f != b->f) return #f;
+    CONFIG_FIELDS(CMP)
+#undef CMP
+    return NULL;
+}

@@ -31,3 +31,10 @@ size_t model_config_num_params(const ModelConfig *cfg);
 // Training FLOPs per token, nanochat's convention: 6·(matmul weights incl. lm_head, excl. wte)
 // + Σ_layers 12·H·D·T.
 double model_config_flops_per_token(const ModelConfig *cfg);
+
+// The config as a compact JSON string (malloc'ed), and back. Parsing checks every field is
+// present; -1 + err naming the field otherwise.
+char *model_config_to_json(const ModelConfig *cfg);
+int model_config_from_json(const char *json, ModelConfig *cfg);
+// Name of the first field that differs, or NULL if equal.
+const char *model_config_diff(const ModelConfig *a, const ModelConfig *b);

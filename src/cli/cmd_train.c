@@ -1,0 +1,299 @@
+// cli/cmd_train.c — `frontier train`, `frontier run` and `frontier eval`.
+//
+// Every setting is a flag; `--config FILE.json` sets many at once (keys are flag names; flags
+// on the command line win). The full set is written to RUN_DIR/config.json, which is also what
+// `--resume RUN_DIR` reads back: on resume, a flag that contradicts the saved config is an error
+// (except the ones that only say how long to go on: --budget, --steps, --stop-after, --quiet,
+// --threads).
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "data/corpus.h"
+#include "data/shard.h"
+#include "eval/bpb.h"
+#include "tokenizer/tokenizer.h"
+#include "train/checkpoint.h"
+#include "train/train.h"
+#include "util/error.h"
+#include "util/fileio.h"
+#include "util/mem.h"
+
+// ---------------------------------------------------------------------------------------------
+// Flags: plain values the option table points at, turned into a TrainConfig afterwards
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+    const char *preset, *budget, *run_dir, *data, *cache, *resume, *config, *ortho;
+    int depth, n_embd, n_head, n_kv_head, head_dim, seq_len, vocab_size, mlp_ratio, qk_norm;
+    double rope_base, softcap;
+    int64_t batch_tokens, steps, stop_after, eval_tokens, seed;
+    int device_batch, excluded_steps, eval_batch, threads, quiet;
+    double peak_flops;
+    double matrix_lr, embedding_lr, unembedding_lr, weight_decay, momentum_start, momentum_end, adam_eps;
+    double warmdown, final_lr_frac, normuon_beta2;
+    int momentum_steps, warmup_steps, ns_steps, normuon, muon_eq, muon_plus, cautious_wd;
+} Flags;
+
+static Flags default_flags(void) {
+    TrainConfig d = train_defaults();
+    OptimConfig o = d.optim;
+    return (Flags){
+        .preset = "cpu", .budget = "5m", .cache = "cache", .ortho = "polar-express",
+        .depth = d.model.depth, .n_embd = d.model.n_embd, .n_head = d.model.n_head, .n_kv_head = d.model.n_kv_head,
+        .head_dim = d.model.head_dim, .seq_len = d.model.seq_len, .vocab_size = d.model.vocab_size,
+        .mlp_ratio = d.model.mlp_ratio, .qk_norm = d.model.qk_norm, .rope_base = d.model.rope_base,
+        .softcap = d.model.softcap, .batch_tokens = d.batch_tokens, .device_batch = d.device_batch,
+        .excluded_steps = d.excluded_steps, .seed = (int64_t)d.seed,
+        .matrix_lr = o.muon_lr, .embedding_lr = o.wte_lr, .unembedding_lr = o.lm_head_lr, .weight_decay = o.muon_wd,
+        .momentum_start = o.muon_momentum_start, .momentum_end = o.muon_momentum_end, .adam_eps = o.adam_eps,
+        .momentum_steps = o.muon_momentum_steps, .warmup_steps = o.warmup_steps, .warmdown = o.warmdown_frac,
+        .final_lr_frac = o.final_lr_frac, .ns_steps = o.ns_steps, .normuon_beta2 = o.normuon_beta2,
+    };
+}
+
+#define O(name, type, field, meta, help) {name, type, &f->field, meta, help, 0, 0, 0}
+#define R(name, type, field, meta, help, lo, hi) {name, type, &f->field, meta, help, lo, hi, 0}
+
+// The options that never change what is trained, only for how long or how visibly.
+static const char *const RESUMABLE[] = {"budget", "steps", "stop-after", "quiet", "threads", "resume", "config",
+                                        "eval-tokens", "eval-batch", "peak-flops", NULL};
+
+static Option *train_options(Flags *f, int with_resume) {
+    Option opts[] = {
+        O("config", OPT_STRING, config, "FILE.json", "read settings from a JSON object (keys = flag names)"),
+        O("preset", OPT_STRING, preset, "NAME", "model preset: cpu (d4, T 512) or kit-d10 (the competition baseline)"),
+        O("budget", OPT_STRING, budget, "TIME", "wall-clock training budget: 90s, 5m, 1h, or seconds"),
+        R("steps", OPT_INT64, steps, "N", "run exactly N optimizer steps instead of a budget (0 = use the budget)", 0, INT64_MAX),
+        R("stop-after", OPT_INT64, stop_after, "N", "stop and save after N steps as if interrupted (for resume tests)", 0, INT64_MAX),
+        R("depth", OPT_INT, depth, "L", "layers; also sets width 64*L (rounded to head-dim) and heads, unless given", 1, 256),
+        R("n-embd", OPT_INT, n_embd, "C", "residual width", 1, 65536),
+        R("n-head", OPT_INT, n_head, "H", "query heads", 1, 1024),
+        R("n-kv-head", OPT_INT, n_kv_head, "H", "key/value heads (divides --n-head; default = --n-head)", 1, 1024),
+        R("head-dim", OPT_INT, head_dim, "D", "head dimension (even)", 2, 4096),
+        R("seq-len", OPT_INT, seq_len, "T", "context length", 1, 1 << 20),
+        R("vocab-size", OPT_INT, vocab_size, "V", "vocabulary (must match the tokenizer)", 265, 65536),
+        R("mlp-ratio", OPT_INT, mlp_ratio, "R", "MLP hidden = R * width", 1, 64),
+        O("rope-base", OPT_DOUBLE, rope_base, "B", "RoPE base"),
+        O("softcap", OPT_DOUBLE, softcap, "S", "logit softcap S*tanh(z/S); 0 = off"),
+        R("qk-norm", OPT_INT, qk_norm, "0|1", "RMSNorm q and k over the head dim", 0, 1),
+        R("batch-tokens", OPT_INT64, batch_tokens, "N", "tokens per optimizer step (all micro-batches)", 1, INT64_MAX),
+        R("device-batch", OPT_INT, device_batch, "B", "rows per micro-batch", 1, 1 << 20),
+        O("matrix-lr", OPT_DOUBLE, matrix_lr, "LR", "Muon base learning rate"),
+        O("embedding-lr", OPT_DOUBLE, embedding_lr, "LR", "AdamW base learning rate for wte"),
+        O("unembedding-lr", OPT_DOUBLE, unembedding_lr, "LR", "AdamW base learning rate for lm_head"),
+        O("weight-decay", OPT_DOUBLE, weight_decay, "WD", "Muon weight decay at the start (decays linearly to 0)"),
+        O("momentum-start", OPT_DOUBLE, momentum_start, "M", "Muon momentum at step 0"),
+        O("momentum-end", OPT_DOUBLE, momentum_end, "M", "Muon momentum after the ramp"),
+        R("momentum-steps", OPT_INT, momentum_steps, "N", "steps of the momentum ramp", 0, 1 << 30),
+        O("adam-eps", OPT_DOUBLE, adam_eps, "EPS", "AdamW epsilon"),
+        R("warmup-steps", OPT_INT, warmup_steps, "N", "linear LR warm-up steps", 0, 1 << 30),
+        O("warmdown", OPT_DOUBLE, warmdown, "FRAC", "fraction of progress spent in the final linear warm-down"),
+        O("final-lr-frac", OPT_DOUBLE, final_lr_frac, "FRAC", "LR multiplier at the end of the warm-down"),
+        O("ortho", OPT_STRING, ortho, "NAME", "Muon orthogonalisation: polar-express or newton-schulz"),
+        R("ns-steps", OPT_INT, ns_steps, "N", "orthogonalisation iterations", 1, 100),
+        R("normuon", OPT_INT, normuon, "0|1", "NorMuon variance reduction", 0, 1),
+        O("normuon-beta2", OPT_DOUBLE, normuon_beta2, "B", "NorMuon second-moment decay"),
+        R("muon-eq", OPT_INT, muon_eq, "0|1", "MuonEq row equilibration", 0, 1),
+        R("muon-plus", OPT_INT, muon_plus, "0|1", "Muon+ Frobenius-norm snap", 0, 1),
+        R("cautious-wd", OPT_INT, cautious_wd, "0|1", "cautious weight decay", 0, 1),
+        R("excluded-steps", OPT_INT, excluded_steps, "N", "warm-up steps before the budget clock starts", 0, 1 << 20),
+        R("seed", OPT_INT64, seed, "S", "seed for init and data order", 0, INT64_MAX),
+        R("eval-tokens", OPT_INT64, eval_tokens, "N", "cap on validation tokens (0 = the whole set)", 0, INT64_MAX),
+        R("eval-batch", OPT_INT, eval_batch, "B", "rows per forward in evaluation (0 = --device-batch)", 0, 1 << 20),
+        O("peak-flops", OPT_DOUBLE, peak_flops, "F", "peak FLOP/s for MFU (0 = this machine's fp32 estimate)"),
+        R("threads", OPT_INT, threads, "N", "threads (0 = all cores)", 0, 1024),
+        O("run-dir", OPT_STRING, run_dir, "DIR", "run folder (default runs/<date>-<time>)"),
+        O("data", OPT_STRING, data, "DIR", "prepared data folder (default: prepare the shared corpus, cached)"),
+        O("cache", OPT_STRING, cache, "DIR", "cache folder for prepare"),
+        O("resume", OPT_STRING, resume, "RUN_DIR", "continue the run in RUN_DIR exactly where it stopped"),
+        O("quiet", OPT_FLAG, quiet, NULL, "no progress line"),
+        {0, 0, 0, 0, 0, 0, 0, 0},
+    };
+    if (!with_resume)
+        for (Option *o = opts; o->name; o++)
+            if (!strcmp(o->name, "resume")) memmove(o, o + 1, (size_t)((opts + sizeof opts / sizeof *opts) - o - 1) * sizeof *o);
+    Option *out = xmalloc(sizeof opts);
+    memcpy(out, opts, sizeof opts);
+    return out;
+}
+
+// "90s", "5m", "1.5h", "300" -> seconds; -1 if malformed.
+static double parse_duration(const char *s) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !isfinite(v)) return -1;
+    double mult = 1;
+    if (!strcmp(end, "s") || !*end) mult = 1;
+    else if (!strcmp(end, "m") || !strcmp(end, "min")) mult = 60;
+    else if (!strcmp(end, "h")) mult = 3600;
+    else return -1;
+    return v * mult;
+}
+
+// Flags -> TrainConfig. The preset sets the shape; --depth re-derives width and heads; explicit
+// shape flags win over both.
+static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
+    *c = train_defaults();
+    if (model_config_preset(f->preset, &c->model) != 0) return -1;
+    ModelConfig *m = &c->model;
+    int vocab = args_find(opts, "vocab-size")->seen ? f->vocab_size : m->vocab_size;
+    int T = args_find(opts, "seq-len")->seen ? f->seq_len : m->seq_len;
+    if (args_find(opts, "depth")->seen) *m = model_config_from_depth(f->depth, vocab, T);
+    m->vocab_size = vocab;
+    m->seq_len = T;
+#define SHAPE(flag, field) \
+    if (args_find(opts, flag)->seen) m->field = f->field;
+    SHAPE("n-embd", n_embd) SHAPE("n-head", n_head) SHAPE("head-dim", head_dim) SHAPE("mlp-ratio", mlp_ratio)
+    SHAPE("qk-norm", qk_norm)
+#undef SHAPE
+    m->n_kv_head = args_find(opts, "n-kv-head")->seen ? f->n_kv_head : m->n_head;
+    if (args_find(opts, "rope-base")->seen) m->rope_base = (float)f->rope_base;
+    if (args_find(opts, "softcap")->seen) m->softcap = (float)f->softcap;
+    OptimConfig *o = &c->optim;
+    o->muon_lr = (float)f->matrix_lr;
+    o->wte_lr = (float)f->embedding_lr;
+    o->lm_head_lr = (float)f->unembedding_lr;
+    o->muon_wd = (float)f->weight_decay;
+    o->muon_momentum_start = (float)f->momentum_start;
+    o->muon_momentum_end = (float)f->momentum_end;
+    o->muon_momentum_steps = f->momentum_steps;
+    o->adam_eps = (float)f->adam_eps;
+    o->warmup_steps = f->warmup_steps;
+    o->warmdown_frac = f->warmdown;
+    o->final_lr_frac = f->final_lr_frac;
+    o->ns_steps = f->ns_steps;
+    o->normuon = f->normuon;
+    o->normuon_beta2 = (float)f->normuon_beta2;
+    o->muon_eq = f->muon_eq;
+    o->muon_plus = f->muon_plus;
+    o->cautious_wd = f->cautious_wd;
+    if (!strcmp(f->ortho, "polar-express")) o->ortho = ORTHO_POLAR_EXPRESS;
+    else if (!strcmp(f->ortho, "newton-schulz")) o->ortho = ORTHO_NEWTON_SCHULZ;
+    else return err_set("--ortho must be polar-express or newton-schulz, got '%s'", f->ortho);
+    if (optim_config_check(o) != 0) return -1;
+    if (model_config_validate(m) != 0) return -1;
+    c->batch_tokens = f->batch_tokens;
+    c->device_batch = f->device_batch;
+    c->budget_s = parse_duration(f->budget);
+    if (c->budget_s <= 0 && f->steps == 0)
+        return err_set("--budget '%s': expected a positive duration like 90s, 5m or 1h", f->budget);
+    c->steps = f->steps;
+    c->stop_after = f->stop_after;
+    c->excluded_steps = f->excluded_steps;
+    c->seed = (uint64_t)f->seed;
+    c->eval_tokens = f->eval_tokens;
+    c->eval_batch = f->eval_batch;
+    c->peak_flops = f->peak_flops;
+    c->threads = f->threads;
+    c->quiet = f->quiet;
+    c->data_dir = f->data;
+    c->cache_dir = f->cache;
+    c->resume = f->resume;
+    c->run_dir = f->resume ? f->resume : f->run_dir;
+    return 0;
+}
+
+// With --resume: load RUN_DIR/config.json; flags that would change the run are refused.
+static int apply_resume(Option *opts, Flags *f) {
+    Flags given = *f;
+    int seen[128] = {0}, n = 0;
+    for (Option *o = opts; o->name; o++, n++) seen[n] = o->seen, o->seen = 0;
+    char *path = path_join(f->resume, "config.json");
+    int rc = args_load_json(opts, path, 1);
+    if (rc != 0) err_prefix("--resume %s", f->resume);
+    free(path);
+    Flags saved = *f;
+    n = 0;
+    for (Option *o = opts; o->name && rc == 0; o++, n++) {
+        int resumable = 0;
+        for (int k = 0; RESUMABLE[k]; k++) resumable |= !strcmp(RESUMABLE[k], o->name);
+        if (!seen[n]) continue;
+        // take the flag's value from `given` and compare with the saved one
+        size_t off = (size_t)((char *)o->dest - (char *)f);
+        void *gv = (char *)&given + off, *sv = (char *)&saved + off;
+        size_t sz = o->type == OPT_INT || o->type == OPT_FLAG ? sizeof(int) : o->type == OPT_STRING ? sizeof(char *) : 8;
+        int differs = o->type == OPT_STRING ? (*(char **)gv && *(char **)sv ? strcmp(*(char **)gv, *(char **)sv) != 0
+                                                                             : *(char **)gv != *(char **)sv)
+                                            : memcmp(gv, sv, sz) != 0;
+        if (differs && !resumable)
+            rc = err_set("--%s conflicts with the run being resumed (%s/config.json): a resumed run keeps its "
+                         "config; start a new run to change it", o->name, f->resume);
+        memcpy(sv, gv, sz);
+        o->seen = 1;
+    }
+    if (rc == 0) {
+        saved.resume = given.resume;
+        *f = saved;
+    }
+    return rc;
+}
+
+static char *default_run_dir(void) {
+    char buf[64];
+    time_t t = time(NULL);
+    strftime(buf, sizeof buf, "runs/%Y%m%d-%H%M%S", localtime(&t));
+    return xstrdup(buf);
+}
+
+static void print_summary(const TrainConfig *c, const TrainResult *r) {
+    printf("\n== frontier run summary ==\n");
+    if (r->stopped_by != 2)
+        printf("val_bpb        %.4f  (%lld tokens, T=%d, pinned validation set)\n", r->val_bpb,
+               (long long)r->eval_tokens, r->eval_T);
+    printf("tokens seen    %lld  (%lld steps x %lld tokens)\n", (long long)r->tokens, (long long)r->steps,
+           (long long)c->batch_tokens);
+    printf("parameters     %zu  (%.1f MFLOP/token)\n", r->params, r->flops_per_token / 1e6);
+    printf("throughput     %.0f tok/s, MFU %.2f%% of %.0f GFLOP/s fp32 peak\n", r->tok_per_s, 100 * r->mfu,
+           (c->peak_flops > 0 ? c->peak_flops : machine_peak_flops()) / 1e9);
+    if (c->steps > 0) printf("budget         fixed %lld steps; timed %.1f s\n", (long long)c->steps, r->timed_s);
+    else printf("budget         %.1f of %.0f s used (%.1f%%); start-up %.1f s and %d excluded steps %.1f s not counted\n",
+                r->timed_s, c->budget_s, 100 * r->timed_s / c->budget_s, r->startup_s, c->excluded_steps, r->excluded_s);
+    printf("final loss     %.4f\nrun folder     %s\n", r->final_loss, c->run_dir);
+}
+
+static int train_like(int argc, char **argv, const char *usage, const char *summary, int is_run) {
+    Flags fl = default_flags(), *f = &fl;
+    Option *opts = train_options(f, !is_run);
+    int rc = parse_args(usage, summary, opts, argc, argv, NULL);
+    if (rc != ARGS_OK) { free(opts); return rc == ARGS_HELP ? 0 : 2; }
+    if (f->config && args_load_json(opts, f->config, 0) != 0) { free(opts); return report_error(); }
+    if (f->resume && apply_resume(opts, f) != 0) { free(opts); return report_error(); }
+    char *run_dir = NULL;
+    if (!f->run_dir && !f->resume) f->run_dir = run_dir = default_run_dir();
+    TrainConfig cfg;
+    if (build_config(opts, f, &cfg) != 0) { free(opts); free(run_dir); return report_error(); }
+    cJSON *j = args_to_json(opts);
+    cJSON_DeleteItemFromObject(j, "resume");
+    cJSON_DeleteItemFromObject(j, "config");
+    char *json = cJSON_Print(j);
+    cJSON_Delete(j);
+    cfg.config_json = json;
+    TrainResult res;
+    rc = train_run(&cfg, &res);
+    if (rc == 0) print_summary(&cfg, &res);
+    free(json);
+    free(opts);
+    free(run_dir);
+    return rc == 0 ? 0 : report_error();
+}
+
+int cmd_train(int argc, char **argv) {
+    return train_like(argc, argv, "frontier train [options]",
+                      "Train a GPT from scratch within a wall-clock budget (or a fixed number of steps), save the "
+                      "checkpoint, and score it by val_bpb on the pinned validation set. Prepares the data first "
+                      "if needed (cached).",
+                      0);
+}
+
+int cmd_run(int argc, char **argv) {
+    return train_like(argc, argv, "frontier run [options]",
+                      "The main job: prepare the data (cached), train the default preset for --budget (5m), "
+                      "evaluate val_bpb, and print one summary block. Takes the same options as `frontier train`.",
+                      1);
+}

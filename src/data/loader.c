@@ -1,0 +1,371 @@
+// data/loader.c — BOS-aligned best-fit packing of llm.c shards (see loader.h).
+#include "data/loader.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/shard.h"
+#include "util/error.h"
+#include "util/mem.h"
+
+// ---------------------------------------------------------------------------------------------
+// PRNG: splitmix64 (Steele, Lea, Flood 2014; the generator java.util.SplittableRandom uses and the
+// usual seeder of xoshiro). State advances by the golden-ratio constant; each output is the state
+// run through a 64-bit finaliser. Period 2^64, passes BigCrush; integer arithmetic only.
+// ---------------------------------------------------------------------------------------------
+
+static uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t splitmix64_next(uint64_t *s) {
+    *s += 0x9e3779b97f4a7c15ULL;
+    return mix64(*s);
+}
+
+// Uniform in [0, n), n > 0 (Lemire 2019, "Fast random integer generation in an interval").
+static uint64_t uniform_below(uint64_t *s, uint64_t n) {
+    unsigned __int128 m = (unsigned __int128)splitmix64_next(s) * n;
+    uint64_t lo = (uint64_t)m;
+    if (lo < n) {
+        uint64_t threshold = (0 - n) % n;  // 2^64 mod n
+        while (lo < threshold) {
+            m = (unsigned __int128)splitmix64_next(s) * n;
+            lo = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+void loader_permutation(uint64_t seed, int64_t epoch, int32_t *perm, int64_t n) {
+    for (int64_t i = 0; i < n; i++) perm[i] = (int32_t)i;
+    uint64_t s = mix64(seed ^ mix64((uint64_t)epoch));
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)uniform_below(&s, (uint64_t)i + 1);
+        int32_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Open / free
+// ---------------------------------------------------------------------------------------------
+
+LoaderConfig loader_defaults(void) {
+    LoaderConfig c = {0};
+    c.world = 1;
+    c.shuffle = 1;
+    c.buffer_docs = LOADER_BUFFER_DOCS;
+    c.refill_docs = LOADER_REFILL_DOCS;
+    return c;
+}
+
+static int check_config(const LoaderConfig *c, int bos_id) {
+    if (c->B <= 0) return err_set("data loader: B (rows per batch) must be > 0, got %d", c->B);
+    if (c->T <= 0) return err_set("data loader: T (sequence length) must be > 0, got %d", c->T);
+    if (c->T == INT32_MAX) return err_set("data loader: T = %d is too large", c->T);
+    if (c->world <= 0) return err_set("data loader: world size must be >= 1, got %d", c->world);
+    if (c->rank < 0 || c->rank >= c->world)
+        return err_set("data loader: rank %d is outside [0, world = %d)", c->rank, c->world);
+    if (c->buffer_docs < 0)
+        return err_set("data loader: buffer_docs must be >= 1 (0 = default %d), got %d", LOADER_BUFFER_DOCS,
+                       c->buffer_docs);
+    if (c->refill_docs < 0)
+        return err_set("data loader: refill_docs must be >= 1 (0 = default %d), got %d", LOADER_REFILL_DOCS,
+                       c->refill_docs);
+    if (bos_id < 0 || bos_id > UINT16_MAX)
+        return err_set("data loader: <|bos|> id %d does not fit a uint16 shard token", bos_id);
+    return 0;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static void start_epoch(DataLoader *dl, int64_t epoch) {
+    dl->epoch = epoch;
+    dl->cursor = dl->cfg.rank;
+    if (dl->cfg.shuffle) loader_permutation(dl->cfg.seed, epoch, dl->perm, dl->n_docs);
+}
+
+void loader_reset(DataLoader *dl) {
+    start_epoch(dl, 1);
+    dl->buf_n = 0;
+    dl->rows = 0;
+    dl->batches = dl->tokens_used = dl->tokens_cropped = 0;
+}
+
+DataLoader *loader_open(const char *const *shard_paths, int n, int bos_id, const LoaderConfig *cfg_in) {
+    LoaderConfig cfg = *cfg_in;
+    if (cfg.buffer_docs == 0) cfg.buffer_docs = LOADER_BUFFER_DOCS;
+    if (cfg.refill_docs == 0) cfg.refill_docs = LOADER_REFILL_DOCS;
+    if (check_config(&cfg, bos_id) != 0) return NULL;
+    if (n <= 0) { err_set("data loader: no shards given"); return NULL; }
+
+    // Sizes first (headers are validated), so a bad shard fails before anything big is read.
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        size_t c;
+        if (shard_count(shard_paths[i], &c) != 0) { err_prefix("data loader"); return NULL; }
+        total += (int64_t)c;
+    }
+    DataLoader *dl = xcalloc(1, sizeof *dl);
+    dl->cfg = cfg;
+    dl->bos_id = bos_id;
+    dl->tokens = xmalloc((size_t)(total ? total : 1) * sizeof *dl->tokens);
+    int64_t at = 0, n_docs = 0;
+    for (int i = 0; i < n; i++) {
+        uint16_t *t;
+        size_t c;
+        if (shard_read(shard_paths[i], &t, &c) != 0) { err_prefix("data loader"); goto fail; }
+        if (at + (int64_t)c > total) {
+            free(t);
+            err_set("data loader: %s grew while being read", shard_paths[i]);
+            goto fail;
+        }
+        if (c > 0 && t[0] != bos_id) {
+            err_set("data loader: %s: the first token is %u, not <|bos|> (%d); every document must start with "
+                    "<|bos|>: is this a `frontier prepare` shard for this tokenizer?", shard_paths[i], (unsigned)t[0], bos_id);
+            free(t);
+            goto fail;
+        }
+        for (size_t k = 0; k < c; k++) n_docs += t[k] == bos_id;
+        memcpy(dl->tokens + at, t, c * sizeof *t);
+        at += (int64_t)c;
+        free(t);
+    }
+    dl->n_tokens = at;
+    if (n_docs == 0) {
+        err_set("data loader: no documents in the %d shard(s) given (%s%s)", n, shard_paths[0], n > 1 ? ", ..." : "");
+        goto fail;
+    }
+    if (n_docs > INT32_MAX) {
+        err_set("data loader: %lld documents; at most %d are supported", (long long)n_docs, INT32_MAX);
+        goto fail;
+    }
+    dl->n_docs = n_docs;
+    dl->doc_start = xmalloc((size_t)n_docs * sizeof *dl->doc_start);
+    dl->doc_len = xmalloc((size_t)n_docs * sizeof *dl->doc_len);
+    // Shards start with <|bos|> (checked above), so a document never straddles two shards.
+    int64_t d = 0;
+    for (int64_t k = 0; k < at; k++)
+        if (dl->tokens[k] == bos_id) dl->doc_start[d++] = k;
+    uint64_t h = fnv1a(0xcbf29ce484222325ULL, &n_docs, sizeof n_docs);
+    for (int64_t i = 0; i < n_docs; i++) {
+        int64_t end = i + 1 < n_docs ? dl->doc_start[i + 1] : at;
+        dl->doc_len[i] = (int32_t)(end - dl->doc_start[i]);
+        h = fnv1a(h, &dl->doc_len[i], sizeof dl->doc_len[i]);
+    }
+    dl->data_hash = h;
+    if (cfg.rank >= n_docs) {
+        err_set("data loader: rank %d of %d gets no documents: the shards hold only %lld", cfg.rank, cfg.world,
+                (long long)n_docs);
+        goto fail;
+    }
+    dl->rank_docs = (n_docs - cfg.rank + cfg.world - 1) / cfg.world;
+    if (cfg.shuffle) dl->perm = xmalloc((size_t)n_docs * sizeof *dl->perm);
+    dl->buf_cap = (int64_t)cfg.buffer_docs + cfg.refill_docs;
+    dl->buf = xmalloc((size_t)dl->buf_cap * sizeof *dl->buf);
+    dl->row = xmalloc(((size_t)cfg.T + 1) * sizeof *dl->row);
+    loader_reset(dl);
+    return dl;
+fail:
+    loader_free(dl);
+    return NULL;
+}
+
+void loader_free(DataLoader *dl) {
+    if (!dl) return;
+    free(dl->tokens);
+    free(dl->doc_start);
+    free(dl->doc_len);
+    free(dl->perm);
+    free(dl->buf);
+    free(dl->row);
+    free(dl);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Packing
+// ---------------------------------------------------------------------------------------------
+
+// Next document id of this rank's stream into *id; 0 when validation data has run out.
+static int pull_doc(DataLoader *dl, int32_t *id) {
+    if (dl->cursor >= dl->n_docs) {
+        if (!dl->cfg.shuffle) return 0;
+        start_epoch(dl, dl->epoch + 1);  // rank < n_docs, so the new epoch has a document for us
+    }
+    *id = dl->cfg.shuffle ? dl->perm[dl->cursor] : (int32_t)dl->cursor;
+    dl->cursor += dl->cfg.world;
+    return 1;
+}
+
+// nanochat: `while len(doc_buffer) < buffer_size: refill_buffer()`, a refill appending a batch.
+static void refill(DataLoader *dl) {
+    while (dl->buf_n < dl->cfg.buffer_docs) {
+        for (int k = 0; k < dl->cfg.refill_docs; k++) {
+            int32_t id;
+            if (!pull_doc(dl, &id)) return;
+            if (dl->buf_n == dl->buf_cap) {
+                size_t cap = (size_t)dl->buf_cap;
+                GROW(dl->buf, cap, (size_t)dl->buf_n + 1);
+                dl->buf_cap = (int64_t)cap;
+            }
+            dl->buf[dl->buf_n++] = id;
+        }
+    }
+}
+
+// Fill dl->row; returns the tokens placed: T+1, or fewer when validation data runs out.
+static int64_t fill_row(DataLoader *dl) {
+    const int64_t cap = (int64_t)dl->cfg.T + 1;
+    int64_t pos = 0;
+    while (pos < cap) {
+        refill(dl);
+        if (dl->buf_n == 0) break;
+        int64_t remaining = cap - pos;
+        int64_t best = -1, best_len = 0, shortest = 0;
+        for (int64_t i = 0; i < dl->buf_n; i++) {
+            int64_t len = dl->doc_len[dl->buf[i]];
+            if (len <= remaining && len > best_len) { best = i; best_len = len; }
+            if (len < dl->doc_len[dl->buf[shortest]]) shortest = i;
+        }
+        int64_t pick = best >= 0 ? best : shortest;
+        int32_t doc = dl->buf[pick];
+        int64_t len = dl->doc_len[doc], take = len < remaining ? len : remaining;
+        const uint16_t *src = dl->tokens + dl->doc_start[doc];
+        for (int64_t k = 0; k < take; k++) dl->row[pos + k] = src[k];
+        pos += take;
+        dl->tokens_used += take;
+        dl->tokens_cropped += len - take;
+        memmove(dl->buf + pick, dl->buf + pick + 1, (size_t)(dl->buf_n - pick - 1) * sizeof *dl->buf);
+        dl->buf_n--;
+    }
+    return pos;
+}
+
+int loader_next(DataLoader *dl, int32_t *inputs, int32_t *targets) {
+    if (!dl || !inputs || !targets) return err_set("loader_next: NULL argument");
+    if (!dl->cfg.shuffle && dl->buf_n == 0 && dl->cursor >= dl->n_docs) {
+        dl->rows = 0;
+        return 0;
+    }
+    const int64_t T = dl->cfg.T;
+    int rows = 0;
+    for (int b = 0; b < dl->cfg.B; b++) {
+        int64_t filled = fill_row(dl);
+        rows += filled > 0;
+        int32_t *in = inputs + (int64_t)b * T, *tg = targets + (int64_t)b * T;
+        for (int64_t i = 0; i < T; i++) {
+            in[i] = i < filled ? dl->row[i] : dl->bos_id;
+            tg[i] = i + 1 < filled ? dl->row[i + 1] : -1;
+        }
+    }
+    dl->rows = rows;
+    dl->batches++;
+    return 1;
+}
+
+int64_t loader_epoch(const DataLoader *dl) { return dl->epoch; }
+
+int64_t loader_tokens_consumed(const DataLoader *dl) { return dl->tokens_used + dl->tokens_cropped; }
+
+// ---------------------------------------------------------------------------------------------
+// State
+// ---------------------------------------------------------------------------------------------
+
+#define STATE_MAGIC 0x5453444c52544e46LL  // "FNTRLDST" as little-endian bytes
+#define STATE_VERSION 1
+
+enum {
+    S_MAGIC, S_VERSION, S_WORLD, S_RANK, S_SEED, S_SHUFFLE, S_DATA_HASH, S_N_DOCS,
+    S_EPOCH, S_CURSOR, S_BATCHES, S_TOKENS_USED, S_TOKENS_CROPPED, S_BUF_N,
+    S_FIELDS  // then S_BUF_N document ids
+};
+
+static void put64(unsigned char *p, int64_t v) {
+    uint64_t u = (uint64_t)v;
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(u >> (8 * i));
+}
+
+static int64_t get64(const unsigned char *p) {
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++) u |= (uint64_t)p[i] << (8 * i);
+    return (int64_t)u;
+}
+
+size_t loader_state_size(const DataLoader *dl) { return (size_t)(S_FIELDS + dl->buf_n) * 8; }
+
+size_t loader_save_state(const DataLoader *dl, void *buf) {
+    unsigned char *p = buf;
+    int64_t f[S_FIELDS] = {
+        [S_MAGIC] = STATE_MAGIC, [S_VERSION] = STATE_VERSION, [S_WORLD] = dl->cfg.world, [S_RANK] = dl->cfg.rank,
+        [S_SEED] = (int64_t)dl->cfg.seed, [S_SHUFFLE] = dl->cfg.shuffle, [S_DATA_HASH] = (int64_t)dl->data_hash,
+        [S_N_DOCS] = dl->n_docs, [S_EPOCH] = dl->epoch, [S_CURSOR] = dl->cursor, [S_BATCHES] = dl->batches,
+        [S_TOKENS_USED] = dl->tokens_used, [S_TOKENS_CROPPED] = dl->tokens_cropped, [S_BUF_N] = dl->buf_n,
+    };
+    for (int i = 0; i < S_FIELDS; i++) put64(p + 8 * i, f[i]);
+    for (int64_t i = 0; i < dl->buf_n; i++) put64(p + 8 * (S_FIELDS + i), dl->buf[i]);
+    return loader_state_size(dl);
+}
+
+int loader_load_state(DataLoader *dl, const void *buf, size_t len) {
+    const unsigned char *p = buf;
+    if (len < (size_t)S_FIELDS * 8)
+        return err_set("data loader state: %zu bytes, too short (the header alone is %d)", len, S_FIELDS * 8);
+    int64_t f[S_FIELDS];
+    for (int i = 0; i < S_FIELDS; i++) f[i] = get64(p + 8 * i);
+    if (f[S_MAGIC] != STATE_MAGIC) return err_set("data loader state: bad magic; not a data loader state");
+    if (f[S_VERSION] != STATE_VERSION)
+        return err_set("data loader state: version %lld, this build reads version %d", (long long)f[S_VERSION],
+                       STATE_VERSION);
+    if (f[S_WORLD] != dl->cfg.world || f[S_RANK] != dl->cfg.rank)
+        return err_set("data loader state: saved by rank %lld of %lld, this loader is rank %d of %d",
+                       (long long)f[S_RANK], (long long)f[S_WORLD], dl->cfg.rank, dl->cfg.world);
+    if (f[S_SHUFFLE] != dl->cfg.shuffle)
+        return err_set("data loader state: saved in %s mode, this loader is in %s mode",
+                       f[S_SHUFFLE] ? "training (shuffle)" : "validation", dl->cfg.shuffle ? "training (shuffle)" : "validation");
+    if ((uint64_t)f[S_SEED] != dl->cfg.seed)
+        return err_set("data loader state: saved with seed %llu, this loader has seed %llu",
+                       (unsigned long long)f[S_SEED], (unsigned long long)dl->cfg.seed);
+    if (f[S_N_DOCS] != dl->n_docs || (uint64_t)f[S_DATA_HASH] != dl->data_hash)
+        return err_set("data loader state: saved for different data (%lld documents, hash %016llx; these shards: "
+                       "%lld documents, hash %016llx)", (long long)f[S_N_DOCS], (unsigned long long)f[S_DATA_HASH],
+                       (long long)dl->n_docs, (unsigned long long)dl->data_hash);
+    int64_t buf_n = f[S_BUF_N];
+    if (buf_n < 0 || buf_n > (int64_t)((len - (size_t)S_FIELDS * 8) / 8) || len != (size_t)(S_FIELDS + buf_n) * 8)
+        return err_set("data loader state: %zu bytes, but a state with %lld buffered documents is %lld bytes", len,
+                       (long long)buf_n, (long long)((S_FIELDS + (buf_n > 0 ? buf_n : 0)) * 8));
+    // cursor: rank + k*world for k in [0, rank_docs] (rank_docs = the end of the epoch's share)
+    int64_t cur = f[S_CURSOR];
+    if (f[S_EPOCH] < 1 || (!dl->cfg.shuffle && f[S_EPOCH] != 1) || cur < dl->cfg.rank ||
+        (cur - dl->cfg.rank) % dl->cfg.world != 0 || (cur - dl->cfg.rank) / dl->cfg.world > dl->rank_docs ||
+        f[S_BATCHES] < 0 || f[S_TOKENS_USED] < 0 || f[S_TOKENS_CROPPED] < 0)
+        return err_set("data loader state: corrupt stream position (epoch %lld, cursor %lld)", (long long)f[S_EPOCH],
+                       (long long)cur);
+    for (int64_t i = 0; i < buf_n; i++) {
+        int64_t id = get64(p + 8 * (S_FIELDS + i));
+        if (id < 0 || id >= dl->n_docs)
+            return err_set("data loader state: corrupt buffer: document %lld of %lld documents", (long long)id,
+                           (long long)dl->n_docs);
+    }
+    // Valid: apply.
+    if (buf_n > dl->buf_cap) {
+        dl->buf = xrealloc(dl->buf, (size_t)buf_n * sizeof *dl->buf);
+        dl->buf_cap = buf_n;
+    }
+    for (int64_t i = 0; i < buf_n; i++) dl->buf[i] = (int32_t)get64(p + 8 * (S_FIELDS + i));
+    dl->buf_n = buf_n;
+    start_epoch(dl, f[S_EPOCH]);
+    dl->cursor = cur;
+    dl->batches = f[S_BATCHES];
+    dl->tokens_used = f[S_TOKENS_USED];
+    dl->tokens_cropped = f[S_TOKENS_CROPPED];
+    dl->rows = 0;
+    return 0;
+}

@@ -1,0 +1,115 @@
+// data/loader.h — batches of token rows from llm.c shards, nanochat's BOS-aligned best-fit packing.
+//
+// Documents are the <|bos|>-delimited runs of the shards' tokens: a document is its <|bos|> plus
+// the tokens up to the next <|bos|> (or the end of its shard). Each row holds T+1 tokens and is
+// built like nanochat's `tokenizing_distributed_data_loader_with_state_bos_bestfit`:
+//
+//   pos = 0
+//   while pos < T+1:
+//       while buffer holds < buffer_docs documents: append the next refill_docs from the stream
+//       if one or more buffered documents fit in the T+1-pos free slots:
+//           take the LARGEST of them (the first in buffer order on ties), whole
+//       else:
+//           take the SHORTEST buffered document (first on ties), copy its first T+1-pos tokens,
+//           discard the rest
+//   inputs = row[:-1], targets = row[1:]
+//
+// A taken document leaves the buffer and the rest keep their order (Python's list.pop), so every
+// row starts with <|bos|> and documents are never split across rows (only cropped). Cropping
+// discards the rest of a document: on the default corpus (~5,000 tokens a document) that is 67%
+// of the tokens at T = 2048 (nanochat: ~35% on its web text).
+//
+// The document stream, per rank r of W:
+//   training (shuffle=1): epoch e (1, 2, ...) visits every document of every shard once, in the
+//     order of loader_permutation(seed, e), and rank r takes the documents at positions
+//     r, r+W, r+2W, ... of it; the stream never ends (epoch e+1 follows with a new permutation).
+//   validation (shuffle=0): documents in file order (the shards in the order given), rank r
+//     takes documents r, r+W, ...; one pass. When the stream and the buffer run dry, the row being
+//     built is left short: its unfilled target positions are -1 (ignore) and rows not started at
+//     all are all -1; loader_next() returns that batch, then 0. dl->rows says how many rows of
+//     the last batch are real. Ranks may see different numbers of val batches.
+//
+// The whole token data is held in memory (uint16, ~2 bytes a token) plus a small document index.
+// Determinism: the stream depends only on the shards, the config and the seed (64-bit integer
+// arithmetic only, so it is the same on every machine), and loader_save_state()/
+// loader_load_state() resume it exactly.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#define LOADER_BUFFER_DOCS 1000  // nanochat's buffer_size
+#define LOADER_REFILL_DOCS 128   // nanochat's tokenizer_batch_size: documents appended per refill
+
+typedef struct {
+    int B;            // rows per batch (> 0)
+    int T;            // tokens per input row (> 0); a packed row holds T+1
+    int rank, world;  // this process reads documents rank, rank+world, ... (0 <= rank < world)
+    uint64_t seed;    // shuffle seed (training mode)
+    int shuffle;      // 1: training (shuffled per epoch, endless); 0: validation (file order, one pass)
+    int buffer_docs;  // keep at least this many documents buffered; 0 = LOADER_BUFFER_DOCS
+    int refill_docs;  // documents appended per refill; 0 = LOADER_REFILL_DOCS
+} LoaderConfig;
+
+// B = T = 0 (set them), rank 0 of 1, seed 0, shuffle 1, buffer and refill at nanochat's values.
+LoaderConfig loader_defaults(void);
+
+// Fields are read-only for callers.
+typedef struct {
+    LoaderConfig cfg;     // as given, with the 0 = default fields filled in
+    int bos_id;
+    // the data
+    uint16_t *tokens;     // (n_tokens) every shard's tokens, concatenated in the order given
+    int64_t n_tokens;
+    int64_t *doc_start;   // (n_docs) index in tokens of each document's <|bos|>
+    int32_t *doc_len;     // (n_docs) tokens in each document, its <|bos|> included
+    int64_t n_docs;       // in all shards
+    int64_t rank_docs;    // this rank's documents per epoch: ceil((n_docs - rank) / world)
+    uint64_t data_hash;   // FNV-1a of n_docs and doc_len; ties a saved state to its data
+    // the document stream
+    int32_t *perm;        // (n_docs) this epoch's document order (training mode; NULL otherwise)
+    int64_t epoch;        // 1-based epoch of the last document taken from the stream
+    int64_t cursor;       // next position of the stream in perm (training) or in file order (val)
+    // the buffer
+    int32_t *buf;         // (buf_cap) buffered document ids, in arrival order
+    int64_t buf_n, buf_cap;
+    int32_t *row;         // (T+1) the row being built
+    // progress
+    int rows;             // real rows in the last batch: B, or fewer at the end of validation
+    int64_t batches;      // batches produced
+    int64_t tokens_used;  // document tokens placed into rows
+    int64_t tokens_cropped;  // document tokens discarded by cropping
+} DataLoader;
+
+// Load the shards (llm.c format, each starting with <|bos|>) and set up the stream. NULL with
+// err_set() on a bad shard, a bad config, or no documents for this rank.
+DataLoader *loader_open(const char *const *shard_paths, int n, int bos_id, const LoaderConfig *cfg);
+void loader_free(DataLoader *dl);
+
+// Next batch into inputs (B,T) and targets (B,T), row-major. Returns 1 (a batch; dl->rows of its
+// rows are real, the others have all targets -1 and inputs <|bos|>), 0 when validation data has
+// run out (nothing written), -1 on error (bad arguments).
+int loader_next(DataLoader *dl, int32_t *inputs, int32_t *targets);
+
+// Back to the start of the stream (epoch 1, empty buffer, counters zero), e.g. to evaluate the
+// validation set again; the shards are not re-read.
+void loader_reset(DataLoader *dl);
+
+int64_t loader_epoch(const DataLoader *dl);  // 1-based epoch of the stream position
+// Document tokens used up so far: placed into rows plus discarded by cropping.
+int64_t loader_tokens_consumed(const DataLoader *dl);
+
+// Exact resume. The state is a versioned little-endian blob of int64s: a header (magic, version,
+// world, rank, seed, shuffle, data hash), the stream position (epoch, cursor), the counters, and
+// the buffered document ids. Save it between loader_next() calls; loading it into a loader opened
+// on the same shards with the same rank, world, seed and mode continues the identical batch stream
+// (B, T and the buffer size may differ: then the stream resumes at the same data position but
+// packs differently). Loading checks everything and leaves the loader untouched on error.
+size_t loader_state_size(const DataLoader *dl);  // bytes of the current state (it varies)
+size_t loader_save_state(const DataLoader *dl, void *buf);  // writes loader_state_size() bytes
+int loader_load_state(DataLoader *dl, const void *buf, size_t len);
+
+// The document order of epoch e (>= 1) for n documents: Fisher-Yates (i = n-1 down to 1, swap
+// perm[i] with perm[j], j uniform in [0, i]) on the identity, driven by splitmix64 started at
+// mix(seed ^ mix(e)) (mix = splitmix64's finaliser); j by Lemire's multiply-shift with rejection,
+// so unbiased. The same on every machine.
+void loader_permutation(uint64_t seed, int64_t epoch, int32_t *perm, int64_t n);

@@ -1,0 +1,210 @@
+// optim/optim.c — the optimizer over the flat buffers: config, state layout, the step (see optim.h).
+#include "optim/optim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+#include "util/mem.h"
+
+struct OptimSlot {
+    ParamKind kind;
+    float beta1, beta2, wd;  // AdamW groups
+    float *lr;               // points at the Optimizer's effective base lr for the group
+    int s0, s1;              // state tensor indices: exp_avg, exp_avg_sq (AdamW);
+                             // momentum_buffer, normuon_v or -1 (Muon)
+};
+
+OptimConfig optim_defaults(void) {
+    return (OptimConfig){
+        .wte_lr = 0.3f,
+        .wte_beta1 = 0.8f,
+        .wte_beta2 = 0.995f,
+        .wte_wd = 0.001f,
+        .lm_head_lr = 0.008f,
+        .lm_head_beta1 = 0.8f,
+        .lm_head_beta2 = 0.96f,
+        .lm_head_wd = 0.01f,
+        .adam_eps = 1e-10f,
+        .muon_lr = 0.02f,
+        .muon_momentum_start = 0.85f,
+        .muon_momentum_end = 0.95f,
+        .muon_momentum_steps = 300,
+        .muon_wd = 0.2f,
+        .ortho = ORTHO_POLAR_EXPRESS,
+        .ns_steps = 5,
+        .normuon = 0,
+        .normuon_beta2 = 0.9f,
+        .muon_eq = 0,
+        .muon_plus = 0,
+        .cautious_wd = 0,
+        .warmup_steps = 10,
+        .warmdown_frac = 0.5,
+        .final_lr_frac = 0.05,
+        .ref_width = 768,
+        .ref_batch_tokens = 1LL << 19,
+    };
+}
+
+static int check_beta(const char *name, float b) {
+    if (!(b >= 0.0f && b < 1.0f)) return err_set("optimizer: %s = %g must lie in [0, 1)", name, (double)b);
+    return 0;
+}
+
+static int check_nonneg(const char *name, double x) {
+    if (!(x >= 0.0) || isinf(x)) return err_set("optimizer: %s = %g must be finite and >= 0", name, x);
+    return 0;
+}
+
+int optim_config_check(const OptimConfig *c) {
+    if (check_nonneg("wte_lr", c->wte_lr) || check_nonneg("lm_head_lr", c->lm_head_lr) ||
+        check_nonneg("muon_lr", c->muon_lr) || check_nonneg("wte_wd", c->wte_wd) ||
+        check_nonneg("lm_head_wd", c->lm_head_wd) || check_nonneg("muon_wd", c->muon_wd) ||
+        check_nonneg("adam_eps", c->adam_eps) || check_beta("wte_beta1", c->wte_beta1) ||
+        check_beta("wte_beta2", c->wte_beta2) || check_beta("lm_head_beta1", c->lm_head_beta1) ||
+        check_beta("lm_head_beta2", c->lm_head_beta2) || check_beta("normuon_beta2", c->normuon_beta2) ||
+        check_beta("muon_momentum_start", c->muon_momentum_start) ||
+        check_beta("muon_momentum_end", c->muon_momentum_end))
+        return -1;
+    if (c->muon_momentum_steps < 0)
+        return err_set("optimizer: muon_momentum_steps = %d must be >= 0", c->muon_momentum_steps);
+    if (c->ortho != ORTHO_POLAR_EXPRESS && c->ortho != ORTHO_NEWTON_SCHULZ)
+        return err_set("optimizer: unknown orthogonalisation method %d", (int)c->ortho);
+    int max_steps = c->ortho == ORTHO_POLAR_EXPRESS ? 5 : 100;
+    if (c->ns_steps < 1 || c->ns_steps > max_steps)
+        return err_set("optimizer: ns_steps = %d must lie in 1..%d for %s", c->ns_steps, max_steps,
+                       c->ortho == ORTHO_POLAR_EXPRESS ? "Polar Express (5 coefficient sets)" : "Newton-Schulz");
+    if (c->warmup_steps < 0) return err_set("optimizer: warmup_steps = %d must be >= 0", c->warmup_steps);
+    if (!(c->warmdown_frac >= 0.0 && c->warmdown_frac <= 1.0))
+        return err_set("optimizer: warmdown_frac = %g must lie in [0, 1]", c->warmdown_frac);
+    if (!(c->final_lr_frac >= 0.0 && c->final_lr_frac <= 1.0))
+        return err_set("optimizer: final_lr_frac = %g must lie in [0, 1]", c->final_lr_frac);
+    if (c->ref_width <= 0) return err_set("optimizer: ref_width = %d must be > 0", c->ref_width);
+    if (c->ref_batch_tokens <= 0)
+        return err_set("optimizer: ref_batch_tokens = %lld must be > 0", c->ref_batch_tokens);
+    return 0;
+}
+
+// Append a named state tensor; offsets are 16-float aligned, like the parameter table's.
+static int add_state(Optimizer *o, const char *param, const char *suffix, int rows, int cols) {
+    o->st = xrealloc(o->st, (size_t)(o->n_st + 1) * sizeof *o->st);
+    OptimStateTensor *t = &o->st[o->n_st];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s.%s", param, suffix);
+    t->rows = rows;
+    t->cols = cols;
+    t->numel = (size_t)rows * (size_t)cols;
+    t->offset = (o->n_state + 15) & ~(size_t)15;
+    o->n_state = t->offset + t->numel;
+    return o->n_st++;
+}
+
+Optimizer *optim_new(const OptimConfig *cfg, const ParamTable *params, int n_embd, long long batch_tokens) {
+    if (optim_config_check(cfg)) return NULL;
+    if (n_embd <= 0) return err_set("optimizer: model width %d must be > 0", n_embd), NULL;
+    if (batch_tokens <= 0) return err_set("optimizer: batch of %lld tokens must be > 0", batch_tokens), NULL;
+    for (int i = 0; i < params->n; i++) {
+        const ParamTensor *p = &params->t[i];
+        if (p->rows <= 0 || p->cols <= 0)
+            return err_set("optimizer: tensor %s has shape (%d, %d)", p->name, p->rows, p->cols), NULL;
+        if (p->kind != PARAM_WTE && p->kind != PARAM_LM_HEAD && p->kind != PARAM_MATRIX)
+            return err_set("optimizer: tensor %s has unknown kind %d", p->name, (int)p->kind), NULL;
+    }
+
+    Optimizer *o = xcalloc(1, sizeof *o);
+    o->cfg = *cfg;
+    o->n_params = params->n;
+    o->params = xmalloc((size_t)(params->n ? params->n : 1) * sizeof *o->params);
+    if (params->n) memcpy(o->params, params->t, (size_t)params->n * sizeof *o->params);
+    o->slot = xcalloc((size_t)(params->n ? params->n : 1), sizeof *o->slot);
+
+    const double batch_scale = sqrt((double)batch_tokens / (double)cfg->ref_batch_tokens);
+    const double dmodel_scale = pow((double)n_embd / cfg->ref_width, -0.5);
+    o->lr_wte = (float)(cfg->wte_lr * dmodel_scale * batch_scale);
+    o->lr_lm_head = (float)(cfg->lm_head_lr * dmodel_scale * batch_scale);
+    o->lr_muon = (float)(cfg->muon_lr * batch_scale);
+
+    size_t max_scratch = 0;
+    int max_dim = 1;
+    for (int i = 0; i < params->n; i++) {
+        const ParamTensor *p = &params->t[i];
+        OptimSlot *s = &o->slot[i];
+        s->kind = p->kind;
+        s->s1 = -1;
+        switch (p->kind) {
+        case PARAM_WTE:
+        case PARAM_LM_HEAD: {
+            int wte = p->kind == PARAM_WTE;
+            s->lr = wte ? &o->lr_wte : &o->lr_lm_head;
+            s->beta1 = wte ? cfg->wte_beta1 : cfg->lm_head_beta1;
+            s->beta2 = wte ? cfg->wte_beta2 : cfg->lm_head_beta2;
+            s->wd = wte ? cfg->wte_wd : cfg->lm_head_wd;
+            s->s0 = add_state(o, p->name, "exp_avg", p->rows, p->cols);
+            s->s1 = add_state(o, p->name, "exp_avg_sq", p->rows, p->cols);
+            break;
+        }
+        case PARAM_MATRIX: {
+            s->lr = &o->lr_muon;
+            s->s0 = add_state(o, p->name, "momentum_buffer", p->rows, p->cols);
+            if (cfg->normuon)
+                s->s1 = p->rows >= p->cols ? add_state(o, p->name, "normuon_v", p->rows, 1)
+                                           : add_state(o, p->name, "normuon_v", 1, p->cols);
+            size_t need = muon_scratch_floats(p->rows, p->cols);
+            if (need > max_scratch) max_scratch = need;
+            if (p->rows > max_dim) max_dim = p->rows;
+            if (p->cols > max_dim) max_dim = p->cols;
+            break;
+        }
+        }
+    }
+    o->state = xaligned_alloc(o->n_state * sizeof(float));
+    o->scratch = xaligned_alloc(max_scratch * sizeof(float));
+    o->dscratch = xaligned_alloc(2 * (size_t)max_dim * sizeof(double));
+    return o;
+}
+
+void optim_free(Optimizer *o) {
+    if (!o) return;
+    free(o->params);
+    free(o->slot);
+    free(o->st);
+    free(o->state);
+    free(o->scratch);
+    free(o->dscratch);
+    free(o);
+}
+
+OptimSchedule optim_schedule(const OptimConfig *cfg, int step, double progress) {
+    return (OptimSchedule){
+        .lr_mult = lr_multiplier(step, progress, cfg->warmup_steps, cfg->warmdown_frac, cfg->final_lr_frac),
+        .muon_momentum =
+            muon_momentum(step, cfg->muon_momentum_steps, cfg->muon_momentum_start, cfg->muon_momentum_end),
+        .muon_wd = muon_weight_decay(progress, cfg->muon_wd),
+    };
+}
+
+void optim_step(Optimizer *o, float *params, const float *grads, const OptimSchedule *s) {
+    const long long t = ++o->step;
+    for (int i = 0; i < o->n_params; i++) {
+        const ParamTensor *p = &o->params[i];
+        const OptimSlot *sl = &o->slot[i];
+        const float lr = *sl->lr * s->lr_mult;
+        float *w = params + p->offset;
+        const float *g = grads + p->offset;
+        float *s0 = o->state + o->st[sl->s0].offset;
+        float *s1 = sl->s1 >= 0 ? o->state + o->st[sl->s1].offset : NULL;
+        if (sl->kind == PARAM_MATRIX)
+            muon_update(&o->cfg, w, g, s0, s1, p->rows, p->cols, lr, s->muon_momentum, s->muon_wd, o->scratch,
+                        o->dscratch);
+        else
+            adamw_update(w, g, s0, s1, p->numel, lr, sl->beta1, sl->beta2, o->cfg.adam_eps, sl->wd, t);
+    }
+}
+
+const OptimStateTensor *optim_state_find(const Optimizer *o, const char *name) {
+    for (int i = 0; i < o->n_st; i++)
+        if (!strcmp(o->st[i].name, name)) return &o->st[i];
+    return NULL;
+}

@@ -1,0 +1,155 @@
+// optim/optim.h — the optimizers (SPEC §2): Muon for the 2-D matrices inside the blocks, AdamW
+// for the token embedding and the lm_head, over the model's flat fp32 buffers.
+//
+// Parameters and gradients are two flat buffers laid out by one ParamTable (model/params.h); the
+// optimizer state is a third flat buffer (`state`), described by a table of named state tensors
+// (`st`) so checkpoints can save and restore it exactly. With the state buffer, `step` and the
+// same config, a resumed run continues bit for bit.
+//
+// Per step, for every tensor (lr = effective base lr × the schedule's lr multiplier):
+//
+// AdamW (PARAM_WTE, PARAM_LM_HEAD), t = step number from 1:
+//   p *= 1 - lr·wd                                   decoupled decay, applied first
+//   m  = b1·m + (1-b1)·g ;  v = b2·v + (1-b2)·g²
+//   p -= (lr / (1 - b1^t)) · m / (sqrt(v / (1 - b2^t)) + eps)
+//
+// Muon (PARAM_MATRIX, shape (rows, cols) = (out, in)), mom and wd from the schedule:
+//   buf = mom·buf + (1-mom)·G ;  X = (1-mom)·G + mom·buf          Nesterov momentum
+//   [MuonEq]   X_row *= (||X||_F / sqrt(rows)) / max(||X_row||, 1e-6)
+//   X /= (||X||_F·1.01 + 1e-6), then 5 Polar Express iterations (a, b, c):
+//     wide/square (rows <= cols): A = X·Xᵀ; B = b·A + c·A·A; X = a·X + B·X
+//     tall (rows > cols):         A = Xᵀ·X; B = b·A + c·A·A; X = a·X + X·B
+//   [Newton–Schulz] instead: X /= (||X||_F + 1e-7), fixed (3.4445, -4.7750, 2.0315)
+//   [Muon+]    X *= sqrt(min(rows, cols)) / max(||X||_F, 1e-6)
+//   [NorMuon]  per-row statistics if rows >= cols, else per-column (red = the other dim):
+//              vm = mean(X² over red); s2 = β2·s2 + (1-β2)·vm; f = 1/sqrt(max(s2, 1e-10));
+//              X *= f · ||X||_F / max(sqrt(Σ vm·|red|·f²), 1e-10)
+//   lr_eff = lr · sqrt(max(1, rows/cols))
+//   W -= lr_eff·X + lr_eff·wd·W·mask        mask = 1, or [cautious wd] (X·W >= 0)
+// The update and the decay are both computed from the pre-update W (nanochat's order), and the
+// decay uses lr_eff (shape scale included), as nanochat does.
+//
+// All arithmetic is fp32 except norms and row/column statistics, which are summed in double.
+// Matrix products go through kernels(); every reduction is split into a fixed order, so results
+// do not depend on the OpenMP thread count.
+#pragma once
+#include <stddef.h>
+
+#include "model/params.h"
+#include "optim/schedule.h"
+
+typedef enum {
+    ORTHO_POLAR_EXPRESS,  // Polar Express, per-iteration coefficients (arXiv 2505.16932), at most 5 steps
+    ORTHO_NEWTON_SCHULZ,  // the classic quintic (3.4445, -4.7750, 2.0315), any number of steps
+} OrthoMethod;
+
+typedef struct {
+    // AdamW, token embedding (base values; scaled by (C/ref_width)^-0.5 and the batch scale)
+    float wte_lr;             // 0.3
+    float wte_beta1;          // 0.8
+    float wte_beta2;          // 0.995
+    float wte_wd;             // 0.001 (constant, not scheduled)
+    // AdamW, lm_head (likewise scaled)
+    float lm_head_lr;         // 0.008
+    float lm_head_beta1;      // 0.8
+    float lm_head_beta2;      // 0.96
+    float lm_head_wd;         // 0.01 (constant)
+    float adam_eps;           // 1e-10
+    // Muon (base lr scaled by the batch scale only)
+    float muon_lr;            // 0.02
+    float muon_momentum_start;  // 0.85
+    float muon_momentum_end;    // 0.95
+    int muon_momentum_steps;    // 300: linear ramp over the first steps
+    float muon_wd;            // 0.2 at the start, decaying linearly to 0 over progress
+    OrthoMethod ortho;        // ORTHO_POLAR_EXPRESS
+    int ns_steps;             // 5 (1..5 for Polar Express)
+    int normuon;              // 0: NorMuon variance reduction
+    float normuon_beta2;      // 0.9
+    int muon_eq;              // 0: MuonEq row equilibration before orthogonalisation
+    int muon_plus;            // 0: Muon+ (snap ||X||_F to sqrt(min(rows, cols)) after it)
+    int cautious_wd;          // 0: decay only where X·W >= 0
+    // Learning-rate schedule (see schedule.h)
+    int warmup_steps;         // 10
+    double warmdown_frac;     // 0.5 (of progress)
+    double final_lr_frac;     // 0.05
+    // Scaling references
+    int ref_width;                // 768: AdamW lrs × (C / ref_width)^-0.5
+    long long ref_batch_tokens;   // 2^19: all base lrs × sqrt(B / ref_batch_tokens)
+} OptimConfig;
+
+// This step's scheduled values (see schedule.h; optim_schedule() computes them from a config).
+typedef struct {
+    float lr_mult;        // multiplies every effective base lr
+    float muon_momentum;  // Muon momentum
+    float muon_wd;        // Muon weight decay (absolute, already scheduled)
+} OptimSchedule;
+
+// A named view into the state buffer, for checkpoints. Names are "<param>.exp_avg",
+// "<param>.exp_avg_sq" (AdamW), "<param>.momentum_buffer" and, with NorMuon,
+// "<param>.normuon_v" (shape (rows, 1) if rows >= cols, else (1, cols)).
+typedef struct {
+    char name[128];
+    int rows, cols;
+    size_t offset;  // first element in `state` (floats, 16-float aligned)
+    size_t numel;   // rows * cols
+} OptimStateTensor;
+
+typedef struct OptimSlot OptimSlot;  // per-parameter bookkeeping (private to optim.c)
+
+typedef struct {
+    OptimConfig cfg;
+    ParamTensor *params;     // (n_params) copy of the parameter table
+    int n_params;
+    float *state;            // (n_state) all optimizer state, 64-byte aligned, zero at start
+    size_t n_state;
+    OptimStateTensor *st;    // (n_st) named tensors in `state`, in parameter order
+    int n_st;
+    long long step;          // optim_step calls so far (AdamW's t of the last step); save it too
+    float lr_wte;            // effective base lrs: 0.3 · (C/768)^-0.5 · sqrt(B/2^19), ...
+    float lr_lm_head;
+    float lr_muon;
+    // private
+    OptimSlot *slot;         // (n_params)
+    float *scratch;          // (muon_scratch_floats of the largest matrix)
+    double *dscratch;        // (2 · largest matrix dimension)
+} Optimizer;
+
+OptimConfig optim_defaults(void);
+// Checks a config; -1 with err_set() naming the bad field.
+int optim_config_check(const OptimConfig *cfg);
+
+// An optimizer for `params` (copied) with zeroed state. n_embd: the model width C; batch_tokens:
+// total tokens per optimizer step B. NULL with err_set() on a bad config or table.
+Optimizer *optim_new(const OptimConfig *cfg, const ParamTable *params, int n_embd, long long batch_tokens);
+void optim_free(Optimizer *o);
+
+// The scheduled values for step `step` (from 0) at progress p (see schedule.h).
+OptimSchedule optim_schedule(const OptimConfig *cfg, int step, double progress);
+
+// One step: updates `params` in place from `grads` (both laid out by the table given to
+// optim_new) and the state; increments o->step.
+void optim_step(Optimizer *o, float *params, const float *grads, const OptimSchedule *s);
+
+// The named state tensor, or NULL.
+const OptimStateTensor *optim_state_find(const Optimizer *o, const char *name);
+
+// ---- building blocks (used by optim_step; public for tests and benchmarks) ----
+
+// One AdamW update of n elements at step t (from 1), as above.
+void adamw_update(float *p, const float *g, float *m, float *v, size_t n, float lr, float beta1, float beta2,
+                  float eps, float wd, long long t);
+
+// Floats of scratch muon_orthogonalize / muon_update need for a (rows, cols) matrix.
+size_t muon_scratch_floats(int rows, int cols);
+
+// Orthogonalise x (rows, cols) in place: normalise, then `steps` iterations of `method`.
+// scratch: muon_scratch_floats(rows, cols) floats; dscratch: max(rows, cols) doubles.
+void muon_orthogonalize(float *x, int rows, int cols, OrthoMethod method, int steps, float *scratch,
+                        double *dscratch);
+
+// One Muon update of w (rows, cols) from g, with momentum buffer buf (rows·cols) and, if
+// cfg->normuon, its variance state nv ((rows) if rows >= cols, else (cols)). lr is this step's
+// base lr (before the shape scale). scratch: muon_scratch_floats(rows, cols) floats;
+// dscratch: 2·max(rows, cols) doubles.
+void muon_update(const OptimConfig *cfg, float *w, const float *g, float *buf, float *nv, int rows, int cols,
+                 float lr, float momentum, float wd, float *scratch, double *dscratch);

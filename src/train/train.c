@@ -1,0 +1,382 @@
+// train/train.c — the training loop with its budget clock (see train.h).
+#include "train/train.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "data/loader.h"
+#include "data/prepare.h"
+#include "eval/bpb.h"
+#include "kernels/cpu.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+#include "train/checkpoint.h"
+#include "util/error.h"
+#include "util/fileio.h"
+#include "util/mem.h"
+#include "util/timer.h"
+
+TrainConfig train_defaults(void) {
+    TrainConfig c = {0};
+    model_config_preset("cpu", &c.model);
+    c.optim = optim_defaults();
+    c.batch_tokens = 16384;
+    c.device_batch = 8;
+    c.budget_s = 300;
+    c.excluded_steps = 2;
+    c.seed = 42;
+    c.run_dir = NULL;
+    c.cache_dir = "cache";
+    return c;
+}
+
+double machine_peak_flops(void) {
+    const CpuInfo *ci = cpu_info();
+    double per_cycle = ci->avx512f ? 64.0 : ci->avx2 && ci->fma ? 32.0 : 8.0;  // 2 FMA ports x lanes x 2
+    return per_cycle * 3.0e9 * ci->logical_cpus;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup: data, tokenizer, model, optimizer, loader (or all of it restored from a run folder)
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+    Tokenizer *tok;
+    char data_dir[1024];
+    char **train_shards, **val_shards;
+    int n_train, n_val;
+    Model model;
+    Optimizer *opt;
+    DataLoader *loader;
+    RunState rs;
+    int32_t *inputs, *targets;  // (device_batch, T)
+    FILE *metrics;
+    TrainCounters ctr;
+    int grad_accum;
+} Run;
+
+static int list_shards(const char *dir, const char *prefix, char ***out, int *n) {
+    const char *exts[] = {".bin", NULL};
+    char **all;
+    int na;
+    const char *d[] = {dir};
+    if (expand_inputs(d, 1, exts, &all, &na) != 0) return -1;
+    *out = xmalloc((size_t)na * sizeof **out);
+    *n = 0;
+    for (int i = 0; i < na; i++) {
+        if (!strncmp(path_basename(all[i]), prefix, strlen(prefix))) (*out)[(*n)++] = xstrdup(all[i]);
+    }
+    free_string_list(all, na);
+    if (*n == 0) return err_set("%s: no %s*.bin shards (run `frontier prepare`)", dir, prefix);
+    return 0;
+}
+
+static int setup_data(const TrainConfig *cfg, Run *r) {
+    if (cfg->data_dir) {
+        snprintf(r->data_dir, sizeof r->data_dir, "%s", cfg->data_dir);
+    } else {
+        PrepareConfig pc = prepare_defaults();
+        pc.cache_dir = cfg->cache_dir ? cfg->cache_dir : "cache";
+        pc.bpe.vocab_size = cfg->model.vocab_size;
+        pc.threads = cfg->threads;
+        pc.quiet = cfg->quiet;
+        PrepareResult pr;
+        if (prepare_run(&pc, &pr) != 0) return -1;
+        snprintf(r->data_dir, sizeof r->data_dir, "%s", pr.data_dir);
+    }
+    char *tokdir = path_join(r->data_dir, "tokenizer");
+    r->tok = tokenizer_load(tokdir);
+    free(tokdir);
+    if (!r->tok) return err_prefix("data %s", r->data_dir);
+    if (r->tok->vocab_size != cfg->model.vocab_size)
+        return err_set("the tokenizer of %s has vocab %d but the model has --vocab-size %d: they must match (prepare "
+                       "with --vocab-size %d, or train with --vocab-size %d)", r->data_dir, r->tok->vocab_size,
+                       cfg->model.vocab_size, cfg->model.vocab_size, r->tok->vocab_size);
+    if (list_shards(r->data_dir, "train_", &r->train_shards, &r->n_train) != 0) return -1;
+    if (list_shards(r->data_dir, "val_", &r->val_shards, &r->n_val) != 0) return -1;
+    // The shards must have been made with this tokenizer: manifest.json records its id.
+    char *mpath = path_join(r->data_dir, "manifest.json");
+    size_t len;
+    char *text = read_file(mpath, &len);
+    int rc = 0;
+    if (text) {
+        cJSON *m = cJSON_ParseWithLength(text, len);
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "tokenizer_id");
+        if (!cJSON_IsString(id) || strcmp(id->valuestring, r->tok->id) != 0)
+            rc = err_set("%s: the shards were made with tokenizer %.16s but %s/tokenizer is %.16s; re-run `frontier "
+                         "prepare`", mpath, cJSON_IsString(id) ? id->valuestring : "?", r->data_dir, r->tok->id);
+        cJSON_Delete(m);
+    } else {
+        rc = err_prefix("data folder %s (run `frontier prepare`)", r->data_dir);
+    }
+    free(text);
+    free(mpath);
+    return rc;
+}
+
+static int setup_model(const TrainConfig *cfg, Run *r) {
+    if (cfg->batch_tokens % ((int64_t)cfg->device_batch * cfg->model.seq_len) != 0)
+        return err_set("--batch-tokens %lld is not a multiple of --device-batch %d x --seq-len %d = %lld tokens per "
+                       "micro-batch", (long long)cfg->batch_tokens, cfg->device_batch, cfg->model.seq_len,
+                       (long long)cfg->device_batch * cfg->model.seq_len);
+    r->grad_accum = (int)(cfg->batch_tokens / ((int64_t)cfg->device_batch * cfg->model.seq_len));
+    if (model_build(&r->model, &cfg->model) != 0) return -1;
+    model_init_weights(&r->model, cfg->seed);
+    r->opt = optim_new(&cfg->optim, &r->model.params, cfg->model.n_embd, cfg->batch_tokens);
+    if (!r->opt) return -1;
+    LoaderConfig lc = loader_defaults();
+    lc.B = cfg->device_batch;
+    lc.T = cfg->model.seq_len;
+    lc.seed = cfg->seed;
+    lc.shuffle = 1;
+    r->loader = loader_open((const char *const *)r->train_shards, r->n_train, r->tok->bos_id, &lc);
+    if (!r->loader) return err_prefix("training data");
+    runstate_build(&r->rs, &cfg->model, cfg->device_batch, cfg->model.seq_len);
+    size_t n = (size_t)cfg->device_batch * cfg->model.seq_len;
+    r->inputs = xmalloc(n * sizeof *r->inputs);
+    r->targets = xmalloc(n * sizeof *r->targets);
+    return 0;
+}
+
+static int restore(const TrainConfig *cfg, Run *r) {
+    ModelConfig saved;
+    char tid[65];
+    int64_t step;
+    char *mp = ckpt_model_path(cfg->resume);
+    int rc = ckpt_read_meta(mp, &saved, tid, &step);
+    if (rc == 0) {
+        const char *diff = model_config_diff(&saved, &cfg->model);
+        if (diff) rc = err_set("%s: the checkpoint's model differs from the config in \"%s\"", mp, diff);
+        else if (strcmp(tid, r->tok->id) != 0)
+            rc = err_set("%s: made with tokenizer %.16s, but the data uses %.16s", mp, tid, r->tok->id);
+    }
+    if (rc == 0) rc = ckpt_load_model(mp, &r->model);
+    if (rc == 0) rc = ckpt_load_state(cfg->resume, r->opt, r->loader, &r->ctr, step);
+    free(mp);
+    return rc;
+}
+
+static void free_run(Run *r) {
+    tokenizer_free(r->tok);
+    free_string_list(r->train_shards, r->n_train);
+    free_string_list(r->val_shards, r->n_val);
+    if (r->model.param) model_free(&r->model);
+    optim_free(r->opt);
+    loader_free(r->loader);
+    if (r->rs.layer) runstate_free(&r->rs);
+    free(r->inputs);
+    free(r->targets);
+    if (r->metrics) fclose(r->metrics);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One optimizer step: G micro-batches of forward + backward, then the update
+// ---------------------------------------------------------------------------------------------
+
+static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched, double *loss_out) {
+    model_zero_grad(&r->model);
+    double loss = 0;
+    for (int g = 0; g < r->grad_accum; g++) {
+        if (loader_next(r->loader, r->inputs, r->targets) != 1) return err_prefix("training data");
+        loss += model_forward(&r->model, &r->rs, r->inputs, r->targets, cfg->device_batch, cfg->model.seq_len, NULL);
+        model_backward(&r->model, &r->rs, r->inputs, r->targets, 1.0f / (float)r->grad_accum);
+    }
+    loss /= r->grad_accum;
+    *loss_out = loss;
+    if (!isfinite(loss))
+        return err_set("loss is %s at step %lld: training diverged. The last good checkpoint (if any) is kept; "
+                       "try a lower learning rate", isnan(loss) ? "NaN" : "infinite", (long long)r->ctr.step);
+    optim_step(r->opt, r->model.param, r->model.grad, sched);
+    return 0;
+}
+
+static double max_recent_step(const TrainCounters *c) {
+    double mx = 0;
+    int n = c->n_step_times < STEP_TIME_WINDOW ? c->n_step_times : STEP_TIME_WINDOW;
+    for (int i = 0; i < n; i++) mx = c->step_times[i] > mx ? c->step_times[i] : mx;
+    return mx;
+}
+
+static void print_progress(const TrainConfig *cfg, const TrainCounters *c, double loss, double tok_s, double mfu) {
+    if (cfg->quiet) return;
+    double rate = c->timed_s > 0 && c->step > cfg->excluded_steps ? (c->step - cfg->excluded_steps) / c->timed_s : 0;
+    char eta[32] = "?";
+    if (cfg->steps > 0 && rate > 0) snprintf(eta, sizeof eta, "%.0fs", (cfg->steps - c->step) / rate);
+    else if (cfg->steps == 0) snprintf(eta, sizeof eta, "%.0fs", cfg->budget_s - c->timed_s);
+    fprintf(stderr, "%sstep %5lld  loss %.4f  %7.0f tok/s  MFU %5.2f%%  %6.1fs/%s  ETA %s%s", isatty(2) ? "\r\033[K" : "",
+            (long long)c->step, loss, tok_s, 100 * mfu, c->timed_s,
+            cfg->steps ? "steps" : "budget", eta, isatty(2) ? "" : "\n");
+    if (cfg->steps == 0 && isatty(2)) fprintf(stderr, " ");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loop
+// ---------------------------------------------------------------------------------------------
+
+static int should_stop(const TrainConfig *cfg, const TrainCounters *c, int *why) {
+    if (cfg->stop_after > 0 && c->step >= cfg->stop_after) { *why = 2; return 1; }
+    if (cfg->steps > 0) { *why = 1; return c->step >= cfg->steps; }
+    *why = 0;
+    return c->step >= cfg->excluded_steps && c->timed_s + max_recent_step(c) >= cfg->budget_s;
+}
+
+static int write_summary(const TrainConfig *cfg, const TrainResult *res, const char *tokenizer_id);
+
+int train_run(const TrainConfig *cfg, TrainResult *res) {
+    memset(res, 0, sizeof *res);
+    double t_start = now_seconds();
+    if (cfg->threads > 0) omp_set_num_threads(cfg->threads);
+    if (cfg->steps <= 0 && !(cfg->budget_s > 0))
+        return err_set("--budget must be positive (got %g s); or give --steps N", cfg->budget_s);
+    if (!cfg->run_dir) return err_set("no run folder given (--run-dir)");
+    Run r = {0};
+    int rc = -1, why = 0;
+    if (setup_data(cfg, &r) != 0 || setup_model(cfg, &r) != 0) goto done;
+    if (cfg->resume && restore(cfg, &r) != 0) goto done;
+    if (mkdir_p(cfg->run_dir) != 0) goto done;
+    char *cpath = path_join(cfg->run_dir, "config.json");
+    rc = write_file_atomic(cpath, cfg->config_json ? cfg->config_json : "{}", strlen(cfg->config_json ? cfg->config_json : "{}"));
+    free(cpath);
+    if (rc) goto done;
+    rc = -1;
+    char *mpath = path_join(cfg->run_dir, "metrics.jsonl");
+    r.metrics = fopen(mpath, cfg->resume ? "a" : "w");
+    if (!r.metrics) { err_errno("cannot write %s", mpath); free(mpath); goto done; }
+    free(mpath);
+
+    double flops_tok = model_config_flops_per_token(&cfg->model);
+    double peak = cfg->peak_flops > 0 ? cfg->peak_flops : machine_peak_flops();
+    int64_t tok_step = cfg->batch_tokens;
+    if (!cfg->resume) r.ctr.startup_s = now_seconds() - t_start;
+    if (!cfg->quiet)
+        fprintf(stderr, "train: %zu params, %.1f MFLOP/token, batch %lld tokens = %d x %d x %d accum, %s %s, start-up %.1fs\n",
+                model_config_num_params(&cfg->model), flops_tok / 1e6, (long long)tok_step, cfg->device_batch,
+                cfg->model.seq_len, r.grad_accum, cfg->steps ? "steps" : "budget",
+                cfg->steps ? "fixed" : "wall-clock", r.ctr.startup_s);
+    double loss = NAN;
+    while (!should_stop(cfg, &r.ctr, &why)) {
+        double progress = cfg->steps > 0 ? (double)r.ctr.step / cfg->steps : r.ctr.timed_s / cfg->budget_s;
+        OptimSchedule sched = optim_schedule(&cfg->optim, (int)r.ctr.step, progress > 1 ? 1 : progress);
+        double t0 = now_seconds();
+        if (train_step(cfg, &r, &sched, &loss) != 0) goto done;
+        double dt = now_seconds() - t0;
+        int timed = r.ctr.step >= cfg->excluded_steps;
+        if (timed) {
+            r.ctr.timed_s += dt;
+            r.ctr.step_times[r.ctr.n_step_times++ % STEP_TIME_WINDOW] = dt;
+        } else {
+            r.ctr.excluded_s += dt;
+        }
+        r.ctr.step++;
+        r.ctr.tokens += tok_step;
+        double tok_s = tok_step / dt, mfu = flops_tok * tok_s / peak;
+        fprintf(r.metrics,
+                "{\"step\":%lld,\"loss\":%.6f,\"lr_mult\":%.6g,\"muon_momentum\":%.6g,\"muon_wd\":%.6g,\"dt_s\":%.4f,"
+                "\"tok_per_s\":%.1f,\"mfu\":%.5f,\"tokens\":%lld,\"timed\":%s,\"timed_s\":%.3f,\"progress\":%.5f}\n",
+                (long long)r.ctr.step, loss, sched.lr_mult, sched.muon_momentum, sched.muon_wd, dt, tok_s, mfu,
+                (long long)r.ctr.tokens, timed ? "true" : "false", r.ctr.timed_s, progress);
+        fflush(r.metrics);
+        print_progress(cfg, &r.ctr, loss, tok_s, mfu);
+    }
+    if (!cfg->quiet && isatty(2)) fprintf(stderr, "\n");
+    if (ckpt_save(cfg->run_dir, &r.model, r.opt, r.loader, &r.ctr, r.tok->id, cfg->config_json) != 0) goto done;
+
+    res->steps = r.ctr.step;
+    res->tokens = r.ctr.tokens;
+    res->timed_s = r.ctr.timed_s;
+    res->startup_s = r.ctr.startup_s;
+    res->excluded_s = r.ctr.excluded_s;
+    int64_t timed_steps = r.ctr.step > cfg->excluded_steps ? r.ctr.step - cfg->excluded_steps : 0;
+    res->tok_per_s = r.ctr.timed_s > 0 ? (double)timed_steps * tok_step / r.ctr.timed_s : 0;
+    res->mfu = flops_tok * res->tok_per_s / peak;
+    res->final_loss = loss;
+    res->params = model_config_num_params(&cfg->model);
+    res->flops_per_token = flops_tok;
+    res->stopped_by = why;
+    if (why != 2) {  // an interrupted run is not evaluated
+        if (!cfg->quiet) fprintf(stderr, "eval: val_bpb on %s...\n", cfg->eval_tokens ? "part of the validation set" : "the whole validation set");
+        BpbResult b;
+        int eb = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->device_batch;
+        if (eval_bpb(&r.model, (const char *const *)r.val_shards, r.n_val, r.tok->bos_id, r.tok->token_bytes, eb,
+                     cfg->model.seq_len, cfg->eval_tokens, &b) != 0)
+            goto done;
+        res->val_bpb = b.bpb;
+        res->eval_tokens = b.tokens;
+        res->eval_positions = b.positions;
+        res->eval_T = b.T;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    res->peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024;
+    res->total_s = now_seconds() - t_start;
+    rc = write_summary(cfg, res, r.tok->id);
+done:
+    free_run(&r);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// summary.json
+// ---------------------------------------------------------------------------------------------
+
+static char *git_commit(void) {
+    FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
+    char buf[64] = "";
+    if (p) {
+        if (!fgets(buf, sizeof buf, p)) buf[0] = 0;
+        pclose(p);
+    }
+    buf[strcspn(buf, "\n")] = 0;
+    return xstrdup(buf[0] ? buf : "unknown");
+}
+
+static int write_summary(const TrainConfig *cfg, const TrainResult *res, const char *tokenizer_id) {
+    cJSON *s = cJSON_CreateObject();
+    if (res->stopped_by != 2) {
+        cJSON_AddNumberToObject(s, "val_bpb", res->val_bpb);
+        cJSON_AddNumberToObject(s, "eval_tokens", (double)res->eval_tokens);
+        cJSON_AddNumberToObject(s, "eval_positions", (double)res->eval_positions);
+        cJSON_AddNumberToObject(s, "eval_T", res->eval_T);
+    }
+    cJSON_AddNumberToObject(s, "tokens_trained", (double)res->tokens);
+    cJSON_AddNumberToObject(s, "steps", (double)res->steps);
+    cJSON_AddNumberToObject(s, "final_loss", res->final_loss);
+    cJSON_AddNumberToObject(s, "tok_per_s", res->tok_per_s);
+    cJSON_AddNumberToObject(s, "mfu", res->mfu);
+    cJSON_AddNumberToObject(s, "peak_flops", cfg->peak_flops > 0 ? cfg->peak_flops : machine_peak_flops());
+    cJSON_AddNumberToObject(s, "parameters", (double)res->params);
+    cJSON_AddNumberToObject(s, "flops_per_token", res->flops_per_token);
+    cJSON_AddNumberToObject(s, "budget_s", cfg->steps > 0 ? 0 : cfg->budget_s);
+    cJSON_AddNumberToObject(s, "timed_s", res->timed_s);
+    cJSON_AddNumberToObject(s, "startup_s", res->startup_s);
+    cJSON_AddNumberToObject(s, "excluded_s", res->excluded_s);
+    cJSON_AddNumberToObject(s, "total_s", res->total_s);
+    cJSON_AddNumberToObject(s, "peak_rss_bytes", (double)res->peak_rss_bytes);
+    cJSON_AddStringToObject(s, "stopped_by", res->stopped_by == 0 ? "budget" : res->stopped_by == 1 ? "steps" : "stop-after");
+    cJSON_AddStringToObject(s, "tokenizer_id", tokenizer_id);
+    cJSON *cfgj = cJSON_Parse(cfg->config_json ? cfg->config_json : "{}");
+    cJSON_AddItemToObject(s, "config", cfgj ? cfgj : cJSON_CreateObject());
+    const CpuInfo *ci = cpu_info();
+    cJSON *hw = cJSON_AddObjectToObject(s, "hardware");
+    cJSON_AddStringToObject(hw, "cpu", ci->model);
+    cJSON_AddNumberToObject(hw, "logical_cpus", ci->logical_cpus);
+    cJSON_AddNumberToObject(hw, "threads", omp_get_max_threads());
+    cJSON_AddBoolToObject(hw, "avx512f", ci->avx512f);
+    cJSON_AddBoolToObject(hw, "amx_bf16", ci->amx_bf16);
+    char *commit = git_commit();
+    cJSON_AddStringToObject(s, "git_commit", commit);
+    free(commit);
+    char *text = cJSON_Print(s);
+    cJSON_Delete(s);
+    char *path = path_join(cfg->run_dir, "summary.json");
+    int rc = write_file_atomic(path, text, strlen(text));
+    free(path);
+    free(text);
+    return rc;
+}
