@@ -240,6 +240,10 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     if (setup_data(cfg, &r) != 0 || setup_model(cfg, &r) != 0) goto done;
     if (cfg->resume && restore(cfg, &r) != 0) goto done;
     if (mkdir_p(cfg->run_dir) != 0) goto done;
+    char *tdir = path_join(cfg->run_dir, "tokenizer");  // the run folder is self-contained
+    rc = tokenizer_save(r.tok, tdir);
+    free(tdir);
+    if (rc) goto done;
     char *cpath = path_join(cfg->run_dir, "config.json");
     rc = write_file_atomic(cpath, cfg->config_json ? cfg->config_json : "{}", strlen(cfg->config_json ? cfg->config_json : "{}"));
     free(cpath);
