@@ -20,11 +20,13 @@ SRC      := $(shell find src -name '*.c' | sort)
 LIB_SRC  := $(filter-out src/main.c,$(SRC))
 TEST_SRC := $(shell find tests -name 'test_*.c' | sort)
 BENCH_SRC := $(shell find bench -name '*.c' | sort)
+TOOL_SRC := $(shell find tests -name 'tool_*.c' | sort)
 
 BUILD    ?= build/release
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/%)
 BENCH_BIN := $(BENCH_SRC:%.c=$(BUILD)/%)
+TOOL_BIN := $(TOOL_SRC:%.c=$(BUILD)/%)
 
 .PHONY: all test unit-tests sanitize bench run setup clean
 all: frontier
@@ -49,7 +51,7 @@ $(BUILD)/bench/%: bench/%.c $(LIB_OBJ)
 setup:
 	@bash scripts/setup.sh
 
-unit-tests: $(TEST_BIN)
+unit-tests: $(TEST_BIN) $(TOOL_BIN)
 
 # Every test: the cmocka unit tests, then the end-to-end checks (CLI, interop with tiktoken).
 test: setup

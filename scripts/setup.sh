@@ -11,12 +11,13 @@ set -euo pipefail
 
 # Build: compilers, OpenMP, PCRE2 (pre-split regex), cJSON (JSON), libyaml (CORE task list),
 # OpenSSL's libcrypto (SHA-256 content ids). Tests: cmocka; Python's `regex` for the split
-# fixtures' generator; Node.js + npm for the tiktoken interop test.
+# fixtures' generator; numpy + PyTorch (Debian's, for /usr/bin/python3) for the PyTorch parity
+# test; Node.js + npm for the tiktoken interop test.
 PACKAGES=(
   build-essential clang libomp-dev pkg-config
   libpcre2-dev libcjson-dev libyaml-dev libssl-dev
   libcmocka-dev
-  python3 python3-regex
+  python3 python3-regex python3-numpy python3-torch
   nodejs npm
 )
 

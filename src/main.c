@@ -15,6 +15,8 @@ static const char USAGE[] =
     "  prepare     corpus -> tokenizer -> llm.c token shards (cached)\n"
     "  train       train a model within a wall-clock budget; checkpoint; val_bpb\n"
     "  run         the main job: prepare + train the default preset for 5 minutes + val_bpb\n"
+    "  eval        val_bpb of a trained run, on the validation set or on given documents\n"
+    "  sample      generate text from a trained run (KV cache; temperature, top-k, seed)\n"
     "  help        this text\n\n"
     "Run `frontier <command> --help` for a command's options.\n";
 
@@ -33,6 +35,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "prepare")) return cmd_prepare(argc - 2, argv + 2);
     if (!strcmp(cmd, "train")) return cmd_train(argc - 2, argv + 2);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "eval")) return cmd_eval(argc - 2, argv + 2);
+    if (!strcmp(cmd, "sample")) return cmd_sample(argc - 2, argv + 2);
     fprintf(stderr, "frontier: unknown command '%s'\n\n%s", cmd, USAGE);
     return FRONTIER_EXIT_USAGE;
 }

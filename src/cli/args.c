@@ -105,11 +105,15 @@ int parse_args(const char *usage, const char *summary, Option *opts, int argc, c
         }
         if (!strcmp(a, "--")) { only_positional = 1; continue; }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { print_help(usage, summary, opts); return ARGS_HELP; }
-        if (a[1] != '-') {
-            fprintf(stderr, "%s: unknown flag '%s': flags are spelled --name (see %s --help)\n", cmd, a, cmd);
-            return ARGS_ERROR;
+        const char *name = a + 2;
+        if (a[1] != '-') {  // only a one-letter option has a short form: -n is --n
+            if (a[2] != 0 || !find_option(opts, a + 1, 1)) {
+                fprintf(stderr, "%s: unknown flag '%s': flags are spelled --name (see %s --help)\n", cmd, a, cmd);
+                return ARGS_ERROR;
+            }
+            name = a + 1;
         }
-        const char *name = a + 2, *eq = strchr(name, '=');
+        const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         Option *o = find_option(opts, name, len);
         if (!o) {
@@ -141,7 +145,8 @@ void print_help(const char *usage, const char *summary, const Option *opts) {
     printf("\noptions:\n");
     for (const Option *o = opts; o->name; o++) {
         char left[64];
-        snprintf(left, sizeof left, "--%s%s%s", o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
+        snprintf(left, sizeof left, "%s%s%s%s", o->name[1] ? "--" : "-", o->name, o->metavar ? " " : "",
+                 o->metavar ? o->metavar : "");
         printf("  %-26s %s", left, o->help);
         switch (o->type) {
         case OPT_INT: printf(" (default %d)", *(int *)o->dest); break;

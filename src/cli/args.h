@@ -3,8 +3,8 @@
 // Each command lists its flags in an Option table; parse_args() fills the destinations, collects
 // positional arguments, and on a bad flag or value prints an error naming the flag and returns
 // ARGS_ERROR (the caller exits with code 2). `--help`/`-h` prints the table and returns ARGS_HELP.
-// Both `--name value` and `--name=value` work. Integers accept k/M/G suffixes (powers of 1000)
-// and exponents (2e9).
+// Both `--name value` and `--name=value` work; a one-letter option (name "n") is also `-n value`.
+// Integers accept k/M/G suffixes (powers of 1000) and exponents (2e9).
 #pragma once
 #include <stdint.h>
 

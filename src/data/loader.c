@@ -171,6 +171,7 @@ DataLoader *loader_open(const char *const *shard_paths, int n, int bos_id, const
     if (cfg.shuffle) dl->perm = xmalloc((size_t)n_docs * sizeof *dl->perm);
     dl->buf_cap = (int64_t)cfg.buffer_docs + cfg.refill_docs;
     dl->buf = xmalloc((size_t)dl->buf_cap * sizeof *dl->buf);
+    dl->buf_skip = xmalloc((size_t)dl->buf_cap * sizeof *dl->buf_skip);
     dl->row = xmalloc(((size_t)cfg.T + 1) * sizeof *dl->row);
     loader_reset(dl);
     return dl;
@@ -186,6 +187,7 @@ void loader_free(DataLoader *dl) {
     free(dl->doc_len);
     free(dl->perm);
     free(dl->buf);
+    free(dl->buf_skip);
     free(dl->row);
     free(dl);
 }
@@ -212,10 +214,12 @@ static void refill(DataLoader *dl) {
             int32_t id;
             if (!pull_doc(dl, &id)) return;
             if (dl->buf_n == dl->buf_cap) {
-                size_t cap = (size_t)dl->buf_cap;
+                size_t cap = (size_t)dl->buf_cap, cap2 = cap;
                 GROW(dl->buf, cap, (size_t)dl->buf_n + 1);
+                GROW(dl->buf_skip, cap2, (size_t)dl->buf_n + 1);
                 dl->buf_cap = (int64_t)cap;
             }
+            dl->buf_skip[dl->buf_n] = 0;
             dl->buf[dl->buf_n++] = id;
         }
     }
@@ -231,19 +235,26 @@ static int64_t fill_row(DataLoader *dl) {
         int64_t remaining = cap - pos;
         int64_t best = -1, best_len = 0, shortest = 0;
         for (int64_t i = 0; i < dl->buf_n; i++) {
-            int64_t len = dl->doc_len[dl->buf[i]];
+            int64_t len = dl->doc_len[dl->buf[i]] - dl->buf_skip[i];
             if (len <= remaining && len > best_len) { best = i; best_len = len; }
-            if (len < dl->doc_len[dl->buf[shortest]]) shortest = i;
+            if (len < dl->doc_len[dl->buf[shortest]] - dl->buf_skip[shortest]) shortest = i;
         }
         int64_t pick = best >= 0 ? best : shortest;
         int32_t doc = dl->buf[pick];
-        int64_t len = dl->doc_len[doc], take = len < remaining ? len : remaining;
-        const uint16_t *src = dl->tokens + dl->doc_start[doc];
+        int64_t skip = dl->buf_skip[pick], len = dl->doc_len[doc] - skip, take = len < remaining ? len : remaining;
+        const uint16_t *src = dl->tokens + dl->doc_start[doc] + skip;
         for (int64_t k = 0; k < take; k++) dl->row[pos + k] = src[k];
         pos += take;
         dl->tokens_used += take;
+        // A cropped document keeps its rest buffered, from the last token placed (an input only
+        // in the next row, as it was a target here), unless there is nothing left to predict.
+        if (take < len && !dl->cfg.discard_crops && len - take + 1 >= 2) {
+            dl->buf_skip[pick] = (int32_t)(skip + take - 1);
+            continue;
+        }
         dl->tokens_cropped += len - take;
         memmove(dl->buf + pick, dl->buf + pick + 1, (size_t)(dl->buf_n - pick - 1) * sizeof *dl->buf);
+        memmove(dl->buf_skip + pick, dl->buf_skip + pick + 1, (size_t)(dl->buf_n - pick - 1) * sizeof *dl->buf_skip);
         dl->buf_n--;
     }
     return pos;
@@ -280,12 +291,13 @@ int64_t loader_tokens_consumed(const DataLoader *dl) { return dl->tokens_used + 
 // ---------------------------------------------------------------------------------------------
 
 #define STATE_MAGIC 0x5453444c52544e46LL  // "FNTRLDST" as little-endian bytes
-#define STATE_VERSION 1
+#define STATE_VERSION 2
 
 enum {
     S_MAGIC, S_VERSION, S_WORLD, S_RANK, S_SEED, S_SHUFFLE, S_DATA_HASH, S_N_DOCS,
     S_EPOCH, S_CURSOR, S_BATCHES, S_TOKENS_USED, S_TOKENS_CROPPED, S_BUF_N,
-    S_FIELDS  // then S_BUF_N document ids
+    S_DISCARD,
+    S_FIELDS  // then S_BUF_N (document id, tokens consumed) pairs
 };
 
 static void put64(unsigned char *p, int64_t v) {
@@ -299,7 +311,7 @@ static int64_t get64(const unsigned char *p) {
     return (int64_t)u;
 }
 
-size_t loader_state_size(const DataLoader *dl) { return (size_t)(S_FIELDS + dl->buf_n) * 8; }
+size_t loader_state_size(const DataLoader *dl) { return (size_t)(S_FIELDS + 2 * dl->buf_n) * 8; }
 
 size_t loader_save_state(const DataLoader *dl, void *buf) {
     unsigned char *p = buf;
@@ -308,9 +320,13 @@ size_t loader_save_state(const DataLoader *dl, void *buf) {
         [S_SEED] = (int64_t)dl->cfg.seed, [S_SHUFFLE] = dl->cfg.shuffle, [S_DATA_HASH] = (int64_t)dl->data_hash,
         [S_N_DOCS] = dl->n_docs, [S_EPOCH] = dl->epoch, [S_CURSOR] = dl->cursor, [S_BATCHES] = dl->batches,
         [S_TOKENS_USED] = dl->tokens_used, [S_TOKENS_CROPPED] = dl->tokens_cropped, [S_BUF_N] = dl->buf_n,
+        [S_DISCARD] = dl->cfg.discard_crops,
     };
     for (int i = 0; i < S_FIELDS; i++) put64(p + 8 * i, f[i]);
-    for (int64_t i = 0; i < dl->buf_n; i++) put64(p + 8 * (S_FIELDS + i), dl->buf[i]);
+    for (int64_t i = 0; i < dl->buf_n; i++) {
+        put64(p + 8 * (S_FIELDS + 2 * i), dl->buf[i]);
+        put64(p + 8 * (S_FIELDS + 2 * i + 1), dl->buf_skip[i]);
+    }
     return loader_state_size(dl);
 }
 
@@ -338,9 +354,12 @@ int loader_load_state(DataLoader *dl, const void *buf, size_t len) {
                        "%lld documents, hash %016llx)", (long long)f[S_N_DOCS], (unsigned long long)f[S_DATA_HASH],
                        (long long)dl->n_docs, (unsigned long long)dl->data_hash);
     int64_t buf_n = f[S_BUF_N];
-    if (buf_n < 0 || buf_n > (int64_t)((len - (size_t)S_FIELDS * 8) / 8) || len != (size_t)(S_FIELDS + buf_n) * 8)
+    if (buf_n < 0 || buf_n > (int64_t)((len - (size_t)S_FIELDS * 8) / 16) || len != (size_t)(S_FIELDS + 2 * buf_n) * 8)
         return err_set("data loader state: %zu bytes, but a state with %lld buffered documents is %lld bytes", len,
-                       (long long)buf_n, (long long)((S_FIELDS + (buf_n > 0 ? buf_n : 0)) * 8));
+                       (long long)buf_n, (long long)((S_FIELDS + 2 * (buf_n > 0 ? buf_n : 0)) * 8));
+    if (f[S_DISCARD] != dl->cfg.discard_crops)
+        return err_set("data loader state: saved with discard_crops %lld, this loader has %d", (long long)f[S_DISCARD],
+                       dl->cfg.discard_crops);
     // cursor: rank + k*world for k in [0, rank_docs] (rank_docs = the end of the epoch's share)
     int64_t cur = f[S_CURSOR];
     if (f[S_EPOCH] < 1 || (!dl->cfg.shuffle && f[S_EPOCH] != 1) || cur < dl->cfg.rank ||
@@ -349,17 +368,21 @@ int loader_load_state(DataLoader *dl, const void *buf, size_t len) {
         return err_set("data loader state: corrupt stream position (epoch %lld, cursor %lld)", (long long)f[S_EPOCH],
                        (long long)cur);
     for (int64_t i = 0; i < buf_n; i++) {
-        int64_t id = get64(p + 8 * (S_FIELDS + i));
-        if (id < 0 || id >= dl->n_docs)
+        int64_t id = get64(p + 8 * (S_FIELDS + 2 * i)), skip = get64(p + 8 * (S_FIELDS + 2 * i + 1));
+        if (id < 0 || id >= dl->n_docs || skip < 0 || (skip > 0 && skip > dl->doc_len[id] - 2))
             return err_set("data loader state: corrupt buffer: document %lld of %lld documents", (long long)id,
                            (long long)dl->n_docs);
     }
     // Valid: apply.
     if (buf_n > dl->buf_cap) {
         dl->buf = xrealloc(dl->buf, (size_t)buf_n * sizeof *dl->buf);
+        dl->buf_skip = xrealloc(dl->buf_skip, (size_t)buf_n * sizeof *dl->buf_skip);
         dl->buf_cap = buf_n;
     }
-    for (int64_t i = 0; i < buf_n; i++) dl->buf[i] = (int32_t)get64(p + 8 * (S_FIELDS + i));
+    for (int64_t i = 0; i < buf_n; i++) {
+        dl->buf[i] = (int32_t)get64(p + 8 * (S_FIELDS + 2 * i));
+        dl->buf_skip[i] = (int32_t)get64(p + 8 * (S_FIELDS + 2 * i + 1));
+    }
     dl->buf_n = buf_n;
     start_epoch(dl, f[S_EPOCH]);
     dl->cursor = cur;

@@ -36,6 +36,7 @@ static LoaderConfig config(int B, int T, int shuffle, int buffer_docs, int refil
     c.seed = 1234;
     c.buffer_docs = buffer_docs;
     c.refill_docs = refill_docs;
+    c.discard_crops = 1;  // the hand-worked cases follow nanochat exactly; keep mode is tested below
     return c;
 }
 
@@ -633,6 +634,59 @@ static void test_bad_config_and_shards(void **state) {
     free(dir);
 }
 
+// Keep mode (the default): a cropped document continues in a later row from its last placed token,
+// so in one validation pass every within-document transition (token j-1 -> token j) is an
+// (input, target) pair exactly once, with nothing discarded; and resume still works.
+static void test_keep_mode_scores_every_token_once(void **state) {
+    (void)state;
+    char *dir = test_tmpdir("loader");
+    int lens[40];
+    some_lengths(lens, 40, 1, 100, 11);
+    char *path = write_docs(dir, "val.bin", lens, 40, 0);
+    for (int T = 3; T <= 40; T += 37) {
+        LoaderConfig c = config(3, T, 0, 8, 3);
+        c.discard_crops = 0;
+        DataLoader *dl = open1(path, &c);
+        int seen[40][100] = {{0}};
+        int32_t in[3 * 40], tg[3 * 40];
+        while (loader_next(dl, in, tg) == 1)
+            for (int i = 0; i < 3 * T; i++) {
+                if (tg[i] < 0 || tg[i] == BOS) continue;
+                int d = tg[i] / 100, j = tg[i] % 100;
+                assert_int_equal(in[i], tok(d, j - 1));  // its real predecessor
+                seen[d][j]++;
+            }
+        for (int d = 0; d < 40; d++)
+            for (int j = 1; j < lens[d]; j++) {
+                if (seen[d][j] != 1) print_error("T=%d: token %d of document %d scored %d times\n", T, j, d, seen[d][j]);
+                assert_int_equal(seen[d][j], 1);
+            }
+        assert_int_equal(dl->tokens_cropped, 0);
+        loader_free(dl);
+    }
+    // resume in keep mode (the buffer holds partly consumed documents)
+    LoaderConfig c = config(2, 5, 1, 6, 2);
+    c.discard_crops = 0;
+    DataLoader *a = open1(path, &c), *b = open1(path, &c);
+    int32_t in[10], tg[10], in2[10], tg2[10];
+    for (int k = 0; k < 7; k++) assert_int_equal(loader_next(a, in, tg), 1);
+    unsigned char *st = malloc(loader_state_size(a));
+    size_t n = loader_save_state(a, st);
+    assert_int_equal(loader_load_state(b, st, n), 0);
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal(loader_next(a, in, tg), 1);
+        assert_int_equal(loader_next(b, in2, tg2), 1);
+        assert_memory_equal(in, in2, sizeof in);
+        assert_memory_equal(tg, tg2, sizeof tg);
+    }
+    free(st);
+    loader_free(a);
+    loader_free(b);
+    remove_tree(dir);
+    free(path);
+    free(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bestfit_by_hand),
@@ -644,6 +698,7 @@ int main(void) {
         cmocka_unit_test(test_ranks_split_each_epoch),
         cmocka_unit_test(test_val_single_pass_covers_everything),
         cmocka_unit_test(test_save_load_resumes_exactly),
+        cmocka_unit_test(test_keep_mode_scores_every_token_once),
         cmocka_unit_test(test_bad_config_and_shards),
     };
     return cmocka_run_group_tests_name("loader", tests, NULL, NULL);

@@ -1,0 +1,389 @@
+// cli/cmd_eval.c — `frontier eval` (val_bpb of a trained run) and `frontier sample` (text from it).
+//
+// Both load a run folder written by `frontier train`: model.safetensors (its metadata holds the
+// model config and the tokenizer id) and tokenizer/, which must be the tokenizer the model was
+// trained with (same id). `eval` without --input scores the pinned validation set of the data
+// the run used (RUN_DIR/config.json "data", or the default prepared folder, cached); with
+// --input it scores those documents, written to a temporary llm.c shard first, packed and
+// scored exactly like validation (eval/bpb.h).
+#include <cjson/cJSON.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "data/corpus.h"
+#include "data/prepare.h"
+#include "data/shard.h"
+#include "eval/bpb.h"
+#include "eval/sample.h"
+#include "tokenizer/tokenizer.h"
+#include "train/checkpoint.h"
+#include "util/error.h"
+#include "util/fileio.h"
+#include "util/mem.h"
+#include "util/timer.h"
+
+// ---------------------------------------------------------------------------------------------
+// A trained run: model + its tokenizer
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+    char *run_dir;     // folder with tokenizer/ and config.json
+    char *model_path;  // RUN_DIR/model.safetensors (or the .safetensors path given)
+    char tokenizer_id[65];
+    int64_t step;
+    Model model;
+    Tokenizer *tok;
+} Run;
+
+static void run_free(Run *r) {
+    free(r->run_dir);
+    free(r->model_path);
+    if (r->model.param) model_free(&r->model);
+    tokenizer_free(r->tok);
+    memset(r, 0, sizeof *r);
+}
+
+// --ckpt RUN_DIR, or RUN_DIR/model.safetensors itself (the run folder is then its folder).
+static int run_load(const char *ckpt, Run *r) {
+    memset(r, 0, sizeof *r);
+    r->model_path = ckpt_model_path(ckpt);
+    if (path_has_suffix(ckpt, ".safetensors")) {
+        const char *slash = strrchr(ckpt, '/');
+        r->run_dir = slash ? strndup(ckpt, (size_t)(slash - ckpt) + (slash == ckpt)) : xstrdup(".");
+    } else {
+        r->run_dir = xstrdup(ckpt);
+    }
+    ModelConfig cfg;
+    if (ckpt_read_meta(r->model_path, &cfg, r->tokenizer_id, &r->step) != 0) return -1;
+    char *tokdir = path_join(r->run_dir, "tokenizer");
+    r->tok = tokenizer_load(tokdir);
+    int rc = 0;
+    if (!r->tok) {
+        rc = err_prefix("the run's tokenizer (%s)", tokdir);
+    } else if (strcmp(r->tok->id, r->tokenizer_id) != 0 || r->tok->vocab_size != cfg.vocab_size) {
+        rc = err_set("%s is tokenizer %.16s (vocab %d), but %s was trained with tokenizer %.16s (vocab %d): use the "
+                     "tokenizer folder of the same run", tokdir, r->tok->id, r->tok->vocab_size, r->model_path,
+                     r->tokenizer_id[0] ? r->tokenizer_id : "(none recorded)", cfg.vocab_size);
+    }
+    free(tokdir);
+    if (rc != 0) return rc;
+    if (model_build(&r->model, &cfg) != 0) return err_prefix("%s", r->model_path);
+    return ckpt_load_model(r->model_path, &r->model);
+}
+
+// RUN_DIR/config.json (every training setting), or NULL + err.
+static cJSON *run_config(const Run *r) {
+    char *path = path_join(r->run_dir, "config.json");
+    size_t len;
+    char *text = read_file(path, &len);
+    cJSON *j = text ? cJSON_ParseWithLength(text, len) : NULL;
+    if (text && !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        j = NULL;
+        err_set("%s: not a JSON object", path);
+    }
+    free(text);
+    free(path);
+    return j;
+}
+
+static int threads_arg(int threads) {
+    if (threads > 0) omp_set_num_threads(threads);
+    return omp_get_max_threads();
+}
+
+// ---------------------------------------------------------------------------------------------
+// eval
+// ---------------------------------------------------------------------------------------------
+
+// The validation shards of the run's data: config.json "data", or (null) the default corpus
+// prepared with the run's vocabulary and cache (cached: normally a no-op). The folder must have
+// been made with the checkpoint's tokenizer (manifest.json says which).
+static int run_val_shards(const Run *r, int threads, char *data_dir, size_t dsz, char ***shards, int *n) {
+    cJSON *cfg = run_config(r);
+    if (!cfg) return err_prefix("eval needs it to find the run's validation data (or pass --input FILE)");
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(cfg, "data");
+    const cJSON *cache = cJSON_GetObjectItemCaseSensitive(cfg, "cache");
+    int rc = 0;
+    if (cJSON_IsString(data)) {
+        snprintf(data_dir, dsz, "%s", data->valuestring);
+    } else {
+        PrepareConfig pc = prepare_defaults();
+        pc.cache_dir = cJSON_IsString(cache) ? cache->valuestring : "cache";
+        pc.bpe.vocab_size = r->model.cfg.vocab_size;
+        pc.threads = threads;
+        pc.quiet = 1;
+        PrepareResult pr;
+        if ((rc = prepare_run(&pc, &pr)) != 0) err_prefix("preparing the default data the run used");
+        else snprintf(data_dir, dsz, "%s", pr.data_dir);
+    }
+    cJSON_Delete(cfg);
+    if (rc != 0) return rc;
+    char *mpath = path_join(data_dir, "manifest.json");
+    size_t len;
+    char *text = read_file(mpath, &len);
+    if (text) {
+        cJSON *m = cJSON_ParseWithLength(text, len);
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "tokenizer_id");
+        if (!cJSON_IsString(id) || strcmp(id->valuestring, r->tokenizer_id) != 0)
+            rc = err_set("%s: the data was made with tokenizer %.16s but %s with %.16s", mpath,
+                         cJSON_IsString(id) ? id->valuestring : "?", r->model_path, r->tokenizer_id);
+        cJSON_Delete(m);
+    } else {
+        rc = err_prefix("the run's data folder %s", data_dir);
+    }
+    free(text);
+    free(mpath);
+    if (rc != 0) return rc;
+    const char *exts[] = {".bin", NULL}, *dirs[] = {data_dir};
+    char **all;
+    int na;
+    if (expand_inputs(dirs, 1, exts, &all, &na) != 0) return -1;
+    *shards = xmalloc((size_t)na * sizeof **shards);
+    *n = 0;
+    for (int i = 0; i < na; i++)
+        if (!strncmp(path_basename(all[i]), "val_", 4)) (*shards)[(*n)++] = xstrdup(all[i]);
+    free_string_list(all, na);
+    if (*n == 0) return err_set("%s: no val_*.bin shards (run `frontier prepare`)", data_dir);
+    return 0;
+}
+
+// Encode the documents of `inputs` (<|bos|> before each) into DIR/val_000000.bin.
+static int write_input_shard(const Tokenizer *tok, const StringList *inputs, int threads, const char *dir,
+                             char **shard, int64_t *n_docs) {
+    char **files;
+    int nf;
+    if (expand_inputs(inputs->items, inputs->n, CORPUS_EXTS, &files, &nf) != 0) return -1;
+    if (tok->vocab_size > 65536) {
+        free_string_list(files, nf);
+        return err_set("vocab %d does not fit llm.c's uint16 shards", tok->vocab_size);
+    }
+    *shard = path_join(dir, "val_000000.bin");
+    *n_docs = 0;
+    ShardWriter w;
+    if (shard_writer_open(&w, *shard) != 0) { free_string_list(files, nf); return -1; }
+    Encoder **enc = xmalloc((size_t)threads * sizeof *enc);
+    for (int i = 0; i < threads; i++) enc[i] = encoder_new(tok);
+    int rc = 0;
+    uint16_t *buf = NULL;
+    size_t buf_cap = 0;
+    for (int f = 0; f < nf && rc == 0; f++) {
+        DocList d = {0};
+        if ((rc = corpus_read_file(files[f], &d)) != 0) break;
+        const char **texts = xmalloc((size_t)(d.n + 1) * sizeof *texts);
+        for (int i = 0; i < d.n; i++) texts[i] = doc_text(&d, i);
+        IdVec *ids = xcalloc((size_t)d.n + 1, sizeof *ids);
+        rc = encode_batch(enc, threads, texts, d.len, d.n, ids);
+        for (int i = 0; i < d.n && rc == 0; i++) {
+            if (ids[i].len + 1 > buf_cap) buf = xrealloc(buf, (buf_cap = ids[i].len + 1) * sizeof *buf);
+            buf[0] = (uint16_t)tok->bos_id;
+            for (size_t k = 0; k < ids[i].len; k++) buf[k + 1] = (uint16_t)ids[i].data[k];
+            rc = shard_writer_append(&w, buf, ids[i].len + 1);
+            (*n_docs)++;
+        }
+        for (int i = 0; i < d.n; i++) idvec_free(&ids[i]);
+        free(ids);
+        free(texts);
+        doclist_free(&d);
+    }
+    if (rc == 0 && *n_docs == 0) rc = err_set("--input: no documents in the given files");
+    if (rc == 0) rc = shard_writer_close(&w);
+    else shard_writer_abort(&w);
+    for (int i = 0; i < threads; i++) encoder_free(enc[i]);
+    free(enc);
+    free(buf);
+    free_string_list(files, nf);
+    return rc;
+}
+
+int cmd_eval(int argc, char **argv) {
+    const char *ckpt = NULL;
+    StringList inputs = {0};
+    int64_t eval_tokens = 0;
+    int batch = 0, seq_len = 0, threads = 0;
+    Option opts[] = {
+        {"ckpt", OPT_STRING, &ckpt, "RUN_DIR", "the trained run folder (or its model.safetensors); required", 0, 0, 0},
+        {"input", OPT_LIST, &inputs, "FILE", "score these documents (.jsonl/.txt, file or folder; repeatable) instead of the pinned validation set", 0, 0, 0},
+        {"eval-tokens", OPT_INT64, &eval_tokens, "N", "stop after the row that reaches N target positions (0 = all)", 0, INT64_MAX, 0},
+        {"batch", OPT_INT, &batch, "B", "rows per forward (0 = the run's --eval-batch, else its --device-batch)", 0, 1 << 20, 0},
+        {"seq-len", OPT_INT, &seq_len, "T", "row length (0 = the model's seq_len; at most that)", 0, 1 << 20, 0},
+        {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0},
+        {0, 0, 0, 0, 0, 0, 0, 0},
+    };
+    int rc = parse_args("frontier eval [options]",
+                        "Score a trained run by bits per byte: on the pinned validation set of the data it was "
+                        "trained on (default), or on the documents given with --input (<|bos|> before each, packed "
+                        "like validation). Prints the numbers, then one JSON line with them as the last line of "
+                        "stdout.",
+                        opts, argc, argv, NULL);
+    if (rc != ARGS_OK) { string_list_free(&inputs); return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE; }
+    if (!ckpt) {
+        fprintf(stderr, "frontier eval: --ckpt RUN_DIR is required (see frontier eval --help)\n");
+        string_list_free(&inputs);
+        return FRONTIER_EXIT_USAGE;
+    }
+    int nt = threads_arg(threads);
+    Run r;
+    char data_dir[1024] = "", *tmpdir = NULL, **shards = NULL;
+    int n_shards = 0;
+    int64_t n_docs = 0;
+    BpbResult res;
+    if (run_load(ckpt, &r) != 0) { rc = report_error(); goto done; }
+    int T = seq_len ? seq_len : r.model.cfg.seq_len;
+    if (T > r.model.cfg.seq_len) {
+        fprintf(stderr, "frontier eval: --seq-len %d exceeds the model's seq_len %d\n", T, r.model.cfg.seq_len);
+        rc = FRONTIER_EXIT_USAGE;
+        goto done;
+    }
+    if (!batch) {  // the run's evaluation batch; any B gives the same result
+        cJSON *cfg = run_config(&r);
+        const cJSON *eb = cJSON_GetObjectItemCaseSensitive(cfg, "eval-batch");
+        const cJSON *db = cJSON_GetObjectItemCaseSensitive(cfg, "device-batch");
+        batch = cJSON_IsNumber(eb) && eb->valueint > 0 ? eb->valueint : cJSON_IsNumber(db) && db->valueint > 0 ? db->valueint : 8;
+        cJSON_Delete(cfg);
+    }
+    if (inputs.n) {
+        const char *tmp_root = getenv("TMPDIR");
+        char tmpl[1024];
+        snprintf(tmpl, sizeof tmpl, "%s/frontier-eval-XXXXXX", tmp_root && *tmp_root ? tmp_root : "/tmp");
+        if (!mkdtemp(tmpl)) { err_errno("cannot make a temporary folder %s", tmpl); rc = report_error(); goto done; }
+        tmpdir = xstrdup(tmpl);
+        shards = xcalloc(1, sizeof *shards);
+        if (write_input_shard(r.tok, &inputs, nt, tmpdir, &shards[0], &n_docs) != 0) {
+            n_shards = shards[0] ? 1 : 0;
+            rc = report_error();
+            goto done;
+        }
+        n_shards = 1;
+        snprintf(data_dir, sizeof data_dir, "%d input%s, %lld documents", inputs.n, inputs.n == 1 ? "" : "s",
+                 (long long)n_docs);
+    } else if (run_val_shards(&r, threads, data_dir, sizeof data_dir, &shards, &n_shards) != 0) {
+        rc = report_error();
+        goto done;
+    }
+    if (eval_bpb(&r.model, (const char *const *)shards, n_shards, r.tok->bos_id, r.tok->token_bytes, batch, T,
+                 eval_tokens, &res) != 0) {
+        rc = report_error();
+        goto done;
+    }
+    printf("eval     %s (step %lld) on %s%s\n", r.model_path, (long long)r.step, inputs.n ? "" : "the pinned validation set ", data_dir);
+    printf("val_bpb  %.6f\n", res.bpb);
+    printf("tokens   %lld scored, %lld target positions, %lld rows of T=%d (B=%d)\n", (long long)res.tokens,
+           (long long)res.positions, (long long)res.rows, res.T, batch);
+    printf("seconds  %.2f\n", res.seconds);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "val_bpb", res.bpb);
+    cJSON_AddNumberToObject(j, "tokens", (double)res.tokens);
+    cJSON_AddNumberToObject(j, "positions", (double)res.positions);
+    cJSON_AddNumberToObject(j, "rows", (double)res.rows);
+    cJSON_AddNumberToObject(j, "T", res.T);
+    cJSON_AddNumberToObject(j, "seconds", res.seconds);
+    cJSON_AddNumberToObject(j, "nats", res.nats);
+    cJSON_AddNumberToObject(j, "bytes", (double)res.bytes);
+    char *line = cJSON_PrintUnformatted(j);
+    printf("%s\n", line);
+    free(line);
+    cJSON_Delete(j);
+    rc = 0;
+done:
+    if (tmpdir && remove_tree(tmpdir) != 0 && rc == 0) rc = report_error();
+    free(tmpdir);
+    free_string_list(shards, n_shards);
+    string_list_free(&inputs);
+    run_free(&r);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// sample
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+    const Tokenizer *tok;
+    uint8_t *buf;
+    size_t cap;
+} Printer;
+
+static void print_token(int32_t token, void *ctx) {
+    Printer *p = ctx;
+    uint32_t id = (uint32_t)token;
+    size_t len = 0;
+    if (tokenizer_decode(p->tok, &id, 1, &p->buf, &len, &p->cap) == 0) fwrite(p->buf, 1, len, stdout);
+    fflush(stdout);
+}
+
+int cmd_sample(int argc, char **argv) {
+    const char *ckpt = NULL, *prompt = "";
+    int n = 200, top_k = 50, threads = 0;
+    double temperature = 0.8;
+    int64_t seed = 42;
+    Option opts[] = {
+        {"ckpt", OPT_STRING, &ckpt, "RUN_DIR", "the trained run folder (or its model.safetensors); required", 0, 0, 0},
+        {"prompt", OPT_STRING, &prompt, "TEXT", "text to continue (<|bos|> is put in front)", 0, 0, 0},
+        {"n", OPT_INT, &n, "N", "tokens to generate at most", 0, INT32_MAX, 0},
+        {"temperature", OPT_DOUBLE, &temperature, "T", "softmax temperature; 0 = greedy", 0, 0, 0},
+        {"top-k", OPT_INT, &top_k, "K", "draw from the K most likely tokens (0 = all)", 0, INT32_MAX, 0},
+        {"seed", OPT_INT64, &seed, "S", "random seed (same seed, same text)", 0, INT64_MAX, 0},
+        {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0},
+        {0, 0, 0, 0, 0, 0, 0, 0},
+    };
+    int rc = parse_args("frontier sample [options]",
+                        "Generate text from a trained run: the prompt, after <|bos|>, goes through the model one token "
+                        "at a time, then tokens are drawn one by one with a KV cache and written to stdout as they "
+                        "come. Stops after -n tokens, at <|bos|> (a new document), or when the model's context "
+                        "(seq_len) is full. A summary goes to stderr.",
+                        opts, argc, argv, NULL);
+    if (rc != ARGS_OK) return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE;
+    if (!ckpt) {
+        fprintf(stderr, "frontier sample: --ckpt RUN_DIR is required (see frontier sample --help)\n");
+        return FRONTIER_EXIT_USAGE;
+    }
+    if (temperature < 0) {
+        fprintf(stderr, "frontier sample: --temperature must be >= 0 (0 = greedy), got %g\n", temperature);
+        return FRONTIER_EXIT_USAGE;
+    }
+    threads_arg(threads);
+    Run r;
+    if (run_load(ckpt, &r) != 0) { rc = report_error(); run_free(&r); return rc; }
+    // <|bos|> + the prompt's tokens
+    Encoder *enc = encoder_new(r.tok);
+    IdVec ids = {0};
+    idvec_push(&ids, (uint32_t)r.tok->bos_id);
+    rc = encoder_encode(enc, (const uint8_t *)prompt, strlen(prompt), &ids);
+    encoder_free(enc);
+    Sampler *s = rc == 0 ? sampler_new(&r.model, 0) : NULL;
+    int32_t *prompt_ids = xmalloc(ids.len * sizeof *prompt_ids);
+    for (size_t i = 0; i < ids.len; i++) prompt_ids[i] = (int32_t)ids.data[i];
+    Printer pr = {.tok = r.tok};
+    SampleConfig sc = {.temperature = temperature, .top_k = top_k, .seed = (uint64_t)seed, .stop_id = r.tok->bos_id};
+    SampleStop why = SAMPLE_STOP_N;
+    double t0 = now_seconds();
+    int got = s ? sampler_generate(s, prompt_ids, (int)ids.len, n, &sc, NULL, print_token, &pr, &why) : -1;
+    double dt = now_seconds() - t0;
+    if (got < 0) {
+        rc = report_error();
+    } else {
+        if (got > 0) printf("\n");
+        fflush(stdout);
+        const char *reason = why == SAMPLE_STOP_TOKEN ? "drew <|bos|> (a new document would start)"
+                             : why == SAMPLE_STOP_FULL ? "the context is full"
+                                                       : "-n reached";
+        fprintf(stderr, "sample: %d tokens after a %zu-token prompt (with <|bos|>) in %.2f s (%.1f tok/s); stopped: %s",
+                got, ids.len, dt, dt > 0 ? (got + (double)ids.len) / dt : 0.0, reason);
+        if (why == SAMPLE_STOP_FULL)
+            fprintf(stderr, " (%d positions, the model's seq_len; prompt + generated = %zu)", sampler_capacity(s),
+                    ids.len + (size_t)got);
+        fprintf(stderr, "\n");
+        rc = 0;
+    }
+    sampler_free(s);
+    free(prompt_ids);
+    free(pr.buf);
+    idvec_free(&ids);
+    run_free(&r);
+    return rc;
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# tests/model/test_torch_parity.sh — frontier against an independent PyTorch implementation
+# (tests/model/torch_ref.py, float64): on real data, step 0's loss and every gradient, 10 steps
+# of Muon + AdamW (the loss trajectory), and the val_bpb of a checkpoint written by frontier's
+# own checkpoint writer on the first 100,000 validation target positions (|diff| <= 1e-4).
+# Tolerances are documented in torch_ref.py. Takes about 70 s (Debian's torch is slow in fp64).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+/usr/bin/python3 -c 'import torch, numpy' 2>/dev/null || { echo "python3-torch is missing: run scripts/setup.sh"; exit 1; }
+data=$(./frontier prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
+[ -d "$data" ] || { echo "prepare did not report a data folder"; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+BUILD=${BUILD:-build/release}
+"$BUILD/tests/model/tool_parity_dump" "$data" "$tmp"
+/usr/bin/python3 tests/model/torch_ref.py "$tmp/steps"
+/usr/bin/python3 tests/model/torch_ref.py "$tmp/val"
