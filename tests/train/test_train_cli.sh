@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# tests/train/test_train_cli.sh — training end to end through the CLI on the prepared corpus with a
+# tiny model: the run folder; bit-exact resume (20 steps in one go == 10, save, resume, 10, with
+# 1 thread); val_bpb independent of the eval batch and the thread count; and bad input (budget,
+# batch, config/checkpoint mismatches, corrupt checkpoints) giving clear errors without touching
+# existing files.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+F=./frontier
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect_fail() {  # description, expected text, command...
+  local what=$1 text=$2; shift 2
+  local out rc; out=$("$@" 2>&1); rc=$?
+  if [ $rc -eq 0 ]; then bad "$what: succeeded"; elif ! grep -qF -- "$text" <<<"$out"; then bad "$what: no '$text' in: $(tail -2 <<<"$out")"; else ok "$what (exit $rc)"; fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+TINY=(--depth 1 --n-embd 64 --n-head 2 --head-dim 32 --seq-len 64 --device-batch 4 --batch-tokens 512
+      --eval-tokens 3000 --quiet)
+
+# 1. a run folder with everything in it
+$F train "${TINY[@]}" --steps 20 --run-dir "$tmp/a" --threads 1 > "$tmp/a.out" 2>&1 || { bad "train"; cat "$tmp/a.out"; }
+for f in config.json metrics.jsonl model.safetensors train_state.safetensors summary.json tokenizer/tokenizer.json; do
+  [ -s "$tmp/a/$f" ] || bad "run folder lacks $f"
+done
+[ "$(wc -l < "$tmp/a/metrics.jsonl")" = 20 ] && ok "20 metrics lines" || bad "metrics.jsonl has $(wc -l < "$tmp/a/metrics.jsonl") lines"
+grep -q '"val_bpb"' "$tmp/a/summary.json" && ok "summary has val_bpb" || bad "summary lacks val_bpb"
+grep -q '^val_bpb' "$tmp/a.out" && ok "summary block printed" || bad "no summary block"
+
+# 2. resume is bit-exact: 10 steps, stop, resume to 20 == 20 in one go
+$F train "${TINY[@]}" --steps 20 --stop-after 10 --run-dir "$tmp/b" --threads 1 > /dev/null 2>&1 || bad "train --stop-after"
+$F train --resume "$tmp/b" --stop-after 0 --threads 1 --quiet > /dev/null 2>&1 || bad "resume"
+if [ -s "$tmp/a/metrics.jsonl" ] && [ -s "$tmp/b/metrics.jsonl" ] && cmp -s <(sed 's/.*"loss":\([^,]*\),.*/\1/' "$tmp/a/metrics.jsonl") <(sed 's/.*"loss":\([^,]*\),.*/\1/' "$tmp/b/metrics.jsonl"); then
+  ok "20 steps == 10 + resume + 10 (all losses identical)"
+else
+  bad "resumed losses differ"; paste <(cut -c1-60 "$tmp/a/metrics.jsonl") <(cut -c1-60 "$tmp/b/metrics.jsonl") | head -20
+fi
+same_tensors() {  # the tensors of two safetensors files are bit-identical (metadata and the wall-clock step_times may differ)
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import sys; sys.path.insert(0, "tests/util")
+from safetensors_read import load
+a, b = load(sys.argv[1])[0], load(sys.argv[2])[0]
+diff = [k for k in a if k != "step_times" and (k not in b or a[k][1].tobytes() != b[k][1].tobytes())]
+print("differ:", diff[:5]) if diff else None
+sys.exit(0 if a.keys() == b.keys() and not diff else 1)
+PY
+}
+same_tensors "$tmp/a/model.safetensors" "$tmp/b/model.safetensors" && ok "final weights bit-identical" || bad "final weights differ"
+same_tensors "$tmp/a/train_state.safetensors" "$tmp/b/train_state.safetensors" && ok "final optimizer state bit-identical" || bad "final optimizer state differs"
+
+# 3. val_bpb does not depend on the eval batch or the thread count
+v() { $F eval --ckpt "$tmp/a" --eval-tokens 3000 "$@" 2>/dev/null | tail -1 | sed 's/.*"val_bpb":\([0-9.e+-]*\).*/\1/'; }
+v1=$(v --batch 1 --threads 1); v2=$(v --batch 7 --threads 2); v3=$(v --batch 4 --threads 2)
+s=$(sed -n 's/.*"val_bpb":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$tmp/a/summary.json")
+awk -v a="$v1" -v b="$v2" -v c="$v3" -v s="$s" 'BEGIN { d = (a > b ? a - b : b - a) / a; e = (a > c ? a - c : c - a) / a; f = (a > s ? a - s : s - a) / a;
+  exit !(a > 0 && d <= 1e-6 && e <= 1e-6 && f <= 1e-6) }' && ok "val_bpb $v1 = $v2 = $v3 = summary $s" || bad "val_bpb varies: $v1 $v2 $v3 summary $s"
+
+# 4. bad input: clear errors, exit 1 or 2, nothing overwritten
+cp -r "$tmp/a" "$tmp/keep"
+expect_fail "budget <= 0"        "--budget"            $F train "${TINY[@]}" --budget 0 --run-dir "$tmp/c"
+expect_fail "budget garbage"     "--budget"            $F train "${TINY[@]}" --budget 5parsecs --run-dir "$tmp/c"
+expect_fail "batch not dividing" "is not a multiple"   $F train "${TINY[@]}" --batch-tokens 1000 --steps 1 --run-dir "$tmp/c"
+expect_fail "kv heads"           "--n-kv-head"         $F train "${TINY[@]}" --n-kv-head 3 --steps 1 --run-dir "$tmp/c"
+expect_fail "unknown config key" "unknown setting"     $F train --config <(echo '{"depht": 3}') --run-dir "$tmp/c"
+data=$(sed -n 's/.*"data":[[:space:]]*"\([^"]*\)".*/\1/p' "$tmp/a/config.json")
+[ -n "$data" ] || data=$($F prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
+expect_fail "vocab vs tokenizer" "must match"          $F train "${TINY[@]}" --data "$data" --vocab-size 4096 --steps 1 --run-dir "$tmp/c"
+expect_fail "resume, other depth" "--depth conflicts"  $F train --resume "$tmp/a" --depth 2
+expect_fail "resume, missing"    "$tmp/nowhere"        $F train --resume "$tmp/nowhere"
+cmp -s "$tmp/a/model.safetensors" "$tmp/keep/model.safetensors" && cmp -s "$tmp/a/metrics.jsonl" "$tmp/keep/metrics.jsonl" \
+  && ok "failed commands left the run untouched" || bad "a failed command changed the run folder"
+head -c 5000 "$tmp/a/model.safetensors" > "$tmp/trunc.safetensors"
+expect_fail "truncated checkpoint" "trunc.safetensors" $F eval --ckpt "$tmp/trunc.safetensors"
+printf 'garbage!' > "$tmp/junk.safetensors"
+expect_fail "corrupt checkpoint"   "junk.safetensors"  $F eval --ckpt "$tmp/junk.safetensors"
+# a state file from another save: model and state disagree on the step
+cp "$tmp/a/train_state.safetensors" "$tmp/keep/train_state.safetensors"
+cp "$tmp/b/train_state.safetensors" "$tmp/b/state.bak"
+$F train "${TINY[@]}" --steps 20 --stop-after 5 --run-dir "$tmp/d" --threads 1 > /dev/null 2>&1
+cp "$tmp/b/train_state.safetensors" "$tmp/d/train_state.safetensors"
+expect_fail "mismatched state file" "same save"        $F train --resume "$tmp/d"
+
+echo "train cli: $fails failed"
+[ "$fails" -eq 0 ]
