@@ -42,6 +42,9 @@ static int parse_int64(const char *s, int64_t *out) {
     return 0;
 }
 
+// How a flag is spelled in messages: --name, or -n for a one-letter option.
+#define DASHES(o) ((o)->name[1] ? "--" : "-")
+
 static int set_value(const char *usage, const Option *o, const char *val) {
     const char *cmd = usage;
     switch (o->type) {
@@ -51,7 +54,7 @@ static int set_value(const char *usage, const Option *o, const char *val) {
         char *end;
         double d = strtod(val, &end);
         if (end == val || *end || !isfinite(d)) {
-            fprintf(stderr, "%s: --%s expects a number, got '%s'\n", cmd, o->name, val);
+            fprintf(stderr, "%s: %s%s expects a number, got '%s'\n", cmd, DASHES(o), o->name, val);
             return -1;
         }
         *(double *)o->dest = d;
@@ -61,13 +64,14 @@ static int set_value(const char *usage, const Option *o, const char *val) {
     case OPT_INT64: {
         int64_t v;
         if (parse_int64(val, &v) != 0) {
-            fprintf(stderr, "%s: --%s expects an integer (suffixes k, M, G allowed), got '%s'\n", cmd, o->name, val);
+            fprintf(stderr, "%s: %s%s expects an integer (suffixes k, M, G allowed), got '%s'\n", cmd, DASHES(o), o->name,
+                    val);
             return -1;
         }
         int64_t lo = o->min, hi = o->max;
         if (o->type == OPT_INT && !(lo < hi)) lo = INT32_MIN, hi = INT32_MAX;
         if (lo < hi && (v < lo || v > hi)) {
-            fprintf(stderr, "%s: --%s must be between %lld and %lld, got %lld\n", cmd, o->name, (long long)lo,
+            fprintf(stderr, "%s: %s%s must be between %lld and %lld, got %lld\n", cmd, DASHES(o), o->name, (long long)lo,
                     (long long)hi, (long long)v);
             return -1;
         }
@@ -122,14 +126,14 @@ int parse_args(const char *usage, const char *summary, Option *opts, int argc, c
         }
         o->seen = 1;
         if (o->type == OPT_FLAG) {
-            if (eq) { fprintf(stderr, "%s: --%s takes no value\n", cmd, o->name); return ARGS_ERROR; }
+            if (eq) { fprintf(stderr, "%s: %s%s takes no value\n", cmd, DASHES(o), o->name); return ARGS_ERROR; }
             *(int *)o->dest = 1;
             continue;
         }
         const char *val = eq ? eq + 1 : NULL;
         if (!val) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "%s: --%s needs a value (%s)\n", cmd, o->name, o->metavar ? o->metavar : "VALUE");
+                fprintf(stderr, "%s: %s%s needs a value (%s)\n", cmd, DASHES(o), o->name, o->metavar ? o->metavar : "VALUE");
                 return ARGS_ERROR;
             }
             val = argv[++i];
@@ -145,7 +149,7 @@ void print_help(const char *usage, const char *summary, const Option *opts) {
     printf("\noptions:\n");
     for (const Option *o = opts; o->name; o++) {
         char left[64];
-        snprintf(left, sizeof left, "%s%s%s%s", o->name[1] ? "--" : "-", o->name, o->metavar ? " " : "",
+        snprintf(left, sizeof left, "%s%s%s%s", DASHES(o), o->name, o->metavar ? " " : "",
                  o->metavar ? o->metavar : "");
         printf("  %-26s %s", left, o->help);
         switch (o->type) {

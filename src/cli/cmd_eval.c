@@ -63,7 +63,7 @@ static int run_load(const char *ckpt, Run *r) {
     r->tok = tokenizer_load(tokdir);
     int rc = 0;
     if (!r->tok) {
-        rc = err_prefix("the run's tokenizer (%s)", tokdir);
+        rc = err_prefix("the run's tokenizer");
     } else if (strcmp(r->tok->id, r->tokenizer_id) != 0 || r->tok->vocab_size != cfg.vocab_size) {
         rc = err_set("%s is tokenizer %.16s (vocab %d), but %s was trained with tokenizer %.16s (vocab %d): use the "
                      "tokenizer folder of the same run", tokdir, r->tok->id, r->tok->vocab_size, r->model_path,
@@ -105,7 +105,7 @@ static int threads_arg(int threads) {
 // been made with the checkpoint's tokenizer (manifest.json says which).
 static int run_val_shards(const Run *r, int threads, char *data_dir, size_t dsz, char ***shards, int *n) {
     cJSON *cfg = run_config(r);
-    if (!cfg) return err_prefix("eval needs it to find the run's validation data (or pass --input FILE)");
+    if (!cfg) return err_prefix("finding the validation data the run used (or pass --input FILE)");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(cfg, "data");
     const cJSON *cache = cJSON_GetObjectItemCaseSensitive(cfg, "cache");
     int rc = 0;
@@ -207,8 +207,9 @@ int cmd_eval(int argc, char **argv) {
     int batch = 0, seq_len = 0, threads = 0;
     Option opts[] = {
         {"ckpt", OPT_STRING, &ckpt, "RUN_DIR", "the trained run folder (or its model.safetensors); required", 0, 0, 0},
-        {"input", OPT_LIST, &inputs, "FILE", "score these documents (.jsonl/.txt, file or folder; repeatable) instead of the pinned validation set", 0, 0, 0},
-        {"eval-tokens", OPT_INT64, &eval_tokens, "N", "stop after the row that reaches N target positions (0 = all)", 0, INT64_MAX, 0},
+        {"input", OPT_LIST, &inputs, "FILE", "score these documents (.jsonl/.txt file or folder; repeatable) instead", 0, 0, 0},
+        {"eval-tokens", OPT_INT64, &eval_tokens, "N", "stop after the row reaching N target positions (0 = all)", 0,
+         INT64_MAX, 0},
         {"batch", OPT_INT, &batch, "B", "rows per forward (0 = the run's --eval-batch, else its --device-batch)", 0, 1 << 20, 0},
         {"seq-len", OPT_INT, &seq_len, "T", "row length (0 = the model's seq_len; at most that)", 0, 1 << 20, 0},
         {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0},
@@ -243,7 +244,9 @@ int cmd_eval(int argc, char **argv) {
         cJSON *cfg = run_config(&r);
         const cJSON *eb = cJSON_GetObjectItemCaseSensitive(cfg, "eval-batch");
         const cJSON *db = cJSON_GetObjectItemCaseSensitive(cfg, "device-batch");
-        batch = cJSON_IsNumber(eb) && eb->valueint > 0 ? eb->valueint : cJSON_IsNumber(db) && db->valueint > 0 ? db->valueint : 8;
+        batch = cJSON_IsNumber(eb) && eb->valueint > 0   ? eb->valueint
+                : cJSON_IsNumber(db) && db->valueint > 0 ? db->valueint
+                                                         : 8;
         cJSON_Delete(cfg);
     }
     if (inputs.n) {
@@ -270,7 +273,8 @@ int cmd_eval(int argc, char **argv) {
         rc = report_error();
         goto done;
     }
-    printf("eval     %s (step %lld) on %s%s\n", r.model_path, (long long)r.step, inputs.n ? "" : "the pinned validation set ", data_dir);
+    printf("eval     %s (step %lld) on %s%s\n", r.model_path, (long long)r.step,
+           inputs.n ? "" : "the pinned validation set ", data_dir);
     printf("val_bpb  %.6f\n", res.bpb);
     printf("tokens   %lld scored, %lld target positions, %lld rows of T=%d (B=%d)\n", (long long)res.tokens,
            (long long)res.positions, (long long)res.rows, res.T, batch);
@@ -317,7 +321,7 @@ static void print_token(int32_t token, void *ctx) {
 }
 
 int cmd_sample(int argc, char **argv) {
-    const char *ckpt = NULL, *prompt = "";
+    const char *ckpt = NULL, *prompt = NULL;
     int n = 200, top_k = 50, threads = 0;
     double temperature = 0.8;
     int64_t seed = 42;
@@ -338,6 +342,7 @@ int cmd_sample(int argc, char **argv) {
                         "(seq_len) is full. A summary goes to stderr.",
                         opts, argc, argv, NULL);
     if (rc != ARGS_OK) return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE;
+    if (!prompt) prompt = "";
     if (!ckpt) {
         fprintf(stderr, "frontier sample: --ckpt RUN_DIR is required (see frontier sample --help)\n");
         return FRONTIER_EXIT_USAGE;
@@ -374,9 +379,7 @@ int cmd_sample(int argc, char **argv) {
                                                        : "-n reached";
         fprintf(stderr, "sample: %d tokens after a %zu-token prompt (with <|bos|>) in %.2f s (%.1f tok/s); stopped: %s",
                 got, ids.len, dt, dt > 0 ? (got + (double)ids.len) / dt : 0.0, reason);
-        if (why == SAMPLE_STOP_FULL)
-            fprintf(stderr, " (%d positions, the model's seq_len; prompt + generated = %zu)", sampler_capacity(s),
-                    ids.len + (size_t)got);
+        if (why == SAMPLE_STOP_FULL) fprintf(stderr, " (seq_len %d positions)", sampler_capacity(s));
         fprintf(stderr, "\n");
         rc = 0;
     }

@@ -32,7 +32,7 @@ typedef struct {
     const char *preset, *budget, *run_dir, *data, *cache, *resume, *config, *ortho;
     int depth, n_embd, n_head, n_kv_head, head_dim, seq_len, vocab_size, mlp_ratio, qk_norm;
     double rope_base, softcap;
-    int64_t batch_tokens, steps, stop_after, eval_tokens, seed;
+    int64_t batch_tokens, steps, stop_after, eval_tokens, seed, lr_batch_ref;
     int device_batch, excluded_steps, eval_batch, threads, quiet;
     double peak_flops;
     double matrix_lr, embedding_lr, unembedding_lr, weight_decay, momentum_start, momentum_end, adam_eps;
@@ -49,7 +49,7 @@ static Flags default_flags(void) {
         .head_dim = d.model.head_dim, .seq_len = d.model.seq_len, .vocab_size = d.model.vocab_size,
         .mlp_ratio = d.model.mlp_ratio, .qk_norm = d.model.qk_norm, .rope_base = d.model.rope_base,
         .softcap = d.model.softcap, .batch_tokens = d.batch_tokens, .device_batch = d.device_batch,
-        .excluded_steps = d.excluded_steps, .seed = (int64_t)d.seed,
+        .excluded_steps = d.excluded_steps, .seed = (int64_t)d.seed, .lr_batch_ref = o.ref_batch_tokens,
         .matrix_lr = o.muon_lr, .embedding_lr = o.wte_lr, .unembedding_lr = o.lm_head_lr, .weight_decay = o.muon_wd,
         .momentum_start = o.muon_momentum_start, .momentum_end = o.muon_momentum_end, .adam_eps = o.adam_eps,
         .momentum_steps = o.muon_momentum_steps, .warmup_steps = o.warmup_steps, .warmdown = o.warmdown_frac,
@@ -84,6 +84,7 @@ static Option *train_options(Flags *f, int with_resume) {
         R("qk-norm", OPT_INT, qk_norm, "0|1", "RMSNorm q and k over the head dim", 0, 1),
         R("batch-tokens", OPT_INT64, batch_tokens, "N", "tokens per optimizer step (all micro-batches)", 1, INT64_MAX),
         R("device-batch", OPT_INT, device_batch, "B", "rows per micro-batch", 1, 1 << 20),
+        R("lr-batch-ref", OPT_INT64, lr_batch_ref, "N", "learning rates scale by sqrt(batch-tokens / N)", 1, INT64_MAX),
         O("matrix-lr", OPT_DOUBLE, matrix_lr, "LR", "Muon base learning rate"),
         O("embedding-lr", OPT_DOUBLE, embedding_lr, "LR", "AdamW base learning rate for wte"),
         O("unembedding-lr", OPT_DOUBLE, unembedding_lr, "LR", "AdamW base learning rate for lm_head"),
@@ -156,6 +157,7 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     if (args_find(opts, "rope-base")->seen) m->rope_base = (float)f->rope_base;
     if (args_find(opts, "softcap")->seen) m->softcap = (float)f->softcap;
     OptimConfig *o = &c->optim;
+    o->ref_batch_tokens = f->lr_batch_ref;
     o->muon_lr = (float)f->matrix_lr;
     o->wte_lr = (float)f->embedding_lr;
     o->lm_head_lr = (float)f->unembedding_lr;
