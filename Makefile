@@ -11,8 +11,11 @@
 
 CC       ?= gcc
 OPT      ?= -O2 -g
+# The reference kernels are plain C; letting the compiler target this CPU (AVX-512 where present)
+# makes them ~3x faster. `make ARCH=` builds a portable binary.
+ARCH     ?= -march=native
 SANITIZE ?=
-ALL_CFLAGS = $(OPT) $(SANITIZE) -std=gnu17 -Wall -Wextra -fopenmp -Isrc -D_GNU_SOURCE $(CFLAGS)
+ALL_CFLAGS = $(OPT) $(ARCH) $(SANITIZE) -std=gnu17 -Wall -Wextra -fopenmp -Isrc -D_GNU_SOURCE $(CFLAGS)
 ALL_LIBS   = $(SANITIZE) -fopenmp -lpcre2-8 -lcjson -lcrypto -lm $(LDLIBS)
 TEST_LIBS  = -lcmocka
 

@@ -64,6 +64,44 @@ void ref_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K
 // ---------------------------------------------------------------------------------------------
 
 #define AXPY_KB 128  // rows of b kept in L2 while every row block of c passes over them
+#define AXPY_JB 32   // columns of c held in registers (4 rows x 32 floats = 8 AVX-512 registers)
+
+// a(i, k) for either layout of a
+static inline float a_at(const float *a, int M, int K, int i, int k, int trans_a) {
+    return trans_a ? a[(size_t)k * M + i] : a[(size_t)i * K + k];
+}
+
+// c[i0.., j0..j0+jn) += Σ_{k in [k0,k1)} a(i,k) b[k][j], one FMA per k in ascending k — the same
+// arithmetic for the register-blocked and the plain path, so blocking never changes results.
+static void axpy_tile(float *c, const float *a, const float *b, int M, int N, int K, int i0, int nr, int j0, int jn,
+                      int k0, int k1, int trans_a) {
+    if (nr == RB && jn == AXPY_JB) {
+        float acc[RB][AXPY_JB];
+        for (int r = 0; r < RB; r++) memcpy(acc[r], c + (size_t)(i0 + r) * N + j0, sizeof acc[r]);
+        for (int k = k0; k < k1; k++) {
+            const float *bk = b + (size_t)k * N + j0;
+            float a0 = a_at(a, M, K, i0, k, trans_a), a1 = a_at(a, M, K, i0 + 1, k, trans_a);
+            float a2 = a_at(a, M, K, i0 + 2, k, trans_a), a3 = a_at(a, M, K, i0 + 3, k, trans_a);
+#pragma omp simd
+            for (int j = 0; j < AXPY_JB; j++) {
+                acc[0][j] += a0 * bk[j];
+                acc[1][j] += a1 * bk[j];
+                acc[2][j] += a2 * bk[j];
+                acc[3][j] += a3 * bk[j];
+            }
+        }
+        for (int r = 0; r < RB; r++) memcpy(c + (size_t)(i0 + r) * N + j0, acc[r], sizeof acc[r]);
+        return;
+    }
+    for (int r = 0; r < nr; r++) {
+        float *cr = c + (size_t)(i0 + r) * N + j0;
+        for (int k = k0; k < k1; k++) {
+            float aik = a_at(a, M, K, i0 + r, k, trans_a);
+            const float *bk = b + (size_t)k * N + j0;
+            for (int j = 0; j < jn; j++) cr[j] += aik * bk[j];
+        }
+    }
+}
 
 static void rows_axpy(float *c, const float *a, const float *b, int M, int N, int K, int accumulate, int trans_a) {
     if (!accumulate) {
@@ -75,16 +113,8 @@ static void rows_axpy(float *c, const float *a, const float *b, int M, int N, in
 #pragma omp parallel for schedule(static)
         for (int i0 = 0; i0 < M; i0 += RB) {
             int nr = M - i0 < RB ? M - i0 : RB;
-            float *ci = c + (size_t)i0 * N;
-            for (int k = k0; k < k1; k++) {
-                const float *bk = b + (size_t)k * N;
-                for (int r = 0; r < nr; r++) {
-                    float aik = trans_a ? a[(size_t)k * M + i0 + r] : a[(size_t)(i0 + r) * K + k];
-                    float *cr = ci + (size_t)r * N;
-#pragma omp simd
-                    for (int j = 0; j < N; j++) cr[j] += aik * bk[j];
-                }
-            }
+            for (int j0 = 0; j0 < N; j0 += AXPY_JB)
+                axpy_tile(c, a, b, M, N, K, i0, nr, j0, N - j0 < AXPY_JB ? N - j0 : AXPY_JB, k0, k1, trans_a);
         }
     }
 }
