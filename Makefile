@@ -72,7 +72,7 @@ bench: setup frontier $(BENCH_BIN)
 	@BUILD=$(BUILD) bash bench/run.sh
 
 run: setup frontier
-	./frontier prepare
+	./frontier run
 
 clean:
 	rm -rf build frontier

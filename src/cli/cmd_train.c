@@ -67,7 +67,7 @@ static const char *const RESUMABLE[] = {"budget", "steps", "stop-after", "quiet"
 static Option *train_options(Flags *f, int with_resume) {
     Option opts[] = {
         O("config", OPT_STRING, config, "FILE.json", "read settings from a JSON object (keys = flag names)"),
-        O("preset", OPT_STRING, preset, "NAME", "model preset: cpu (d4, T 512) or kit-d10 (the competition baseline)"),
+        O("preset", OPT_STRING, preset, "NAME", "model preset: cpu (d2, T 256) or kit-d10 (the competition baseline)"),
         O("budget", OPT_STRING, budget, "TIME", "wall-clock training budget: 90s, 5m, 1h, or seconds"),
         R("steps", OPT_INT64, steps, "N", "run exactly N optimizer steps instead of a budget (0 = use the budget)", 0, INT64_MAX),
         R("stop-after", OPT_INT64, stop_after, "N", "stop and save after N steps as if interrupted (for resume tests)", 0, INT64_MAX),
@@ -82,9 +82,9 @@ static Option *train_options(Flags *f, int with_resume) {
         O("rope-base", OPT_DOUBLE, rope_base, "B", "RoPE base"),
         O("softcap", OPT_DOUBLE, softcap, "S", "logit softcap S*tanh(z/S); 0 = off"),
         R("qk-norm", OPT_INT, qk_norm, "0|1", "RMSNorm q and k over the head dim", 0, 1),
-        R("batch-tokens", OPT_INT64, batch_tokens, "N", "tokens per optimizer step (all micro-batches)", 1, INT64_MAX),
+        R("batch-tokens", OPT_INT64, batch_tokens, "N", "tokens per optimizer step (all micro-batches); kit-d10: 2^19", 1, INT64_MAX),
         R("device-batch", OPT_INT, device_batch, "B", "rows per micro-batch", 1, 1 << 20),
-        R("lr-batch-ref", OPT_INT64, lr_batch_ref, "N", "learning rates scale by sqrt(batch-tokens / N)", 1, INT64_MAX),
+        R("lr-batch-ref", OPT_INT64, lr_batch_ref, "N", "learning rates scale by sqrt(batch-tokens / N); cpu preset 4096, kit-d10 2^19", 1, INT64_MAX),
         O("matrix-lr", OPT_DOUBLE, matrix_lr, "LR", "Muon base learning rate"),
         O("embedding-lr", OPT_DOUBLE, embedding_lr, "LR", "AdamW base learning rate for wte"),
         O("unembedding-lr", OPT_DOUBLE, unembedding_lr, "LR", "AdamW base learning rate for lm_head"),
@@ -180,8 +180,11 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     else return err_set("--ortho must be polar-express or newton-schulz, got '%s'", f->ortho);
     if (optim_config_check(o) != 0) return -1;
     if (model_config_validate(m) != 0) return -1;
-    c->batch_tokens = f->batch_tokens;
-    c->device_batch = f->device_batch;
+    // The batch and the learning-rate reference batch follow the preset unless given.
+    int kit = !strcmp(f->preset, "kit-d10");
+    c->batch_tokens = args_find(opts, "batch-tokens")->seen ? f->batch_tokens : kit ? 524288 : 4096;
+    c->device_batch = args_find(opts, "device-batch")->seen ? f->device_batch : 16;
+    if (!args_find(opts, "lr-batch-ref")->seen) o->ref_batch_tokens = kit ? 524288 : 4096;
     c->budget_s = parse_duration(f->budget);
     if (c->budget_s <= 0 && f->steps == 0)
         return err_set("--budget '%s': expected a positive duration like 90s, 5m or 1h", f->budget);

@@ -233,12 +233,16 @@ static int64_t fill_row(DataLoader *dl) {
         refill(dl);
         if (dl->buf_n == 0) break;
         int64_t remaining = cap - pos;
-        int64_t best = -1, best_len = 0, shortest = 0;
+        // A kept remainder may only start a row: mid-row, its first token (already scored as the
+        // end of an earlier row) would be scored again as the target of another document.
+        int64_t best = -1, best_len = 0, shortest = -1, shortest_len = 0;
         for (int64_t i = 0; i < dl->buf_n; i++) {
+            if (pos > 0 && dl->buf_skip[i] > 0) continue;
             int64_t len = dl->doc_len[dl->buf[i]] - dl->buf_skip[i];
             if (len <= remaining && len > best_len) { best = i; best_len = len; }
-            if (len < dl->doc_len[dl->buf[shortest]] - dl->buf_skip[shortest]) shortest = i;
+            if (shortest < 0 || len < shortest_len) { shortest = i; shortest_len = len; }
         }
+        if (shortest < 0) break;  // only remainders are left: they wait for the next row
         int64_t pick = best >= 0 ? best : shortest;
         int32_t doc = dl->buf[pick];
         int64_t skip = dl->buf_skip[pick], len = dl->doc_len[doc] - skip, take = len < remaining ? len : remaining;

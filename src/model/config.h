@@ -20,7 +20,7 @@ typedef struct {
 ModelConfig model_config_from_depth(int depth, int vocab_size, int seq_len);
 
 // "kit-d10" (the competition baseline: depth 10, V 8192, T 1024) or "cpu" (the default here:
-// depth 4, V 8192, T 512). Returns 0, or -1 + err for an unknown name.
+// depth 2, V 8192, T 256, chosen by measurement). Returns 0, or -1 + err for an unknown name.
 int model_config_preset(const char *name, ModelConfig *cfg);
 extern const char *const MODEL_PRESETS[];  // NULL-terminated list of names
 

@@ -26,8 +26,9 @@ TrainConfig train_defaults(void) {
     TrainConfig c = {0};
     model_config_preset("cpu", &c.model);
     c.optim = optim_defaults();
-    c.batch_tokens = 16384;
-    c.device_batch = 8;
+    c.batch_tokens = 4096;   // the "cpu" preset's batch (kit-d10: 2^19)
+    c.device_batch = 16;
+    c.optim.ref_batch_tokens = 4096;  // its learning rates were set at this batch
     c.budget_s = 300;
     c.excluded_steps = 2;
     c.seed = 42;
@@ -205,6 +206,11 @@ static double max_recent_step(const TrainCounters *c) {
 
 static void print_progress(const TrainConfig *cfg, const TrainCounters *c, double loss, double tok_s, double mfu) {
     if (cfg->quiet) return;
+    // On a terminal the line is redrawn every step; in a log, one line every 10 s is plenty.
+    static double last_line;
+    double now = now_seconds();
+    if (!isatty(2) && now - last_line < 10.0 && c->step > 1) return;
+    last_line = now;
     double rate = c->timed_s > 0 && c->step > cfg->excluded_steps ? (c->step - cfg->excluded_steps) / c->timed_s : 0;
     char eta[32] = "?";
     if (cfg->steps > 0 && rate > 0) snprintf(eta, sizeof eta, "%.0fs", (cfg->steps - c->step) / rate);

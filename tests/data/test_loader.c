@@ -640,6 +640,30 @@ static void test_bad_config_and_shards(void **state) {
 static void test_keep_mode_scores_every_token_once(void **state) {
     (void)state;
     char *dir = test_tmpdir("loader");
+    // By hand, T = 7 (rows of 8): row 1 = doc 0 (6) + 2 cropped tokens of doc 1, whose rest (3
+    // tokens, from its 2nd) is kept; row 2 = doc 2 (6), then the rest must NOT follow mid-row
+    // (its first token was already scored), so row 2 ends; row 3 = the rest of doc 1.
+    int small[] = {6, 4, 6};
+    char *p3 = write_docs(dir, "small.bin", small, 3, 0);
+    LoaderConfig c3 = config(1, 7, 0, 3, 3);
+    c3.discard_crops = 0;
+    DataLoader *d3 = open1(p3, &c3);
+    int32_t i3[7], t3[7];
+    int32_t r1i[7] = {tok(0, 0), tok(0, 1), tok(0, 2), tok(0, 3), tok(0, 4), tok(0, 5), tok(1, 0)};
+    int32_t r1t[7] = {tok(0, 1), tok(0, 2), tok(0, 3), tok(0, 4), tok(0, 5), tok(1, 0), tok(1, 1)};
+    int32_t r2i[7] = {tok(2, 0), tok(2, 1), tok(2, 2), tok(2, 3), tok(2, 4), tok(2, 5), BOS};
+    int32_t r2t[7] = {tok(2, 1), tok(2, 2), tok(2, 3), tok(2, 4), tok(2, 5), -1, -1};
+    int32_t r3i[7] = {tok(1, 1), tok(1, 2), tok(1, 3), BOS, BOS, BOS, BOS};
+    int32_t r3t[7] = {tok(1, 2), tok(1, 3), -1, -1, -1, -1, -1};
+    assert_int_equal(loader_next(d3, i3, t3), 1);
+    assert_row(i3, t3, r1i, r1t, 7);
+    assert_int_equal(loader_next(d3, i3, t3), 1);
+    assert_row(i3, t3, r2i, r2t, 7);
+    assert_int_equal(loader_next(d3, i3, t3), 1);
+    assert_row(i3, t3, r3i, r3t, 7);
+    assert_int_equal(loader_next(d3, i3, t3), 0);
+    loader_free(d3);
+    free(p3);
     int lens[40];
     some_lengths(lens, 40, 1, 100, 11);
     char *path = write_docs(dir, "val.bin", lens, 40, 0);
@@ -649,9 +673,11 @@ static void test_keep_mode_scores_every_token_once(void **state) {
         DataLoader *dl = open1(path, &c);
         int seen[40][100] = {{0}};
         int32_t in[3 * 40], tg[3 * 40];
+        int total = 0;
         while (loader_next(dl, in, tg) == 1)
             for (int i = 0; i < 3 * T; i++) {
                 if (tg[i] < 0 || tg[i] == BOS) continue;
+                total++;
                 int d = tg[i] / 100, j = tg[i] % 100;
                 assert_int_equal(in[i], tok(d, j - 1));  // its real predecessor
                 seen[d][j]++;
@@ -661,6 +687,9 @@ static void test_keep_mode_scores_every_token_once(void **state) {
                 if (seen[d][j] != 1) print_error("T=%d: token %d of document %d scored %d times\n", T, j, d, seen[d][j]);
                 assert_int_equal(seen[d][j], 1);
             }
+        int want = 0;
+        for (int d = 0; d < 40; d++) want += lens[d] - 1;
+        assert_int_equal(total, want);  // no token scored twice, even across documents
         assert_int_equal(dl->tokens_cropped, 0);
         loader_free(dl);
     }

@@ -81,5 +81,15 @@ $F train "${TINY[@]}" --steps 20 --stop-after 5 --run-dir "$tmp/d" --threads 1 >
 cp "$tmp/b/train_state.safetensors" "$tmp/d/train_state.safetensors"
 expect_fail "mismatched state file" "same save"        $F train --resume "$tmp/d"
 
+# a tokenizer that does not match the shards
+cp -r "$data" "$tmp/data2"
+$F tokenizer train --input "${FRONTIER_DATA:-../shared/data}/text/val" --vocab-size 8192 \
+  --out "$tmp/data2/tokenizer" > /dev/null 2>&1 || true
+expect_fail "tokenizer vs shards" "were made with tokenizer" $F train "${TINY[@]}" --data "$tmp/data2" --steps 1 --run-dir "$tmp/e"
+
+# divergence: a NaN/inf loss stops with a clear message and saves nothing
+expect_fail "diverging run"      "training diverged"   $F train "${TINY[@]}" --steps 30 --embedding-lr 1e30 --unembedding-lr 1e30 --lr-batch-ref 512 --run-dir "$tmp/f"
+[ ! -e "$tmp/f/model.safetensors" ] && ok "no checkpoint written after divergence" || bad "a diverged run saved a checkpoint"
+
 echo "train cli: $fails failed"
 [ "$fails" -eq 0 ]
