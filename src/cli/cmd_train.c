@@ -273,6 +273,15 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     if (!f->run_dir && !f->resume) f->run_dir = run_dir = default_run_dir();
     TrainConfig cfg;
     if (build_config(opts, f, &cfg) != 0) { free(opts); free(run_dir); return report_error(); }
+    // Record what will actually be trained: shape fields derived from --preset/--depth and the
+    // preset's batch defaults go into config.json as their effective values, so --resume (which
+    // reads every key back as if given) rebuilds exactly this run.
+    f->depth = cfg.model.depth, f->n_embd = cfg.model.n_embd, f->n_head = cfg.model.n_head;
+    f->n_kv_head = cfg.model.n_kv_head, f->head_dim = cfg.model.head_dim, f->seq_len = cfg.model.seq_len;
+    f->vocab_size = cfg.model.vocab_size, f->mlp_ratio = cfg.model.mlp_ratio, f->qk_norm = cfg.model.qk_norm;
+    f->rope_base = cfg.model.rope_base, f->softcap = cfg.model.softcap;
+    f->batch_tokens = cfg.batch_tokens, f->device_batch = cfg.device_batch;
+    f->lr_batch_ref = cfg.optim.ref_batch_tokens;
     cJSON *j = args_to_json(opts);
     cJSON_DeleteItemFromObject(j, "resume");
     cJSON_DeleteItemFromObject(j, "config");
