@@ -13,7 +13,8 @@ else
   ./frontier run --run-dir "$run" --quiet > /dev/null
 fi
 S="$run/summary.json"
-j() { /usr/bin/python3 -c "import json,sys; d=json.load(open('$S')); print(eval(sys.argv[1]))" "$1"; }
+# j EXPR [FORMAT]: a value from summary.json (d), optionally formatted (e.g. .1f)
+j() { /usr/bin/python3 -c "import json,sys; d=json.load(open('$S')); print(format(eval(sys.argv[1]), sys.argv[2]))" "$1" "${2:-}"; }
 body=$(mktemp)
 cat > "$body" <<MD
 ## Training: the main job (\`make run\` = \`frontier run\`)
@@ -23,14 +24,14 @@ Command: \`make run\` (or \`bench/train.sh\`, which writes this section).
 
 | | |
 |---|---|
-| model | preset \`$(j 'd["config"]["preset"]')\`: depth $(j 'd["config"]["depth"]'), width $(j 'd["config"]["n-embd"]'), T $(j 'd["config"]["seq-len"]'), vocab $(j 'd["config"]["vocab-size"]'); $(j 'f"{d[\"parameters\"]/1e6:.2f}"')M parameters, $(j 'f"{d[\"flops_per_token\"]/1e6:.1f}"') MFLOP/token |
-| budget | $(j 'd["budget_s"]') s; timed $(j 'f"{d[\"timed_s\"]:.1f}"') s, start-up $(j 'f"{d[\"startup_s\"]:.1f}"') s and $(j 'd["config"]["excluded-steps"]') excluded steps $(j 'f"{d[\"excluded_s\"]:.1f}"') s reported apart |
+| model | preset \`$(j 'd["config"]["preset"]')\`: depth $(j 'd["config"]["depth"]'), width $(j 'd["config"]["n-embd"]'), T $(j 'd["config"]["seq-len"]'), vocab $(j 'd["config"]["vocab-size"]'); $(j 'd["parameters"]/1e6' '.2f')M parameters, $(j 'd["flops_per_token"]/1e6' '.1f') MFLOP/token |
+| budget | $(j 'd["budget_s"]') s; timed $(j 'd["timed_s"]' '.1f') s, start-up $(j 'd["startup_s"]' '.1f') s and $(j 'd["config"]["excluded-steps"]') excluded steps $(j 'd["excluded_s"]' '.1f') s reported apart |
 | batch | $(j 'd["config"]["batch-tokens"]') tokens/step, lr reference batch $(j 'd["config"]["lr-batch-ref"]') |
 | steps, tokens seen | $(j 'd["steps"]') steps, $(j 'd["tokens_trained"]') tokens |
-| throughput | **$(j 'f"{d[\"tok_per_s\"]:.0f}"') tok/s**, MFU $(j 'f"{100*d[\"mfu\"]:.2f}"')% of $(j 'f"{d[\"peak_flops\"]/1e9:.0f}"') GFLOP/s (fp32 FMA peak estimate for the 2 vCPUs) |
-| final training loss | $(j 'f"{d[\"final_loss\"]:.3f}"') |
-| **val_bpb** | **$(j 'f"{d[\"val_bpb\"]:.4f}"')** on the whole pinned validation set ($(j 'd["eval_tokens"]') tokens scored, T $(j 'd["eval_T"]')) |
-| peak memory | $(j 'f"{d[\"peak_rss_bytes\"]/2**20:.0f}"') MiB |
+| throughput | **$(j 'd["tok_per_s"]' '.0f') tok/s**, MFU $(j '100*d["mfu"]' '.2f')% of $(j 'd["peak_flops"]/1e9' '.0f') GFLOP/s (fp32 FMA peak estimate for the 2 vCPUs) |
+| final training loss | $(j 'd["final_loss"]' '.3f') |
+| **val_bpb** | **$(j 'd["val_bpb"]' '.4f')** on the whole pinned validation set ($(j 'd["eval_tokens"]') tokens scored, T $(j 'd["eval_T"]')) |
+| peak memory | $(j 'd["peak_rss_bytes"]/2**20' '.0f') MiB |
 
 How the preset was chosen (90 s budget, val_bpb on the first 100,000 validation tokens, same machine,
 reference kernels): depth 4 / T 512 / batch 4096 with nanochat's lr batch scaling (reference 2^19)

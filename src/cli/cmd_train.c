@@ -282,6 +282,11 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     f->rope_base = cfg.model.rope_base, f->softcap = cfg.model.softcap;
     f->batch_tokens = cfg.batch_tokens, f->device_batch = cfg.device_batch;
     f->lr_batch_ref = cfg.optim.ref_batch_tokens;
+    // Data and cache folders are recorded as absolute paths, so `frontier eval` finds them from
+    // anywhere (they live as long as the process).
+    char *abs_data = f->data ? realpath(f->data, NULL) : NULL, *abs_cache = f->cache ? realpath(f->cache, NULL) : NULL;
+    if (abs_data) f->data = abs_data;
+    if (abs_cache) f->cache = abs_cache;
     cJSON *j = args_to_json(opts);
     cJSON_DeleteItemFromObject(j, "resume");
     cJSON_DeleteItemFromObject(j, "config");
@@ -294,6 +299,8 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     free(json);
     free(opts);
     free(run_dir);
+    free(abs_data);
+    free(abs_cache);
     return rc == 0 ? 0 : report_error();
 }
 

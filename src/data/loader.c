@@ -6,12 +6,13 @@
 
 #include "data/shard.h"
 #include "util/error.h"
+#include "util/rng.h"
 #include "util/mem.h"
 
 // ---------------------------------------------------------------------------------------------
-// PRNG: splitmix64 (Steele, Lea, Flood 2014; the generator java.util.SplittableRandom uses and the
-// usual seeder of xoshiro). State advances by the golden-ratio constant; each output is the state
-// run through a 64-bit finaliser. Period 2^64, passes BigCrush; integer arithmetic only.
+// PRNG: splitmix64 (util/rng.h; Steele, Lea, Flood 2014): period 2^64, passes BigCrush, integer
+// arithmetic only, so permutations are the same on every machine. mix64 is its finaliser, used
+// here to derive each epoch's stream from (seed, epoch).
 // ---------------------------------------------------------------------------------------------
 
 static uint64_t mix64(uint64_t z) {
@@ -20,19 +21,14 @@ static uint64_t mix64(uint64_t z) {
     return z ^ (z >> 31);
 }
 
-static uint64_t splitmix64_next(uint64_t *s) {
-    *s += 0x9e3779b97f4a7c15ULL;
-    return mix64(*s);
-}
-
 // Uniform in [0, n), n > 0 (Lemire 2019, "Fast random integer generation in an interval").
 static uint64_t uniform_below(uint64_t *s, uint64_t n) {
-    unsigned __int128 m = (unsigned __int128)splitmix64_next(s) * n;
+    unsigned __int128 m = (unsigned __int128)splitmix64(s) * n;
     uint64_t lo = (uint64_t)m;
     if (lo < n) {
         uint64_t threshold = (0 - n) % n;  // 2^64 mod n
         while (lo < threshold) {
-            m = (unsigned __int128)splitmix64_next(s) * n;
+            m = (unsigned __int128)splitmix64(s) * n;
             lo = (uint64_t)m;
         }
     }
