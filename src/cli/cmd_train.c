@@ -262,9 +262,11 @@ static void print_summary(const TrainConfig *c, const TrainResult *r) {
     printf("final loss     %.4f\nrun folder     %s\n", r->final_loss, c->run_dir);
 }
 
-static int train_like(int argc, char **argv, const char *usage, const char *summary, int is_run) {
+enum { MODE_TRAIN, MODE_RUN, MODE_PROFILE };
+
+static int train_like(int argc, char **argv, const char *usage, const char *summary, int mode) {
     Flags fl = default_flags(), *f = &fl;
-    Option *opts = train_options(f, !is_run);
+    Option *opts = train_options(f, mode == MODE_TRAIN);
     int rc = parse_args(usage, summary, opts, argc, argv, NULL);
     if (rc != ARGS_OK) { free(opts); return rc == ARGS_HELP ? 0 : 2; }
     if (f->config && args_load_json(opts, f->config, 0) != 0) { free(opts); return report_error(); }
@@ -273,6 +275,10 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     if (!f->run_dir && !f->resume) f->run_dir = run_dir = default_run_dir();
     TrainConfig cfg;
     if (build_config(opts, f, &cfg) != 0) { free(opts); free(run_dir); return report_error(); }
+    if (mode == MODE_PROFILE) {  // --steps N counts the recorded steps, after the excluded ones
+        cfg.profile_steps = f->steps > 0 ? (int)f->steps : 5;
+        cfg.steps = cfg.excluded_steps + cfg.profile_steps;
+    }
     // Record what will actually be trained: shape fields derived from --preset/--depth and the
     // preset's batch defaults go into config.json as their effective values, so --resume (which
     // reads every key back as if given) rebuilds exactly this run.
@@ -295,7 +301,7 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     cfg.config_json = json;
     TrainResult res;
     rc = train_run(&cfg, &res);
-    if (rc == 0) print_summary(&cfg, &res);
+    if (rc == 0 && mode != MODE_PROFILE) print_summary(&cfg, &res);
     free(json);
     free(opts);
     free(run_dir);
@@ -309,12 +315,23 @@ int cmd_train(int argc, char **argv) {
                       "Train a GPT from scratch within a wall-clock budget (or a fixed number of steps), save the "
                       "checkpoint, and score it by val_bpb on the pinned validation set. Prepares the data first "
                       "if needed (cached).",
-                      0);
+                      MODE_TRAIN);
 }
 
 int cmd_run(int argc, char **argv) {
     return train_like(argc, argv, "frontier run [options]",
                       "The main job: prepare the data (cached), train the default preset for --budget (5m), "
                       "evaluate val_bpb, and print one summary block. Takes the same options as `frontier train`.",
-                      1);
+                      MODE_RUN);
+}
+
+int cmd_profile(int argc, char **argv) {
+    return train_like(argc, argv, "frontier profile [train options] [--steps N]",
+                      "Profile training: after the --excluded-steps warm-up, record --steps N (default 5) steps "
+                      "with every kernel call timed and costed (analytic FLOPs and bytes), then write trace.json "
+                      "(Chrome/Perfetto trace events: step > phase > layer > op spans, data loading on its own "
+                      "lane, a tok/s counter), profile.csv and roofline.json into the run folder and print the "
+                      "per-op table (self time, % of step, GFLOP/s, GB/s, FLOP/byte, % of roofline) with time "
+                      "per layer, MFU and HFU. No evaluation. Takes the options of `frontier train`.",
+                      MODE_PROFILE);
 }

@@ -60,3 +60,6 @@ extern const Kernels KERNELS_REF;
 
 // The active table (default: the best available; FRONTIER_KERNELS=ref forces the reference).
 const Kernels *kernels(void);
+// Route every op through the profiler (profile/profile.h) or back; results are unchanged.
+void kernels_set_profiling(int on);
+const Kernels *kernels_profiled(const Kernels *base);  // the wrapper table around `base`

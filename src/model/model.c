@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "profile/profile.h"
 #include "util/error.h"
 #include "util/mem.h"
 #include "util/rng.h"
@@ -224,20 +225,26 @@ float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
                 T, s->B, s->T, c->seq_len);
         abort();
     }
+    prof_begin("forward", "phase", -1);
     float *x0 = L ? s->layer[0].x : s->x_final;
     K->embedding_fwd(s->emb, inputs, m->wte, N, C);
     K->rmsnorm_fwd(x0, s->rstd0, s->emb, N, C);
     for (int l = 0; l < L; l++) {
+        prof_begin("attention", "layer", l);
         attention_block(m, &s->layer[l], &m->w[l], B, T);
+        prof_end(0, 0);
+        prof_begin("mlp", "layer", l);
         mlp_block(m, &s->layer[l], &m->w[l], l + 1 < L ? s->layer[l + 1].x : s->x_final, N);
+        prof_end(0, 0);
     }
     K->rmsnorm_fwd(s->xn_final, s->rstd_final, s->x_final, N, C);
     linear(s->logits, s->xn_final, m->lm_head, N, V, C, 0);
     s->n_counted = 0;
     s->cur_B = B;
     s->cur_T = T;
+    if (targets) K->softcap_ce(s->losses, NULL, s->logits, targets, N, V, c->softcap, 0.0f);
+    prof_end(0, 0);
     if (!targets) return 0.0f;
-    K->softcap_ce(s->losses, NULL, s->logits, targets, N, V, c->softcap, 0.0f);
     double sum = 0;
     for (int n = 0; n < N; n++)
         if (targets[n] >= 0) { sum += s->losses[n]; s->n_counted++; }
@@ -288,15 +295,21 @@ void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
     const ModelConfig *c = &m->cfg;
     int B = s->cur_B, T = s->cur_T, N = B * T, C = c->n_embd, V = c->vocab_size;
     if (!s->n_counted) return;  // nothing to learn from
+    prof_begin("backward", "phase", -1);
     // dlogits overwrite the logits: the forward's last use of them was the loss
     K->softcap_ce(s->losses, s->logits, s->logits, targets, N, V, c->softcap, grad_scale / (float)s->n_counted);
     K->matmul_tn(m->dlm_head, s->logits, s->xn_final, V, C, N, 1);
     K->matmul_nn(s->dxn, s->logits, m->lm_head, N, C, V, 0);
     K->rmsnorm_bwd(s->dx, s->dxn, s->x_final, s->rstd_final, N, C, 0);
     for (int l = c->depth - 1; l >= 0; l--) {
+        prof_begin("mlp_bwd", "layer", l);
         mlp_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], N);
+        prof_end(0, 0);
+        prof_begin("attention_bwd", "layer", l);
         attention_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], B, T);
+        prof_end(0, 0);
     }
     K->rmsnorm_bwd(s->dxn, s->dx, s->emb, s->rstd0, N, C, 0);
     K->embedding_bwd(m->dwte, s->dxn, inputs, N, C);
+    prof_end(0, 0);
 }

@@ -15,6 +15,8 @@
 #include "eval/bpb.h"
 #include "kernels/cpu.h"
 #include "model/model.h"
+#include "kernels/kernels.h"
+#include "profile/profile.h"
 #include "tokenizer/tokenizer.h"
 #include "train/checkpoint.h"
 #include "util/error.h"
@@ -184,7 +186,10 @@ static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched
     model_zero_grad(&r->model);
     double loss = 0;
     for (int g = 0; g < r->grad_accum; g++) {
-        if (loader_next(r->loader, r->inputs, r->targets) != 1) return err_prefix("training data");
+        prof_begin("loader", "data", -1);
+        int got = loader_next(r->loader, r->inputs, r->targets);
+        prof_end(0, 0);
+        if (got != 1) return err_prefix("training data");
         loss += model_forward(&r->model, &r->rs, r->inputs, r->targets, cfg->device_batch, cfg->model.seq_len, NULL);
         model_backward(&r->model, &r->rs, r->inputs, r->targets, 1.0f / (float)r->grad_accum);
     }
@@ -193,7 +198,9 @@ static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched
     if (!isfinite(loss))
         return err_set("loss is %s at step %lld: training diverged. The last good checkpoint (if any) is kept; "
                        "try a lower learning rate", isnan(loss) ? "NaN" : "infinite", (long long)r->ctr.step);
+    prof_begin("optimizer", "phase", -1);
     optim_step(r->opt, r->model.param, r->model.grad, sched);
+    prof_end(0, 0);
     return 0;
 }
 
@@ -234,6 +241,37 @@ static int should_stop(const TrainConfig *cfg, const TrainCounters *c, int *why)
 
 static int write_summary(const TrainConfig *cfg, const TrainResult *res, const char *tokenizer_id);
 
+// After a profiling run: trace.json, profile.csv, roofline.json in the run folder, and the table.
+static int write_profile(const TrainConfig *cfg, Run *r) {
+    prof_enable(0);
+    kernels_set_profiling(0);
+    double peak = cfg->peak_flops > 0 ? cfg->peak_flops : machine_peak_flops(), bw = MACHINE_PEAK_BW;
+    ProfSummary s;
+    prof_summarize(&s);
+    char *trace = path_join(cfg->run_dir, "trace.json"), *csv = path_join(cfg->run_dir, "profile.csv");
+    char *roof = path_join(cfg->run_dir, "roofline.json");
+    char rj[160];
+    int n = snprintf(rj, sizeof rj, "{\"peak_flops\": %.6g, \"peak_bw\": %.6g, \"source\": \"estimate\"}\n", peak, bw);
+    int rc = prof_write_trace(trace);
+    if (rc == 0) rc = prof_write_csv(&s, csv, peak, bw);
+    if (rc == 0) rc = write_file_atomic(roof, rj, (size_t)n);
+    if (rc == 0) {
+        prof_print_table(&s, peak, bw);
+        double fpt = model_config_flops_per_token(&cfg->model), hw = 0;
+        for (int i = 0; i < s.n_ops; i++) hw += s.ops[i].flops;
+        double per_step = s.steps ? s.step_s / s.steps : 0, tps = per_step > 0 ? cfg->batch_tokens / per_step : 0;
+        printf("step: %.1f ms, %.0f tok/s, MFU %.2f%% (model FLOPs), HFU %.2f%% (all op FLOPs incl. recompute) of "
+               "%.0f GFLOP/s\ntrace: %s (open in ui.perfetto.dev or chrome://tracing)\n", 1e3 * per_step, tps,
+               100 * fpt * tps / peak, s.step_s > 0 ? 100 * hw / s.step_s / peak : 0, peak / 1e9, trace);
+    }
+    (void)r;
+    prof_summary_free(&s);
+    free(trace);
+    free(csv);
+    free(roof);
+    return rc;
+}
+
 int train_run(const TrainConfig *cfg, TrainResult *res) {
     memset(res, 0, sizeof *res);
     double t_start = now_seconds();
@@ -273,9 +311,17 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     while (!should_stop(cfg, &r.ctr, &why)) {
         double progress = cfg->steps > 0 ? (double)r.ctr.step / cfg->steps : r.ctr.timed_s / cfg->budget_s;
         OptimSchedule sched = optim_schedule(&cfg->optim, (int)r.ctr.step, progress > 1 ? 1 : progress);
+        if (cfg->profile_steps > 0 && r.ctr.step == cfg->excluded_steps) {  // warm-up done: record
+            prof_enable(1);
+            kernels_set_profiling(1);
+        }
         double t0 = now_seconds();
-        if (train_step(cfg, &r, &sched, &loss) != 0) goto done;
+        prof_begin("step", "step", (int)r.ctr.step);
+        int step_rc = train_step(cfg, &r, &sched, &loss);
+        prof_end(0, 0);
+        if (step_rc != 0) goto done;
         double dt = now_seconds() - t0;
+        prof_counter("tok/s", tok_step / dt);
         int timed = r.ctr.step >= cfg->excluded_steps;
         if (timed) {
             r.ctr.timed_s += dt;
@@ -309,7 +355,8 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->params = model_config_num_params(&cfg->model);
     res->flops_per_token = flops_tok;
     res->stopped_by = why;
-    if (why != 2) {  // an interrupted run is not evaluated
+    if (cfg->profile_steps > 0 && write_profile(cfg, &r) != 0) goto done;
+    if (why != 2 && cfg->profile_steps == 0) {  // interrupted and profiling runs are not evaluated
         if (!cfg->quiet) fprintf(stderr, "eval: val_bpb on %s...\n", cfg->eval_tokens ? "part of the validation set" : "the whole validation set");
         BpbResult b;
         int eb = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->device_batch;

@@ -35,6 +35,8 @@ typedef struct {
     const char *cache_dir;  // for prepare (default "cache")
     const char *resume;     // resume from this run folder
     const char *config_json;// every setting as JSON (written to config.json and the checkpoint)
+    int profile_steps;      // > 0: record this many steps after the excluded ones with the profiler,
+                            // write trace.json / profile.csv / roofline.json, skip evaluation
 } TrainConfig;
 
 TrainConfig train_defaults(void);
@@ -59,3 +61,5 @@ int train_run(const TrainConfig *cfg, TrainResult *res);
 // This machine's fp32 peak FLOP/s estimate: cores x (32 FMA-FLOPs/cycle AVX-512, 16 AVX2) x
 // ~3 GHz. SPEC §7 measured ~200 GFLOP/s per core with AVX-512.
 double machine_peak_flops(void);
+// Memory bandwidth for the roofline: SPEC §7's measured ~29 GB/s for both cores.
+#define MACHINE_PEAK_BW 29e9

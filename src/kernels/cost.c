@@ -1,0 +1,52 @@
+// kernels/cost.c — analytic op costs (see cost.h).
+#include "kernels/cost.h"
+
+#define F 4.0  // bytes per fp32 / int32
+
+OpCost cost_matmul(int M, int N, int K, int accumulate) {
+    double m = M, n = N, k = K;
+    return (OpCost){2 * m * n * k, F * (m * k + n * k + m * n * (accumulate ? 2 : 1))};
+}
+
+// gather: read one row of C per position (+ the index), write it
+OpCost cost_embedding_fwd(int N, int C) { return (OpCost){0, F * ((double)N + 2.0 * N * C)}; }
+// scatter-add: read dout and the destination row, write it back
+OpCost cost_embedding_bwd(int N, int C) { return (OpCost){(double)N * C, F * ((double)N + 3.0 * N * C)}; }
+
+// sum of squares (2/elem), rsqrt per row, scale (1/elem); read x, write out and rstd
+OpCost cost_rmsnorm_fwd(int N, int C) { return (OpCost){3.0 * N * C + N, F * (2.0 * N * C + N)}; }
+// dot(dout, x·r) (3/elem), dx = r·(g - x·r·m) (4/elem); read x, dout, rstd (+dx), write dx
+OpCost cost_rmsnorm_bwd(int N, int C, int accumulate) {
+    return (OpCost){7.0 * N * C, F * ((3.0 + (accumulate ? 1 : 0)) * N * C + N)};
+}
+
+// per rotated pair: 4 multiplies + 2 adds; read and write x (the tables stay in cache)
+OpCost cost_rope(int B, int T, int nh, int D) {
+    double pairs = (double)B * T * nh * D / 2;
+    return (OpCost){6 * pairs, F * 4 * pairs};
+}
+
+static double causal_pairs(int B, int T, int H) { return (double)B * H * T * (T + 1) / 2; }
+
+// per (query, key) pair with s <= t: q·k (2D) and p·v (2D), + exp; read q, k, v, write out, lse
+OpCost cost_attention_fwd(int B, int T, int H, int Hkv, int D) {
+    double p = causal_pairs(B, T, H), bt = (double)B * T;
+    return (OpCost){p * (4.0 * D + 1), F * (bt * D * (2.0 * H + 2.0 * Hkv) + (double)B * H * T)};
+}
+
+// per pair: recompute q·k (2D) and exp, dout·v (2D), dv += p·dout (2D), dq += ds·k (2D),
+// dk += ds·q (2D); read q, k, v, out, dout, lse, write dq, dk, dv
+OpCost cost_attention_bwd(int B, int T, int H, int Hkv, int D) {
+    double p = causal_pairs(B, T, H), bt = (double)B * T;
+    return (OpCost){p * (10.0 * D + 4), F * (bt * D * (4.0 * H + 4.0 * Hkv) + (double)B * H * T)};
+}
+
+OpCost cost_relu2_fwd(size_t n) { return (OpCost){2.0 * (double)n, F * 2.0 * (double)n}; }
+OpCost cost_relu2_bwd(size_t n) { return (OpCost){3.0 * (double)n, F * 3.0 * (double)n}; }
+
+// per logit: tanh (+2: scale in and out), exp (+1 subtract, +1 add to the sum); with the
+// gradient: exp again, subtract, the tanh slope (3), scale. Read the logits (+write dlogits).
+OpCost cost_softcap_ce(int N, int V, int with_grad) {
+    double nv = (double)N * V;
+    return (OpCost){nv * (6.0 + (with_grad ? 7.0 : 0.0)), F * (nv * (with_grad ? 2.0 : 1.0) + 2.0 * N)};
+}

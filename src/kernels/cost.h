@@ -1,0 +1,21 @@
+// kernels/cost.h — analytic FLOPs and bytes of every kernel op, for the profiler's rates and
+// roofline. Counts: a multiply-add is 2 FLOPs; exp/tanh/sqrt/division count 1 each. Bytes: fp32
+// tensors read plus written once (a lower bound: what an ideal kernel must move), int32 indices.
+#pragma once
+#include <stddef.h>
+
+typedef struct {
+    double flops, bytes;
+} OpCost;
+
+OpCost cost_matmul(int M, int N, int K, int accumulate);  // any layout (nt, nn, tn)
+OpCost cost_embedding_fwd(int N, int C);
+OpCost cost_embedding_bwd(int N, int C);
+OpCost cost_rmsnorm_fwd(int N, int C);
+OpCost cost_rmsnorm_bwd(int N, int C, int accumulate);
+OpCost cost_rope(int B, int T, int nh, int D);  // forward or backward
+OpCost cost_attention_fwd(int B, int T, int H, int Hkv, int D);
+OpCost cost_attention_bwd(int B, int T, int H, int Hkv, int D);
+OpCost cost_relu2_fwd(size_t n);
+OpCost cost_relu2_bwd(size_t n);
+OpCost cost_softcap_ce(int N, int V, int with_grad);

@@ -1,0 +1,80 @@
+// kernels/prof_kernels.c — the profiled kernel table: each op is wrapped in a profiler span
+// carrying its analytic FLOPs and bytes (cost.h), then calls the same op of the table that was
+// active when profiling began. kernels_set_profiling() switches it in and out.
+#include "kernels/cost.h"
+#include "kernels/kernels.h"
+#include "profile/profile.h"
+
+static const Kernels *inner;  // the table being profiled
+
+#define WRAP(name, cost, call) \
+    do {                       \
+        OpCost c_ = cost;      \
+        prof_begin(name, "op", -1); \
+        call;                  \
+        prof_end(c_.flops, c_.bytes); \
+    } while (0)
+
+static void p_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
+    WRAP("matmul_nt", cost_matmul(M, N, K, acc), inner->matmul_nt(c, a, b, M, N, K, acc));
+}
+static void p_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
+    WRAP("matmul_nn", cost_matmul(M, N, K, acc), inner->matmul_nn(c, a, b, M, N, K, acc));
+}
+static void p_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
+    WRAP("matmul_tn", cost_matmul(M, N, K, acc), inner->matmul_tn(c, a, b, M, N, K, acc));
+}
+static void p_embedding_fwd(float *out, const int32_t *idx, const float *wte, int N, int C) {
+    WRAP("embedding_fwd", cost_embedding_fwd(N, C), inner->embedding_fwd(out, idx, wte, N, C));
+}
+static void p_embedding_bwd(float *dwte, const float *dout, const int32_t *idx, int N, int C) {
+    WRAP("embedding_bwd", cost_embedding_bwd(N, C), inner->embedding_bwd(dwte, dout, idx, N, C));
+}
+static void p_rmsnorm_fwd(float *out, float *rstd, const float *x, int N, int C) {
+    WRAP("rmsnorm_fwd", cost_rmsnorm_fwd(N, C), inner->rmsnorm_fwd(out, rstd, x, N, C));
+}
+static void p_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, int N, int C, int acc) {
+    WRAP("rmsnorm_bwd", cost_rmsnorm_bwd(N, C, acc), inner->rmsnorm_bwd(dx, dout, x, rstd, N, C, acc));
+}
+static void p_rope_fwd(float *x, const float *cs, const float *sn, int B, int T, int nh, int D) {
+    WRAP("rope_fwd", cost_rope(B, T, nh, D), inner->rope_fwd(x, cs, sn, B, T, nh, D));
+}
+static void p_rope_bwd(float *dx, const float *cs, const float *sn, int B, int T, int nh, int D) {
+    WRAP("rope_bwd", cost_rope(B, T, nh, D), inner->rope_bwd(dx, cs, sn, B, T, nh, D));
+}
+static void p_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
+                            int H, int Hkv, int D) {
+    WRAP("attention_fwd", cost_attention_fwd(B, T, H, Hkv, D), inner->attention_fwd(out, lse, q, k, v, B, T, H, Hkv, D));
+}
+static void p_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                            const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
+    WRAP("attention_bwd", cost_attention_bwd(B, T, H, Hkv, D),
+         inner->attention_bwd(dq, dk, dv, dout, out, lse, q, k, v, B, T, H, Hkv, D));
+}
+static void p_relu2_fwd(float *out, const float *x, size_t n) {
+    WRAP("relu2_fwd", cost_relu2_fwd(n), inner->relu2_fwd(out, x, n));
+}
+static void p_relu2_bwd(float *dx, const float *dout, const float *x, size_t n) {
+    WRAP("relu2_bwd", cost_relu2_bwd(n), inner->relu2_bwd(dx, dout, x, n));
+}
+static void p_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
+                         float cap, float dscale) {
+    WRAP(dlogits ? "softcap_ce_grad" : "softcap_ce", cost_softcap_ce(N, V, dlogits != NULL),
+         inner->softcap_ce(losses, dlogits, logits, targets, N, V, cap, dscale));
+}
+
+static const Kernels KERNELS_PROF = {
+    .name = "profiled",
+    .matmul_nt = p_matmul_nt, .matmul_nn = p_matmul_nn, .matmul_tn = p_matmul_tn,
+    .embedding_fwd = p_embedding_fwd, .embedding_bwd = p_embedding_bwd,
+    .rmsnorm_fwd = p_rmsnorm_fwd, .rmsnorm_bwd = p_rmsnorm_bwd,
+    .rope_fwd = p_rope_fwd, .rope_bwd = p_rope_bwd,
+    .attention_fwd = p_attention_fwd, .attention_bwd = p_attention_bwd,
+    .relu2_fwd = p_relu2_fwd, .relu2_bwd = p_relu2_bwd,
+    .softcap_ce = p_softcap_ce,
+};
+
+const Kernels *kernels_profiled(const Kernels *base) {
+    inner = base;
+    return &KERNELS_PROF;
+}

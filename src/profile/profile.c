@@ -1,0 +1,238 @@
+// profile/profile.c — spans, trace writer, per-op summary (see profile.h).
+#include "profile/profile.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+#include "util/fileio.h"
+#include "util/mem.h"
+#include "util/timer.h"
+
+int prof_on;
+
+typedef struct {
+    const char *name, *cat;
+    int index;          // layer index or -1
+    double t0, t1;      // seconds
+    double child_s;     // time in nested spans
+    double flops, bytes;
+    int depth;
+} Span;
+
+typedef struct ThreadBuf {
+    int tid;
+    Span *spans;        // finished spans, in end order
+    size_t n, cap;
+    int stack[64];      // indices into open[] of the open spans
+    Span open[64];
+    int depth;
+    struct ThreadBuf *next;
+} ThreadBuf;
+
+typedef struct {
+    const char *name;
+    double t, value;
+} Counter;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static ThreadBuf *g_threads;
+static int g_next_tid = 1;
+static _Thread_local ThreadBuf *t_buf;
+static Counter *g_counters;
+static size_t g_nc, g_cc;
+static double g_t_origin;
+
+void prof_enable(int on) {
+    if (on && !g_t_origin) g_t_origin = now_seconds();
+    prof_on = on;
+}
+
+void prof_reset(void) {
+    pthread_mutex_lock(&g_lock);
+    for (ThreadBuf *b = g_threads; b; b = b->next) b->n = 0, b->depth = 0;
+    g_nc = 0;
+    pthread_mutex_unlock(&g_lock);
+}
+
+static ThreadBuf *thread_buf(void) {
+    if (t_buf) return t_buf;
+    ThreadBuf *b = xcalloc(1, sizeof *b);
+    pthread_mutex_lock(&g_lock);
+    b->tid = g_next_tid++;
+    b->next = g_threads;
+    g_threads = b;
+    pthread_mutex_unlock(&g_lock);
+    return t_buf = b;
+}
+
+void prof_begin_slow(const char *name, const char *cat, int index) {
+    ThreadBuf *b = thread_buf();
+    if (b->depth >= 64) return;
+    Span *s = &b->open[b->depth++];
+    *s = (Span){.name = name, .cat = cat, .index = index, .t0 = now_seconds(), .depth = b->depth - 1};
+}
+
+void prof_end_slow(double flops, double bytes) {
+    ThreadBuf *b = thread_buf();
+    if (b->depth == 0) return;
+    Span s = b->open[--b->depth];
+    s.t1 = now_seconds();
+    s.flops = flops;
+    s.bytes = bytes;
+    if (b->depth > 0) b->open[b->depth - 1].child_s += s.t1 - s.t0;
+    GROW(b->spans, b->cap, b->n + 1);
+    b->spans[b->n++] = s;
+}
+
+void prof_counter(const char *name, double value) {
+    if (!prof_on) return;
+    pthread_mutex_lock(&g_lock);
+    GROW(g_counters, g_cc, g_nc + 1);
+    g_counters[g_nc++] = (Counter){name, now_seconds(), value};
+    pthread_mutex_unlock(&g_lock);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chrome / Perfetto trace-event JSON
+// ---------------------------------------------------------------------------------------------
+
+#define DATA_LANE 1000  // "data" spans are drawn on a lane of their own
+
+int prof_write_trace(const char *path) {
+    AtomicFile af;
+    if (atomic_open(&af, path) != 0) return -1;
+    FILE *f = af.f;
+    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    fprintf(f, "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"frontier train\"}}");
+    fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"data (loading, packing)\"}}",
+            DATA_LANE);
+    for (ThreadBuf *b = g_threads; b; b = b->next) {
+        fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"thread %d%s\"}}",
+                b->tid, b->tid, b->tid == 1 ? " (main; ops fork-join over all OpenMP threads)" : "");
+        for (size_t i = 0; i < b->n; i++) {
+            const Span *s = &b->spans[i];
+            int tid = !strcmp(s->cat, "data") ? DATA_LANE : b->tid;
+            double dur = s->t1 - s->t0;
+            fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"name\":\"%s\",\"cat\":\"%s\",\"ts\":%.3f,\"dur\":%.3f,\"args\":{",
+                    tid, s->name, s->cat, (s->t0 - g_t_origin) * 1e6, dur * 1e6);
+            int comma = 0;
+            if (s->index >= 0) fprintf(f, "\"index\":%d", s->index), comma = 1;
+            if (s->flops > 0 || s->bytes > 0)
+                fprintf(f, "%s\"gflop\":%.6g,\"gbyte\":%.6g,\"gflops_per_s\":%.4g", comma ? "," : "", s->flops / 1e9,
+                        s->bytes / 1e9, dur > 0 ? s->flops / dur / 1e9 : 0.0);
+            fprintf(f, "}}");
+        }
+    }
+    for (size_t i = 0; i < g_nc; i++)
+        fprintf(f, ",\n{\"ph\":\"C\",\"pid\":1,\"name\":\"%s\",\"ts\":%.3f,\"args\":{\"%s\":%.6g}}", g_counters[i].name,
+                (g_counters[i].t - g_t_origin) * 1e6, g_counters[i].name, g_counters[i].value);
+    fprintf(f, "\n]}\n");
+    return atomic_commit(&af);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-op summary: self times of op and data spans inside steps
+// ---------------------------------------------------------------------------------------------
+
+static ProfOpStat *find_or_add(ProfSummary *s, const char *name) {
+    for (int i = 0; i < s->n_ops; i++)
+        if (!strcmp(s->ops[i].name, name)) return &s->ops[i];
+    s->ops = xrealloc(s->ops, (size_t)(s->n_ops + 1) * sizeof *s->ops);
+    ProfOpStat *o = &s->ops[s->n_ops++];
+    memset(o, 0, sizeof *o);
+    snprintf(o->name, sizeof o->name, "%s", name);
+    return o;
+}
+
+static int by_time(const void *a, const void *b) {
+    double x = ((const ProfOpStat *)a)->total_s, y = ((const ProfOpStat *)b)->total_s;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void prof_summarize(ProfSummary *s) {
+    memset(s, 0, sizeof *s);
+    for (ThreadBuf *b = g_threads; b; b = b->next)
+        for (size_t i = 0; i < b->n; i++) {
+            const Span *sp = &b->spans[i];
+            double dur = sp->t1 - sp->t0, self = dur - sp->child_s;
+            if (!strcmp(sp->cat, "step")) {
+                s->step_s += dur;
+                s->steps++;
+                // time in the step that no phase/op accounts for
+                ProfOpStat *o = find_or_add(s, "(step, unattributed)");
+                o->calls++;
+                o->total_s += self;
+            } else if (!strcmp(sp->cat, "op") || !strcmp(sp->cat, "data")) {
+                ProfOpStat *o = find_or_add(s, sp->name);
+                o->calls++;
+                o->total_s += self;
+                o->flops += sp->flops;
+                o->bytes += sp->bytes;
+                s->covered_s += self;
+            } else if (!strcmp(sp->cat, "phase") || !strcmp(sp->cat, "layer")) {
+                if (!strcmp(sp->cat, "layer") && sp->index >= 0 && sp->index < 64) {
+                    s->layer_s[sp->index] += dur;
+                    if (sp->index + 1 > s->n_layers) s->n_layers = sp->index + 1;
+                }
+                if (self > 0) {  // e.g. the optimizer's elementwise work between its matmuls
+                    char nm[48];
+                    snprintf(nm, sizeof nm, "%s (other)", sp->name);
+                    ProfOpStat *o = find_or_add(s, nm);
+                    o->calls++;
+                    o->total_s += self;
+                    s->covered_s += self;
+                }
+            }
+        }
+    qsort(s->ops, (size_t)s->n_ops, sizeof *s->ops, by_time);
+}
+
+void prof_summary_free(ProfSummary *s) {
+    free(s->ops);
+    memset(s, 0, sizeof *s);
+}
+
+static void op_rates(const ProfOpStat *o, double peak_flops, double peak_bw, double *gflops, double *gbps,
+                     double *ai, double *pct_roof) {
+    *gflops = o->total_s > 0 ? o->flops / o->total_s / 1e9 : 0;
+    *gbps = o->total_s > 0 ? o->bytes / o->total_s / 1e9 : 0;
+    *ai = o->bytes > 0 ? o->flops / o->bytes : 0;
+    double roof = *ai * peak_bw < peak_flops ? *ai * peak_bw : peak_flops;  // FLOP/s attainable
+    *pct_roof = roof > 0 && o->flops > 0 ? 100.0 * *gflops * 1e9 / roof : 0;
+}
+
+int prof_write_csv(const ProfSummary *s, const char *path, double peak_flops, double peak_bw) {
+    AtomicFile af;
+    if (atomic_open(&af, path) != 0) return -1;
+    fprintf(af.f, "op,calls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline\n");
+    for (int i = 0; i < s->n_ops; i++) {
+        const ProfOpStat *o = &s->ops[i];
+        double g, b, ai, pr;
+        op_rates(o, peak_flops, peak_bw, &g, &b, &ai, &pr);
+        fprintf(af.f, "%s,%ld,%.3f,%.2f,%.6g,%.6g,%.4g,%.4g,%.4g,%.2f\n", o->name, o->calls, o->total_s * 1e3,
+                s->step_s > 0 ? 100 * o->total_s / s->step_s : 0, o->flops / 1e9, o->bytes / 1e9, g, b, ai, pr);
+    }
+    return atomic_commit(&af);
+}
+
+void prof_print_table(const ProfSummary *s, double peak_flops, double peak_bw) {
+    printf("\n%-28s %7s %10s %7s %9s %8s %8s %8s\n", "op (self time)", "calls", "total ms", "% step", "GFLOP/s",
+           "GB/s", "FLOP/B", "% roof");
+    for (int i = 0; i < s->n_ops; i++) {
+        const ProfOpStat *o = &s->ops[i];
+        double g, b, ai, pr;
+        op_rates(o, peak_flops, peak_bw, &g, &b, &ai, &pr);
+        printf("%-28s %7ld %10.1f %6.1f%% %9.1f %8.1f %8.2f %7.1f%%\n", o->name, o->calls, o->total_s * 1e3,
+               s->step_s > 0 ? 100 * o->total_s / s->step_s : 0, g, b, ai, pr);
+    }
+    printf("ops and data cover %.1f%% of %d steps (%.1f ms/step)\n", s->step_s > 0 ? 100 * s->covered_s / s->step_s : 0,
+           s->steps, s->steps ? 1e3 * s->step_s / s->steps : 0);
+    if (s->n_layers) {
+        printf("time per layer (forward + backward):");
+        for (int l = 0; l < s->n_layers; l++) printf(" L%d %.1f ms", l, 1e3 * s->layer_s[l] / (s->steps ? s->steps : 1));
+        printf(" per step\n");
+    }
+}

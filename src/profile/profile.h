@@ -1,0 +1,55 @@
+// profile/profile.h — a timer-based profiler: nested spans on per-thread buffers, written as a
+// Chrome/Perfetto trace and summarised per op with analytic FLOPs and bytes.
+//
+// This machine has no hardware counters under its hypervisor, so every span carries the FLOPs
+// and bytes its op must do (formulas in prof_op_cost) and rates follow from wall time. When off,
+// prof_begin/prof_end are one predictable branch on a global flag.
+//
+// Categories: "step", "phase" (forward / backward / optimizer), "layer", "op" (a kernel call),
+// "data" (loading and packing: drawn on a lane of its own).
+#pragma once
+#include <stddef.h>
+
+extern int prof_on;  // read by the inline fast path; set with prof_enable
+
+void prof_enable(int on);
+void prof_reset(void);  // drop everything recorded
+
+void prof_begin_slow(const char *name, const char *cat, int index);
+void prof_end_slow(double flops, double bytes);
+static inline void prof_begin(const char *name, const char *cat, int index) {
+    if (prof_on) prof_begin_slow(name, cat, index);
+}
+static inline void prof_end(double flops, double bytes) {
+    if (prof_on) prof_end_slow(flops, bytes);
+}
+// A counter track sample (e.g. "tok/s").
+void prof_counter(const char *name, double value);
+
+// ---------------------------------------------------------------------------------------------
+// Output
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+    char name[48];
+    long calls;
+    double total_s;   // self time (children excluded)
+    double flops, bytes;
+} ProfOpStat;
+
+typedef struct {
+    ProfOpStat *ops;  // (n_ops) sorted by total time, descending
+    int n_ops;
+    double step_s;    // total time of all "step" spans
+    double covered_s; // self time of op/data spans inside steps
+    int steps;
+    double layer_s[64];  // per layer index, forward + backward
+    int n_layers;
+} ProfSummary;
+
+int prof_write_trace(const char *path);  // Chrome trace-event JSON; atomic
+void prof_summarize(ProfSummary *s);
+void prof_summary_free(ProfSummary *s);
+// profile.csv: op,calls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline
+int prof_write_csv(const ProfSummary *s, const char *path, double peak_flops, double peak_bw);
+void prof_print_table(const ProfSummary *s, double peak_flops, double peak_bw);
