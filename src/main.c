@@ -15,6 +15,7 @@ static const char USAGE[] =
     "  prepare     corpus -> tokenizer -> llm.c token shards (cached)\n"
     "  train       train a model within a wall-clock budget; checkpoint; val_bpb\n"
     "  run         the main job: prepare + train the default preset for 5 minutes + val_bpb\n"
+    "  profile     time and cost every kernel call of a few training steps: trace + table\n"
     "  eval        val_bpb of a trained run, on the validation set or on given documents\n"
     "  sample      generate text from a trained run (KV cache; temperature, top-k, seed)\n"
     "  help        this text\n\n"
@@ -35,6 +36,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "prepare")) return cmd_prepare(argc - 2, argv + 2);
     if (!strcmp(cmd, "train")) return cmd_train(argc - 2, argv + 2);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "profile")) return cmd_profile(argc - 2, argv + 2);
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 2, argv + 2);
     if (!strcmp(cmd, "sample")) return cmd_sample(argc - 2, argv + 2);
     fprintf(stderr, "frontier: unknown command '%s'\n\n%s", cmd, USAGE);
