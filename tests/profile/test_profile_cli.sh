@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tests/profile/test_profile_cli.sh — `frontier profile` on a tiny model: trace.json is valid
+# trace-event JSON whose complete events nest properly on every lane (what Perfetto and
+# chrome://tracing require), with step, phase, layer and op spans and a tok/s counter;
+# profile.csv has one row per op; the printed coverage is >= 95% of the step.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+./frontier profile --steps 3 --depth 2 --n-embd 64 --n-head 2 --head-dim 32 --seq-len 64 --device-batch 4 \
+  --batch-tokens 512 --run-dir "$tmp/p" --quiet > "$tmp/out.txt"
+cover=$(sed -n 's/^ops and data cover \([0-9.]*\)%.*/\1/p' "$tmp/out.txt")
+awk -v c="$cover" 'BEGIN { exit !(c >= 95) }' || { echo "FAIL: coverage '$cover'"; cat "$tmp/out.txt"; exit 1; }
+echo "ok: op spans cover $cover% of the step"
+head -1 "$tmp/p/profile.csv" | grep -qx 'op,calls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline'
+grep -q '^matmul_nt,' "$tmp/p/profile.csv" && echo "ok: profile.csv"
+/usr/bin/python3 - "$tmp/p/trace.json" <<'PY'
+import json, sys, collections
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"]
+x = [e for e in ev if e["ph"] == "X"]
+cats = collections.Counter(e["cat"] for e in x)
+for c in ("step", "phase", "layer", "op", "data"):
+    assert cats[c] > 0, f"no {c} spans: {cats}"
+assert sum(1 for e in ev if e["ph"] == "C" and e["name"] == "tok/s") == 3, "tok/s counter"
+assert all(e["dur"] >= 0 for e in x)
+lanes = collections.defaultdict(list)
+for e in x:
+    lanes[e["tid"]].append(e)
+eps = 0.01  # us: timestamps are printed with 3 decimals
+for tid, es in lanes.items():
+    es.sort(key=lambda e: (e["ts"], -e["dur"]))
+    stack = []
+    for e in es:
+        while stack and e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"] - eps:
+            stack.pop()
+        if stack:
+            p = stack[-1]
+            assert e["ts"] + e["dur"] <= p["ts"] + p["dur"] + eps, f"lane {tid}: {e['name']} overlaps {p['name']}"
+        stack.append(e)
+steps = [e for e in x if e["cat"] == "step"]
+assert len(steps) == 3
+ops = [e for e in x if e["cat"] == "op"]
+assert all("gflop" in e["args"] for e in ops if e["name"].startswith("matmul"))
+print(f"ok: trace.json: {len(x)} spans on {len(lanes)} lanes nest properly; {cats['op']} op spans")
+PY
