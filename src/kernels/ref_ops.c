@@ -217,15 +217,25 @@ void ref_softcap_ce(float *losses, float *dlogits, const float *logits, const in
                 c[i] = cap > 0 ? cap * tanhf(z[i] / cap) : z[i];
                 mx = c[i] > mx ? c[i] : mx;
             }
+            // With a gradient to produce, keep each exp(c - max) in the output row (which may alias
+            // z: z is not read again) so every logit costs one tanh and one exp in all.
+            float *d = dlogits && tgt >= 0 ? dlogits + (size_t)n * V : NULL;
             double sum = 0;
-            for (int i = 0; i < V; i++) sum += (double)expf(c[i] - mx);
+            for (int i = 0; i < V; i++) {
+                float e = expf(c[i] - mx);
+                if (d) d[i] = e;
+                sum += (double)e;
+            }
             float lse = mx + (float)log(sum);
             losses[n] = tgt >= 0 ? lse - c[tgt] : 0.0f;
             if (!dlogits) continue;
-            float *d = dlogits + (size_t)n * V;  // may alias z: z is no longer read below
+            if (!d) {  // ignored target: zero gradient row
+                memset(dlogits + (size_t)n * V, 0, (size_t)V * sizeof *dlogits);
+                continue;
+            }
+            float inv = (float)(1.0 / sum);
             for (int i = 0; i < V; i++) {
-                if (tgt < 0) { d[i] = 0; continue; }
-                float g = expf(c[i] - lse) - (i == tgt ? 1.0f : 0.0f);
+                float g = d[i] * inv - (i == tgt ? 1.0f : 0.0f);         // softmax - onehot
                 if (cap > 0) g *= 1.0f - (c[i] / cap) * (c[i] / cap);  // d(cap·tanh(z/cap))/dz
                 d[i] = g * dscale;
             }
