@@ -12,13 +12,15 @@ set -euo pipefail
 # Build: compilers, OpenMP, PCRE2 (pre-split regex), cJSON (JSON), libyaml (CORE task list),
 # OpenSSL's libcrypto (SHA-256 content ids). Tests: cmocka; Python's `regex` for the split
 # fixtures' generator; numpy + PyTorch (Debian's, for /usr/bin/python3) for the PyTorch parity
-# test; Node.js + npm for the tiktoken interop test.
+# test; Node.js + npm for the tiktoken interop test and the report's screenshot check; Chromium
+# (headless) and a font for rendering `frontier report`'s page in tests/report/test_report.sh.
 PACKAGES=(
   build-essential clang libomp-dev pkg-config
   libpcre2-dev libcjson-dev libyaml-dev libssl-dev
   libcmocka-dev
   python3 python3-regex python3-numpy python3-torch
   nodejs npm
+  chromium fonts-dejavu-core
 )
 
 missing=()

@@ -18,6 +18,7 @@ static const char USAGE[] =
     "  profile     time and cost every kernel call of a few training steps: trace + table\n"
     "  eval        val_bpb of a trained run, on the validation set or on given documents\n"
     "  sample      generate text from a trained run (KV cache; temperature, top-k, seed)\n"
+    "  report      a self-contained HTML report (plots, budget, kernels) of a run folder\n"
     "  help        this text\n\n"
     "Run `frontier <command> --help` for a command's options.\n";
 
@@ -39,6 +40,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "profile")) return cmd_profile(argc - 2, argv + 2);
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 2, argv + 2);
     if (!strcmp(cmd, "sample")) return cmd_sample(argc - 2, argv + 2);
+    if (!strcmp(cmd, "report")) return cmd_report(argc - 2, argv + 2);
     fprintf(stderr, "frontier: unknown command '%s'\n\n%s", cmd, USAGE);
     return FRONTIER_EXIT_USAGE;
 }
