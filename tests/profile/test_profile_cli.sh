@@ -2,7 +2,9 @@
 # tests/profile/test_profile_cli.sh — `frontier profile` on a tiny model: trace.json is valid
 # trace-event JSON whose complete events nest properly on every lane (what Perfetto and
 # chrome://tracing require), with step, phase, layer and op spans and a tok/s counter;
-# profile.csv has one row per op; the printed coverage is >= 95% of the step.
+# profile.csv has one row per op; the printed coverage is >= 95% of the step; and Chromium's
+# DevTools trace engine (npm @paulirish/trace_engine, pinned by the lockfile here) imports every
+# span with no warnings.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -43,3 +45,7 @@ ops = [e for e in x if e["cat"] == "op"]
 assert all("gflop" in e["args"] for e in ops if e["name"].startswith("matmul"))
 print(f"ok: trace.json: {len(x)} spans on {len(lanes)} lanes nest properly; {cats['op']} op spans")
 PY
+
+here=tests/profile
+[ -d "$here/node_modules/@paulirish/trace_engine" ] || (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
+node "$here/devtools_import.mjs" "$tmp/p/trace.json" && echo "ok: Chromium DevTools' trace engine imports every span"
