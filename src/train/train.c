@@ -261,7 +261,7 @@ static int write_profile(const TrainConfig *cfg, Run *r) {
         for (int i = 0; i < s.n_ops; i++) hw += s.ops[i].flops;
         double per_step = s.steps ? s.step_s / s.steps : 0, tps = per_step > 0 ? cfg->batch_tokens / per_step : 0;
         printf("step: %.1f ms, %.0f tok/s, MFU %.2f%% (model FLOPs), HFU %.2f%% (all op FLOPs incl. recompute) of "
-               "%.0f GFLOP/s\ntrace: %s (open in ui.perfetto.dev or chrome://tracing)\n", 1e3 * per_step, tps,
+               "%.0f GFLOP/s\ntrace: %s (open in ui.perfetto.dev or Chromium DevTools > Performance > Load profile)\n", 1e3 * per_step, tps,
                100 * fpt * tps / peak, s.step_s > 0 ? 100 * hw / s.step_s / peak : 0, peak / 1e9, trace);
     }
     (void)r;
