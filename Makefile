@@ -16,7 +16,7 @@ OPT      ?= -O2 -g
 ARCH     ?= -march=native
 SANITIZE ?=
 ALL_CFLAGS = $(OPT) $(ARCH) $(SANITIZE) -std=gnu17 -Wall -Wextra -fopenmp -Isrc -D_GNU_SOURCE $(CFLAGS)
-ALL_LIBS   = $(SANITIZE) -fopenmp -lpcre2-8 -lcjson -lcrypto -lm $(LDLIBS)
+ALL_LIBS   = $(SANITIZE) -fopenmp -lpcre2-8 -lcjson -lyaml -lcrypto -lm $(LDLIBS)
 TEST_LIBS  = -lcmocka
 
 SRC      := $(shell find src -name '*.c' | sort)
