@@ -18,6 +18,7 @@
 #include "data/prepare.h"
 #include "data/shard.h"
 #include "eval/bpb.h"
+#include "eval/core.h"
 #include "eval/sample.h"
 #include "tokenizer/tokenizer.h"
 #include "train/checkpoint.h"
@@ -200,12 +201,84 @@ static int write_input_shard(const Tokenizer *tok, const StringList *inputs, int
     return rc;
 }
 
+// ---------------------------------------------------------------------------------------------
+// CORE: frontier eval --core
+// ---------------------------------------------------------------------------------------------
+
+static const char *default_core_dir(void) {
+    static char buf[1024];
+    const char *env = getenv("FRONTIER_DATA");
+    snprintf(buf, sizeof buf, "%s/core", env && *env ? env : "../shared/data");
+    return buf;
+}
+
+static int write_core_json(const char *run_dir, const CoreResult *res, int max_per_task) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "core", res->core);
+    cJSON_AddNumberToObject(o, "n_tasks", res->n_scored);
+    cJSON_AddNumberToObject(o, "max_per_task", max_per_task);
+    cJSON_AddNumberToObject(o, "tokens", (double)res->tokens);
+    cJSON_AddNumberToObject(o, "seconds", res->seconds);
+    cJSON *missing = cJSON_AddArrayToObject(o, "missing"), *tasks = cJSON_AddArrayToObject(o, "tasks");
+    for (int i = 0; i < res->n; i++) {
+        const CoreTaskResult *t = &res->tasks[i];
+        if (!t->available) { cJSON_AddItemToArray(missing, cJSON_CreateString(t->label)); continue; }
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "label", t->label);
+        cJSON_AddStringToObject(x, "type", t->type);
+        cJSON_AddNumberToObject(x, "accuracy", t->accuracy);
+        cJSON_AddNumberToObject(x, "centered", t->centered);
+        cJSON_AddNumberToObject(x, "baseline", t->baseline);
+        cJSON_AddNumberToObject(x, "rows", t->rows);
+        cJSON_AddItemToArray(tasks, x);
+    }
+    char *text = cJSON_Print(o), *path = path_join(run_dir, "core.json");
+    cJSON_Delete(o);
+    int rc = write_file_atomic(path, text, strlen(text));
+    if (rc == 0) printf("wrote %s\n", path);
+    free(text);
+    free(path);
+    return rc;
+}
+
+static int run_core(Run *r, const char *run_dir, const char *core_dir, const char *tasks_csv, int max_per_task) {
+    CoreSuite *suite = core_load(core_dir ? core_dir : default_core_dir());
+    if (!suite) return -1;
+    const char *only[64];
+    int n_only = 0;
+    char *list = tasks_csv ? xstrdup(tasks_csv) : NULL;
+    for (char *tok = list ? strtok(list, ",") : NULL; tok && n_only < 64; tok = strtok(NULL, ",")) only[n_only++] = tok;
+    CoreConfig cc = {.max_per_task = max_per_task, .only = n_only ? only : NULL, .n_only = n_only};
+    CoreResult res;
+    int rc = core_evaluate(&r->model, r->tok, suite, &cc, &res);
+    if (rc == 0) {
+        printf("\n%-34s %-16s %6s %9s %9s %9s\n", "task", "type", "rows", "accuracy", "baseline", "centered");
+        for (int i = 0; i < res.n; i++) {
+            const CoreTaskResult *t = &res.tasks[i];
+            if (!t->available) { printf("%-34s %-16s %6s %9s %9.3f %9s  (no data in the bundle)\n", t->label, t->type, "-", "-", t->baseline, "-"); continue; }
+            printf("%-34s %-16s %6d %9.4f %9.3f %+9.4f\n", t->label, t->type, t->rows, t->accuracy, t->baseline, t->centered);
+        }
+        printf("CORE %.4f = mean centered over %d tasks scored%s; %lld tokens in %.1f s (%.0f tok/s)\n", res.core,
+               res.n_scored, res.n_scored < res.n ? " (tasks without data are left out)" : "", res.tokens, res.seconds,
+               res.tokens / (res.seconds + 1e-9));
+        rc = write_core_json(run_dir, &res, max_per_task);
+    }
+    core_result_free(&res);
+    core_free(suite);
+    free(list);
+    return rc;
+}
+
 int cmd_eval(int argc, char **argv) {
-    const char *ckpt = NULL;
+    const char *ckpt = NULL, *core_dir = NULL, *tasks = NULL;
     StringList inputs = {0};
     int64_t eval_tokens = 0;
-    int batch = 0, seq_len = 0, threads = 0;
+    int batch = 0, seq_len = 0, threads = 0, core = 0, max_per_task = 0;
     Option opts[] = {
+        {"core", OPT_FLAG, &core, NULL, "score the CORE benchmark instead of val_bpb (writes RUN_DIR/core.json)", 0, 0, 0},
+        {"tasks", OPT_STRING, &tasks, "A,B", "with --core: only these task labels", 0, 0, 0},
+        {"max-per-task", OPT_INT, &max_per_task, "N", "with --core: at most N rows per task after the shuffle (0 = all)", 0, 1 << 30, 0},
+        {"core-dir", OPT_STRING, &core_dir, "DIR", "with --core: the CORE bundle (default ../shared/data/core)", 0, 0, 0},
         {"ckpt", OPT_STRING, &ckpt, "RUN_DIR", "the trained run folder (or its model.safetensors); required", 0, 0, 0},
         {"input", OPT_LIST, &inputs, "FILE", "score these documents (.jsonl/.txt file or folder; repeatable) instead", 0, 0, 0},
         {"eval-tokens", OPT_INT64, &eval_tokens, "N", "stop after the row reaching N target positions (0 = all)", 0,
@@ -234,6 +307,11 @@ int cmd_eval(int argc, char **argv) {
     int64_t n_docs = 0;
     BpbResult res;
     if (run_load(ckpt, &r) != 0) { rc = report_error(); goto done; }
+    if (core) {
+        if (threads) omp_set_num_threads(nt);
+        rc = run_core(&r, r.run_dir, core_dir, tasks, max_per_task) == 0 ? 0 : report_error();
+        goto done;
+    }
     int T = seq_len ? seq_len : r.model.cfg.seq_len;
     if (T > r.model.cfg.seq_len) {
         fprintf(stderr, "frontier eval: --seq-len %d exceeds the model's seq_len %d\n", T, r.model.cfg.seq_len);

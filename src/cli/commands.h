@@ -11,3 +11,4 @@ int cmd_profile(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_score(int argc, char **argv);

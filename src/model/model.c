@@ -313,3 +313,11 @@ void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
     K->embedding_bwd(m->dwte, s->dxn, inputs, N, C);
     prof_end(0, 0);
 }
+
+void model_extend_context(Model *m, int T) {
+    if (T <= m->cfg.seq_len) return;
+    free(m->rope_cos);
+    free(m->rope_sin);
+    m->cfg.seq_len = T;
+    build_rope(m);
+}

@@ -92,3 +92,7 @@ float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
 // Backward of `grad_scale * mean loss` for the batch the last forward saw; accumulates into
 // m->grad (call model_zero_grad first). Pass grad_scale = 1/G for G accumulation steps.
 void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, float grad_scale);
+
+// Allow sequences up to T positions (rebuilds the RoPE tables if T > cfg.seq_len; the weights do
+// not depend on it). For evaluation prompts longer than the training context.
+void model_extend_context(Model *m, int T);

@@ -1,0 +1,329 @@
+// cli/cmd_score.c — `frontier score RUN_DIR... [--json FILE] [--skip-incomplete]`: the
+// competition's scores for several training runs, side by side.
+//
+// Phase 1: val_bpb from RUN_DIR/summary.json (lower is better), ranked ascending.
+// Phase 2: composite = 0.5 * bpb_norm + 0.5 * core_norm, each min-max normalised over the runs
+// given: bpb_norm = (max_bpb - bpb) / (max_bpb - min_bpb), core_norm = (core - min_core) /
+// (max_core - min_core), with CORE from RUN_DIR/core.json. When every run has the same value
+// (max == min) that component is 1.0 for all of them (a footnote says so). Runs without core.json
+// have no composite ("n/a") and take no part in the CORE min-max; they still count for val_bpb's.
+// Ties share a rank (1, 1, 3).
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "util/error.h"
+#include "util/fileio.h"
+
+typedef struct {
+    char *name;           // the RUN_DIR as given, without trailing slashes
+    int complete;         // summary.json has val_bpb
+    double bpb;
+    double tokens_trained, parameters, eval_tokens, eval_T;  // NAN when absent
+    cJSON *config;        // owned; NULL when absent
+    int has_core;
+    double core;
+    int tasks_scored, n_tasks;  // n_tasks -1 when core.json does not say
+    cJSON *missing;       // owned; the "missing" array or NULL
+    double bpb_norm, core_norm, composite;
+    int rank1, rank2;     // 0 = none
+} Run;
+
+static double num_or_nan(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static cJSON *load_json(const char *path) {
+    char *text = read_file(path, NULL);
+    if (!text) return NULL;
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    if (!j || !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        err_set("%s: not a valid JSON object", path);
+        return NULL;
+    }
+    return j;
+}
+
+static int load_run(Run *r, const char *dir) {
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    r->name = strndup(dir, n);
+    r->bpb = r->core = r->bpb_norm = r->core_norm = r->composite = NAN;
+    r->n_tasks = -1;
+    if (!is_dir(dir)) {
+        return err_set("%s: %s", dir, path_exists(dir) ? "not a folder" : "no such run folder");
+    }
+    char *path = path_join(dir, "summary.json");
+    cJSON *s = load_json(path);
+    if (!s) { free(path); return -1; }
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, "val_bpb");
+    int rc = 0;
+    if (v && !cJSON_IsNumber(v)) {
+        rc = err_set("%s: \"val_bpb\" is not a number", path);
+    } else if (v && !(isfinite(v->valuedouble) && v->valuedouble > 0)) {
+        rc = err_set("%s: \"val_bpb\" is %g, expected a positive number", path, v->valuedouble);
+    } else {
+        r->complete = v != NULL;
+        if (v) r->bpb = v->valuedouble;
+        r->tokens_trained = num_or_nan(s, "tokens_trained");
+        r->parameters = num_or_nan(s, "parameters");
+        r->eval_tokens = num_or_nan(s, "eval_tokens");
+        r->eval_T = num_or_nan(s, "eval_T");
+        cJSON *c = cJSON_GetObjectItemCaseSensitive(s, "config");
+        if (cJSON_IsObject(c)) r->config = cJSON_DetachItemViaPointer(s, c);
+    }
+    cJSON_Delete(s);
+    free(path);
+    if (rc) return rc;
+
+    path = path_join(dir, "core.json");
+    if (!path_exists(path)) { free(path); return 0; }
+    cJSON *c = load_json(path);
+    if (!c) { free(path); return -1; }
+    v = cJSON_GetObjectItemCaseSensitive(c, "core");
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
+        rc = err_set("%s: \"core\" is missing or not a number", path);
+    } else {
+        r->has_core = 1;
+        r->core = v->valuedouble;
+        const cJSON *nt = cJSON_GetObjectItemCaseSensitive(c, "n_tasks");
+        if (cJSON_IsNumber(nt)) r->n_tasks = nt->valueint;
+        cJSON *miss = cJSON_GetObjectItemCaseSensitive(c, "missing");
+        if (cJSON_IsArray(miss)) r->missing = cJSON_DetachItemViaPointer(c, miss);
+        const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(c, "tasks");
+        if (cJSON_IsArray(tasks)) r->tasks_scored = cJSON_GetArraySize(tasks);
+        else if (r->n_tasks >= 0) r->tasks_scored = r->n_tasks - (r->missing ? cJSON_GetArraySize(r->missing) : 0);
+        else rc = err_set("%s: neither \"tasks\" nor \"n_tasks\" says how many tasks were scored", path);
+    }
+    cJSON_Delete(c);
+    free(path);
+    return rc;
+}
+
+static void run_free(Run *r) {
+    free(r->name);
+    cJSON_Delete(r->config);
+    cJSON_Delete(r->missing);
+}
+
+// Order for display: phase-1 rank, then input order (qsort is not stable, so compare indices).
+static const Run *g_runs;
+static int cmp_by_rank1(const void *a, const void *b) {
+    int i = *(const int *)a, j = *(const int *)b;
+    if (g_runs[i].rank1 != g_runs[j].rank1) return g_runs[i].rank1 < g_runs[j].rank1 ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+static cJSON *num_or_null(double x) { return isnan(x) ? cJSON_CreateNull() : cJSON_CreateNumber(x); }
+
+static void fmt_count(char *buf, size_t n, double x) {
+    if (isnan(x)) snprintf(buf, n, "-");
+    else if (x >= 1e9) snprintf(buf, n, "%.2fG", x / 1e9);
+    else if (x >= 1e6) snprintf(buf, n, "%.2fM", x / 1e6);
+    else if (x >= 1e3) snprintf(buf, n, "%.1fk", x / 1e3);
+    else snprintf(buf, n, "%.0f", x);
+}
+
+static const char SUMMARY[] =
+    "The competition's scores for several training runs. Each RUN_DIR needs summary.json (from `frontier "
+    "train`); core.json (CORE) is optional. Phase 1 ranks runs by val_bpb (lower is better). Phase 2 "
+    "composite = 0.5*bpb_norm + 0.5*core_norm, min-max normalised over the runs given: bpb_norm = "
+    "(max_bpb - bpb)/(max_bpb - min_bpb), core_norm = (core - min_core)/(max_core - min_core); when all "
+    "runs share a value that component is 1.0. Runs without core.json get composite n/a and are left out "
+    "of the CORE min-max. A run without val_bpb (interrupted) is an error unless --skip-incomplete. Prints "
+    "a table; --json FILE also writes the scores as JSON (atomically), --json - prints only the JSON on "
+    "stdout (the table goes to stderr).";
+
+int cmd_score(int argc, char **argv) {
+    const char *json_path = NULL;
+    int skip_incomplete = 0;
+    Option opts[] = {
+        {"json", OPT_STRING, &json_path, "FILE", "also write the scores as JSON to FILE ('-': stdout)", 0, 0, 0},
+        {"skip-incomplete", OPT_FLAG, &skip_incomplete, NULL, "list runs without val_bpb as skipped instead of failing", 0, 0, 0},
+        {0, 0, 0, 0, 0, 0, 0, 0},
+    };
+    StringList pos = {0};
+    const char *usage = "frontier score RUN_DIR... [--json FILE] [--skip-incomplete]";
+    int rc = parse_args(usage, SUMMARY, opts, argc, argv, &pos);
+    if (rc != ARGS_OK) {
+        string_list_free(&pos);
+        return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE;
+    }
+    if (pos.n < 1) {
+        fprintf(stderr, "%s: expected at least one RUN_DIR\nusage: %s\n", "frontier score", usage);
+        string_list_free(&pos);
+        return FRONTIER_EXIT_USAGE;
+    }
+    if (json_path && !*json_path) {
+        fprintf(stderr, "frontier score: --json needs a file name (or '-')\n");
+        string_list_free(&pos);
+        return FRONTIER_EXIT_USAGE;
+    }
+
+    int n = pos.n;
+    Run *runs = calloc((size_t)n, sizeof *runs);
+    int *order = calloc((size_t)n, sizeof *order);
+    cJSON *root = NULL;
+    char *text = NULL;
+    rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        rc = load_run(&runs[i], pos.items[i]);
+        if (rc == 0 && !runs[i].complete && !skip_incomplete)
+            rc = err_set("%s/summary.json has no val_bpb (an interrupted run?); pass --skip-incomplete to leave it out",
+                         runs[i].name);
+    }
+    int n_ok = 0;
+    for (int i = 0; i < n; i++) n_ok += runs[i].complete;
+    if (rc == 0 && n_ok == 0) rc = err_set("no run has val_bpb: nothing to score");
+    if (rc) goto done;
+
+    // Min-max over complete runs (val_bpb) and over complete runs with core.json (CORE).
+    double min_b = INFINITY, max_b = -INFINITY, min_c = INFINITY, max_c = -INFINITY;
+    int n_core = 0;
+    for (int i = 0; i < n; i++) {
+        const Run *r = &runs[i];
+        if (!r->complete) continue;
+        min_b = fmin(min_b, r->bpb), max_b = fmax(max_b, r->bpb);
+        if (r->has_core) n_core++, min_c = fmin(min_c, r->core), max_c = fmax(max_c, r->core);
+    }
+    int bpb_equal = max_b == min_b, core_equal = n_core > 0 && max_c == min_c;
+    for (int i = 0; i < n; i++) {
+        Run *r = &runs[i];
+        if (!r->complete) continue;
+        r->bpb_norm = bpb_equal ? 1.0 : (max_b - r->bpb) / (max_b - min_b);
+        if (r->has_core) {
+            r->core_norm = core_equal ? 1.0 : (r->core - min_c) / (max_c - min_c);
+            r->composite = 0.5 * r->bpb_norm + 0.5 * r->core_norm;
+        }
+    }
+    // Ranks: 1 + the number of runs strictly better.
+    for (int i = 0; i < n; i++) {
+        Run *r = &runs[i];
+        if (!r->complete) continue;
+        int better1 = 0, better2 = 0;
+        for (int j = 0; j < n; j++) {
+            if (!runs[j].complete) continue;
+            better1 += runs[j].bpb < r->bpb;
+            if (r->has_core && runs[j].has_core) better2 += runs[j].composite > r->composite;
+        }
+        r->rank1 = 1 + better1;
+        r->rank2 = r->has_core ? 1 + better2 : 0;
+    }
+    int n_order = 0;
+    for (int i = 0; i < n; i++)
+        if (runs[i].complete) order[n_order++] = i;
+    g_runs = runs;
+    qsort(order, (size_t)n_order, sizeof *order, cmp_by_rank1);
+
+    // Footnotes.
+    const char *notes[3];
+    int n_notes = 0;
+    if (bpb_equal)
+        notes[n_notes++] = n_ok == 1 ? "only one run has val_bpb: its val_bpb component is 1.0"
+                                     : "every run has the same val_bpb (max == min): its component is 1.0 for every run";
+    if (core_equal)
+        notes[n_notes++] = n_core == 1 ? "only one run has CORE: its CORE component is 1.0"
+                                       : "every run with CORE has the same CORE (max == min): its component is 1.0 for every run";
+    if (n_core < n_ok)
+        notes[n_notes++] = "runs without core.json have no composite (n/a) and are left out of the CORE min-max";
+
+    // The table (on stderr when stdout carries the JSON).
+    FILE *out = json_path && !strcmp(json_path, "-") ? stderr : stdout;
+    int w = 3;
+    for (int i = 0; i < n; i++) w = (int)fmax(w, (double)strlen(runs[i].name));
+    fprintf(out, "%-*s  %8s %4s  %8s %6s  %9s %4s  %9s %9s\n", w, "run", "val_bpb", "rank", "CORE", "tasks",
+            "composite", "rank", "tokens", "params");
+    for (int k = 0; k < n_order; k++) {
+        const Run *r = &runs[order[k]];
+        char core[32] = "n/a", tasks[32] = "-", comp[32] = "n/a", rank2[16] = "-", tok[32], par[32];
+        if (r->has_core) {
+            snprintf(core, sizeof core, "%.4f", r->core);
+            if (r->n_tasks >= 0) snprintf(tasks, sizeof tasks, "%d/%d", r->tasks_scored, r->n_tasks);
+            else snprintf(tasks, sizeof tasks, "%d", r->tasks_scored);
+            snprintf(comp, sizeof comp, "%.4f", r->composite);
+            snprintf(rank2, sizeof rank2, "%d", r->rank2);
+        }
+        fmt_count(tok, sizeof tok, r->tokens_trained);
+        fmt_count(par, sizeof par, r->parameters);
+        fprintf(out, "%-*s  %8.4f %4d  %8s %6s  %9s %4s  %9s %9s\n", w, r->name, r->bpb, r->rank1, core, tasks, comp,
+                rank2, tok, par);
+    }
+    for (int i = 0; i < n; i++)
+        if (!runs[i].complete) fprintf(out, "skipped: %s (no val_bpb: interrupted run)\n", runs[i].name);
+    fprintf(out, "composite = 0.5*bpb_norm + 0.5*core_norm, min-max normalised over the %d run%s scored\n", n_ok,
+            n_ok == 1 ? "" : "s");
+    for (int k = 0; k < n_notes; k++) fprintf(out, "* %s\n", notes[k]);
+
+    if (!json_path) goto done;
+    root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "formula",
+                            "composite = 0.5*bpb_norm + 0.5*core_norm; bpb_norm = (max_bpb - bpb)/(max_bpb - min_bpb); "
+                            "core_norm = (core - min_core)/(max_core - min_core); a component is 1.0 when max == min");
+    cJSON *jr = cJSON_AddArrayToObject(root, "runs");
+    for (int k = 0; k < n_order; k++) {
+        const Run *r = &runs[order[k]];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "run", r->name);
+        cJSON_AddNumberToObject(o, "val_bpb", r->bpb);
+        cJSON_AddNumberToObject(o, "phase1_rank", r->rank1);
+        cJSON_AddItemToObject(o, "core", num_or_null(r->core));
+        cJSON_AddItemToObject(o, "tasks_scored", r->has_core ? cJSON_CreateNumber(r->tasks_scored) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "n_tasks", r->has_core && r->n_tasks >= 0 ? cJSON_CreateNumber(r->n_tasks) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "missing_tasks", r->missing ? cJSON_Duplicate(r->missing, 1) : cJSON_CreateArray());
+        cJSON_AddNumberToObject(o, "bpb_norm", r->bpb_norm);
+        cJSON_AddItemToObject(o, "core_norm", num_or_null(r->core_norm));
+        cJSON_AddItemToObject(o, "composite", num_or_null(r->composite));
+        cJSON_AddItemToObject(o, "phase2_rank", r->rank2 ? cJSON_CreateNumber(r->rank2) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "tokens_trained", num_or_null(r->tokens_trained));
+        cJSON_AddItemToObject(o, "parameters", num_or_null(r->parameters));
+        cJSON_AddItemToObject(o, "eval_tokens", num_or_null(r->eval_tokens));
+        cJSON_AddItemToObject(o, "eval_T", num_or_null(r->eval_T));
+        cJSON_AddItemToObject(o, "config", r->config ? cJSON_Duplicate(r->config, 1) : cJSON_CreateNull());
+        cJSON_AddItemToArray(jr, o);
+    }
+    cJSON *js = cJSON_AddArrayToObject(root, "skipped");
+    for (int i = 0; i < n; i++) {
+        if (runs[i].complete) continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "run", runs[i].name);
+        cJSON_AddStringToObject(o, "reason", "no val_bpb (interrupted run)");
+        cJSON_AddItemToArray(js, o);
+    }
+    cJSON *jn = cJSON_AddArrayToObject(root, "notes");
+    for (int k = 0; k < n_notes; k++) cJSON_AddItemToArray(jn, cJSON_CreateString(notes[k]));
+    cJSON *mm = cJSON_AddObjectToObject(root, "normalisation");
+    cJSON_AddNumberToObject(mm, "min_bpb", min_b);
+    cJSON_AddNumberToObject(mm, "max_bpb", max_b);
+    cJSON_AddItemToObject(mm, "min_core", n_core ? cJSON_CreateNumber(min_c) : cJSON_CreateNull());
+    cJSON_AddItemToObject(mm, "max_core", n_core ? cJSON_CreateNumber(max_c) : cJSON_CreateNull());
+    text = cJSON_Print(root);
+    if (!text) { rc = err_set("out of memory printing JSON"); goto done; }
+    if (!strcmp(json_path, "-")) {
+        printf("%s\n", text);
+    } else {
+        AtomicFile af;
+        rc = atomic_open(&af, json_path);
+        if (rc == 0 && ((rc = atomic_write(&af, text, strlen(text))) != 0 || (rc = atomic_write(&af, "\n", 1)) != 0))
+            atomic_abort(&af);
+        else if (rc == 0)
+            rc = atomic_commit(&af);
+        if (rc == 0) printf("scores %s\n", json_path);
+        else err_prefix("writing %s", json_path);
+    }
+
+done:
+    free(text);
+    cJSON_Delete(root);
+    for (int i = 0; i < n; i++) run_free(&runs[i]);
+    free(runs);
+    free(order);
+    string_list_free(&pos);
+    return rc == 0 ? 0 : report_error();
+}

@@ -1,0 +1,235 @@
+// eval/core.c — CORE scoring (see core.h).
+#include "eval/core.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eval/pyrandom.h"
+#include "util/error.h"
+#include "util/mem.h"
+#include "util/timer.h"
+
+typedef struct {
+    Model *m;
+    const Tokenizer *tok;
+    Encoder *enc;
+    RunState rs;
+    int rs_B, rs_T;          // what rs is sized for
+    IdVec *seqs;             // (cap) token sequences of the current row's prompts
+    IdVec prefix;            // LM: tokens without the continuation
+    int n_seq_cap;
+    int32_t *in, *tg;        // (rs_B * rs_T)
+} Scorer;
+
+static int tokenize(Scorer *s, const char *text, IdVec *out) {
+    out->len = 0;
+    idvec_push(out, (uint32_t)s->tok->bos_id);
+    return encoder_encode(s->enc, (const uint8_t *)text, strlen(text), out);
+}
+
+// Make room for a batch of B sequences of T tokens (grows, never shrinks).
+static void ensure_capacity(Scorer *s, int B, int T) {
+    model_extend_context(s->m, T);
+    if (B <= s->rs_B && T <= s->rs_T) return;
+    int nb = B > s->rs_B ? B : s->rs_B, nt = T > s->rs_T ? T : s->rs_T;
+    nt = (nt + 255) / 256 * 256;
+    if (s->rs_B) runstate_free(&s->rs);
+    runstate_build(&s->rs, &s->m->cfg, nb, nt);
+    s->rs_B = nb;
+    s->rs_T = nt;
+    s->in = xrealloc(s->in, (size_t)nb * nt * sizeof *s->in);
+    s->tg = xrealloc(s->tg, (size_t)nb * nt * sizeof *s->tg);
+}
+
+// Continuation span [start, end) of each sequence, nanochat's rules.
+static int spans(const CoreTask *t, Scorer *s, int n, int *start, int *end) {
+    if (t->type == CORE_LM) {
+        const IdVec *w = &s->prefix, *f = &s->seqs[0];
+        if (w->len > f->len || memcmp(w->data, f->data, w->len * sizeof *w->data) != 0)
+            return err_set("task %s: the prompt's tokens are not a prefix of the prompt with its continuation", t->label);
+        start[0] = (int)w->len;
+        end[0] = (int)f->len;
+        return 0;
+    }
+    if (t->type == CORE_MC) {  // common token prefix of all choices
+        size_t p = s->seqs[0].len;
+        for (int i = 1; i < n; i++) {
+            size_t k = 0;
+            while (k < p && k < s->seqs[i].len && s->seqs[i].data[k] == s->seqs[0].data[k]) k++;
+            p = k;
+        }
+        for (int i = 0; i < n; i++) start[i] = (int)p, end[i] = (int)s->seqs[i].len;
+        return 0;
+    }
+    size_t q = s->seqs[0].len;  // schema: common token suffix of all options
+    for (int i = 1; i < n; i++) {
+        size_t k = 0, a = s->seqs[0].len, b = s->seqs[i].len;
+        while (k < q && k < b && s->seqs[i].data[b - 1 - k] == s->seqs[0].data[a - 1 - k]) k++;
+        q = k;
+    }
+    for (int i = 0; i < n; i++) end[i] = (int)s->seqs[i].len, start[i] = end[i] - (int)q;
+    return 0;
+}
+
+// Score one rendered row: 1 if the model gets it right.
+static int score_row(const CoreTask *t, Scorer *s, const CorePrompts *p, int gold, long long *tokens) {
+    int n = p->n, T = 0;
+    if (n > s->n_seq_cap) {
+        s->seqs = xrealloc(s->seqs, (size_t)n * sizeof *s->seqs);
+        memset(s->seqs + s->n_seq_cap, 0, (size_t)(n - s->n_seq_cap) * sizeof *s->seqs);
+        s->n_seq_cap = n;
+    }
+    for (int i = 0; i < n; i++) {
+        if (tokenize(s, p->pairs[i].full, &s->seqs[i]) != 0) return -1;
+        if ((int)s->seqs[i].len > T) T = (int)s->seqs[i].len;
+    }
+    if (t->type == CORE_LM && tokenize(s, p->pairs[0].prefix, &s->prefix) != 0) return -1;
+    int *start = xmalloc((size_t)n * sizeof *start), *end = xmalloc((size_t)n * sizeof *end);
+    if (spans(t, s, n, start, end) != 0) { free(start); free(end); return -1; }
+    ensure_capacity(s, n, T);
+    for (int i = 0; i < n; i++)  // right-pad with <|bos|>; targets past the end are ignored
+        for (int j = 0; j < T; j++) {
+            const IdVec *q = &s->seqs[i];
+            s->in[i * T + j] = j < (int)q->len ? (int32_t)q->data[j] : s->tok->bos_id;
+            s->tg[i * T + j] = j + 1 < (int)q->len ? (int32_t)q->data[j + 1] : -1;
+        }
+    model_forward(s->m, &s->rs, s->in, s->tg, n, T, NULL);
+    *tokens += (long long)n * T;
+    int correct;
+    if (t->type == CORE_LM) {  // greedy argmax must reproduce every continuation token
+        int V = s->m->cfg.vocab_size;
+        correct = start[0] < end[0];
+        for (int j = start[0] - 1; j < end[0] - 1 && correct; j++) {
+            const float *z = s->rs.logits + (size_t)j * V;
+            int best = 0;
+            for (int v = 1; v < V; v++)
+                if (z[v] > z[best]) best = v;
+            correct = best == s->in[j + 1];
+        }
+    } else {  // lowest mean continuation loss
+        int pred = 0;
+        double best = INFINITY;
+        for (int i = 0; i < n; i++) {
+            double sum = 0;
+            int cnt = 0;
+            for (int j = start[i] - 1; j < end[i] - 1; j++, cnt++) sum += s->rs.losses[i * T + j];
+            double mean = cnt ? sum / cnt : INFINITY;
+            if (mean < best) best = mean, pred = i;
+        }
+        correct = pred == gold;
+    }
+    free(start);
+    free(end);
+    return correct;
+}
+
+static int wanted(const CoreConfig *c, const char *label) {
+    if (!c->only) return 1;
+    for (int i = 0; i < c->n_only; i++)
+        if (!strcmp(c->only[i], label)) return 1;
+    return 0;
+}
+
+// nanochat: Random(1337).shuffle(rows), then keep the first max_per_task.
+static int shuffle_rows(CoreTask *t, int max_per_task) {
+    size_t n = t->n_rows, keep = max_per_task > 0 && (size_t)max_per_task < n ? (size_t)max_per_task : n;
+    int64_t *perm = xmalloc((n ? n : 1) * sizeof *perm);
+    for (size_t i = 0; i < n; i++) perm[i] = (int64_t)i;
+    PyRandom r;
+    pyrandom_seed(&r, 1337);
+    pyrandom_shuffle(&r, perm, n);
+    size_t *p = xmalloc((keep ? keep : 1) * sizeof *p);
+    for (size_t i = 0; i < keep; i++) p[i] = (size_t)perm[i];
+    int rc = core_task_permute(t, p, keep);
+    free(perm);
+    free(p);
+    return rc;
+}
+
+static int score_task(CoreTask *t, Scorer *s, const CoreConfig *cfg, CoreTaskResult *r) {
+    double t0 = now_seconds();
+    if (shuffle_rows(t, cfg->max_per_task) != 0) return -1;
+    size_t n = t->n_rows;
+    int k = t->num_fewshot;
+    if (k > 0 && n <= (size_t)k)
+        return err_set("task %s: %zu rows, too few for %d few-shot examples", t->label, n, k);
+    int64_t *avail = xmalloc((n ? n : 1) * sizeof *avail), *shots = xmalloc((size_t)(k ? k : 1) * sizeof *shots);
+    size_t *fs = xmalloc((size_t)(k ? k : 1) * sizeof *fs);
+    CorePrompts p = {0};
+    int rc = 0;
+    for (size_t idx = 0; idx < n && rc == 0; idx++) {
+        if (k > 0) {  // Random(1234 + idx).sample([i for i in range(n) if i != idx], k)
+            size_t m = 0;
+            for (size_t i = 0; i < n; i++)
+                if (i != idx) avail[m++] = (int64_t)i;
+            PyRandom pr;
+            pyrandom_seed(&pr, 1234 + (uint64_t)idx);
+            if (pyrandom_sample(&pr, avail, m, (size_t)k, shots) != 0) { rc = -1; break; }
+            for (int j = 0; j < k; j++) fs[j] = (size_t)shots[j];
+        }
+        if ((rc = core_render(t, idx, fs, k, &p)) != 0) break;
+        int ok = score_row(t, s, &p, t->rows[idx].gold, &r->tokens);
+        if (ok < 0) { rc = -1; break; }
+        r->correct += ok;
+        r->rows++;
+        if (!cfg->quiet && isatty(2) && (idx % 16 == 0 || idx + 1 == n))
+            fprintf(stderr, "\r\033[Kcore: %-34s %6zu/%zu  acc %.3f  %.0f tok/s", t->label, idx + 1, n,
+                    (double)r->correct / r->rows, r->tokens / (now_seconds() - t0 + 1e-9));
+    }
+    core_prompts_free(&p);
+    free(avail);
+    free(shots);
+    free(fs);
+    if (rc) return err_prefix("CORE task %s", t->label);
+    r->accuracy = r->rows ? (double)r->correct / r->rows : 0;
+    r->centered = (r->accuracy - r->baseline) / (1.0 - r->baseline);
+    r->seconds = now_seconds() - t0;
+    if (!cfg->quiet) {
+        if (isatty(2)) fprintf(stderr, "\r\033[K");
+        fprintf(stderr, "core: %-34s acc %.4f  centered %+.4f  (%d rows, %.1fs)\n", t->label, r->accuracy,
+                r->centered, r->rows, r->seconds);
+    }
+    return 0;
+}
+
+int core_evaluate(Model *m, const Tokenizer *tok, CoreSuite *suite, const CoreConfig *cfg, CoreResult *res) {
+    memset(res, 0, sizeof *res);
+    double t0 = now_seconds();
+    Scorer s = {.m = m, .tok = tok, .enc = encoder_new(tok)};
+    res->tasks = xcalloc((size_t)(suite->n_tasks ? suite->n_tasks : 1), sizeof *res->tasks);
+    int rc = 0;
+    double sum = 0;
+    for (int i = 0; i < suite->n_tasks && rc == 0; i++) {
+        CoreTask *t = &suite->tasks[i];
+        if (!wanted(cfg, t->label)) continue;
+        CoreTaskResult *r = &res->tasks[res->n++];
+        snprintf(r->label, sizeof r->label, "%s", t->label);
+        snprintf(r->type, sizeof r->type, "%s", core_type_name(t->type));
+        r->available = t->available;
+        r->baseline = t->baseline;
+        if (!t->available) continue;
+        if ((rc = score_task(t, &s, cfg, r)) != 0) break;
+        sum += r->centered;
+        res->n_scored++;
+        res->tokens += r->tokens;
+    }
+    res->core = res->n_scored ? sum / res->n_scored : 0;
+    res->seconds = now_seconds() - t0;
+    encoder_free(s.enc);
+    if (s.rs_B) runstate_free(&s.rs);
+    for (int i = 0; i < s.n_seq_cap; i++) idvec_free(&s.seqs[i]);
+    free(s.seqs);
+    idvec_free(&s.prefix);
+    free(s.in);
+    free(s.tg);
+    if (rc == 0 && cfg->only && res->n != cfg->n_only) rc = err_set("--tasks names a task that core.yaml does not have");
+    return rc;
+}
+
+void core_result_free(CoreResult *r) {
+    free(r->tasks);
+    memset(r, 0, sizeof *r);
+}
