@@ -252,11 +252,11 @@ static int run_core(Run *r, const char *run_dir, const char *core_dir, const cha
     CoreResult res;
     int rc = core_evaluate(&r->model, r->tok, suite, &cc, &res);
     if (rc == 0) {
-        printf("\n%-34s %-16s %6s %9s %9s %9s\n", "task", "type", "rows", "accuracy", "baseline", "centered");
+        printf("\n%-34s %-18s %6s %9s %9s %9s\n", "task", "type", "rows", "accuracy", "baseline", "centered");
         for (int i = 0; i < res.n; i++) {
             const CoreTaskResult *t = &res.tasks[i];
-            if (!t->available) { printf("%-34s %-16s %6s %9s %9.3f %9s  (no data in the bundle)\n", t->label, t->type, "-", "-", t->baseline, "-"); continue; }
-            printf("%-34s %-16s %6d %9.4f %9.3f %+9.4f\n", t->label, t->type, t->rows, t->accuracy, t->baseline, t->centered);
+            if (!t->available) { printf("%-34s %-18s %6s %9s %9.3f %9s  (no data in the bundle)\n", t->label, t->type, "-", "-", t->baseline, "-"); continue; }
+            printf("%-34s %-18s %6d %9.4f %9.3f %+9.4f\n", t->label, t->type, t->rows, t->accuracy, t->baseline, t->centered);
         }
         printf("CORE %.4f = mean centered over %d tasks scored%s; %lld tokens in %.1f s (%.0f tok/s)\n", res.core,
                res.n_scored, res.n_scored < res.n ? " (tasks without data are left out)" : "", res.tokens, res.seconds,

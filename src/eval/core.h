@@ -24,7 +24,7 @@ typedef struct {
 
 typedef struct {
     char label[64];
-    char type[16];
+    char type[24];            // "multiple_choice", "schema", "language_modeling"
     int available;               // 0: no data (coqa)
     int rows;                    // rows scored
     int correct;
