@@ -16,7 +16,7 @@ static const char USAGE[] =
     "  train       train a model within a wall-clock budget; checkpoint; val_bpb\n"
     "  run         the main job: prepare + train the default preset for 5 minutes + val_bpb\n"
     "  profile     time and cost every kernel call of a few training steps: trace + table\n"
-    "  eval        val_bpb of a trained run, on the validation set or on given documents\n"
+    "  eval        val_bpb of a trained run (validation set or given documents), or --core\n"
     "  sample      generate text from a trained run (KV cache; temperature, top-k, seed)\n"
     "  report      a self-contained HTML report (plots, budget, kernels) of a run folder\n"
     "  score       competition scores of several runs: val_bpb rank, CORE, phase-2 composite\n"
