@@ -140,17 +140,7 @@ static int run_val_shards(const Run *r, int threads, char *data_dir, size_t dsz,
     free(text);
     free(mpath);
     if (rc != 0) return rc;
-    const char *exts[] = {".bin", NULL}, *dirs[] = {data_dir};
-    char **all;
-    int na;
-    if (expand_inputs(dirs, 1, exts, &all, &na) != 0) return -1;
-    *shards = xmalloc((size_t)na * sizeof **shards);
-    *n = 0;
-    for (int i = 0; i < na; i++)
-        if (!strncmp(path_basename(all[i]), "val_", 4)) (*shards)[(*n)++] = xstrdup(all[i]);
-    free_string_list(all, na);
-    if (*n == 0) return err_set("%s: no val_*.bin shards (run `frontier prepare`)", data_dir);
-    return 0;
+    return shard_list(data_dir, "val_", shards, n);
 }
 
 // Encode the documents of `inputs` (<|bos|> before each) into DIR/val_000000.bin.

@@ -89,3 +89,21 @@ int shard_read(const char *path, uint16_t **tokens, size_t *n_tokens) {
     *n_tokens = n;
     return 0;
 }
+
+int shard_list(const char *dir, const char *prefix, char ***out, int *n) {
+    const char *exts[] = {".bin", NULL}, *dirs[] = {dir};
+    char **all;
+    int na;
+    if (expand_inputs(dirs, 1, exts, &all, &na) != 0) return -1;
+    *out = xmalloc((size_t)na * sizeof **out);
+    *n = 0;
+    for (int i = 0; i < na; i++)
+        if (!strncmp(path_basename(all[i]), prefix, strlen(prefix))) (*out)[(*n)++] = xstrdup(all[i]);
+    free_string_list(all, na);
+    if (*n == 0) {
+        free(*out);
+        *out = NULL;
+        return err_set("%s: no %s*.bin shards (run `frontier prepare`)", dir, prefix);
+    }
+    return 0;
+}

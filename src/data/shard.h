@@ -26,3 +26,7 @@ void shard_writer_abort(ShardWriter *w);
 int shard_read(const char *path, uint16_t **tokens, size_t *n_tokens);
 // Token count from the header (the size is checked too).
 int shard_count(const char *path, size_t *n_tokens);
+
+// The shards DIR/<prefix>*.bin of a prepared data folder ("train_" or "val_"), sorted by name
+// (malloc'ed list; free with free_string_list). -1 + err if there are none.
+int shard_list(const char *dir, const char *prefix, char ***out, int *n);

@@ -12,6 +12,7 @@
 
 #include "data/loader.h"
 #include "data/prepare.h"
+#include "data/shard.h"
 #include "eval/bpb.h"
 #include "kernels/cpu.h"
 #include "model/model.h"
@@ -64,22 +65,6 @@ typedef struct {
     int grad_accum;
 } Run;
 
-static int list_shards(const char *dir, const char *prefix, char ***out, int *n) {
-    const char *exts[] = {".bin", NULL};
-    char **all;
-    int na;
-    const char *d[] = {dir};
-    if (expand_inputs(d, 1, exts, &all, &na) != 0) return -1;
-    *out = xmalloc((size_t)na * sizeof **out);
-    *n = 0;
-    for (int i = 0; i < na; i++) {
-        if (!strncmp(path_basename(all[i]), prefix, strlen(prefix))) (*out)[(*n)++] = xstrdup(all[i]);
-    }
-    free_string_list(all, na);
-    if (*n == 0) return err_set("%s: no %s*.bin shards (run `frontier prepare`)", dir, prefix);
-    return 0;
-}
-
 static int setup_data(const TrainConfig *cfg, Run *r) {
     if (cfg->data_dir) {
         snprintf(r->data_dir, sizeof r->data_dir, "%s", cfg->data_dir);
@@ -101,8 +86,8 @@ static int setup_data(const TrainConfig *cfg, Run *r) {
         return err_set("the tokenizer of %s has vocab %d but the model has --vocab-size %d: they must match (prepare "
                        "with --vocab-size %d, or train with --vocab-size %d)", r->data_dir, r->tok->vocab_size,
                        cfg->model.vocab_size, cfg->model.vocab_size, r->tok->vocab_size);
-    if (list_shards(r->data_dir, "train_", &r->train_shards, &r->n_train) != 0) return -1;
-    if (list_shards(r->data_dir, "val_", &r->val_shards, &r->n_val) != 0) return -1;
+    if (shard_list(r->data_dir, "train_", &r->train_shards, &r->n_train) != 0) return -1;
+    if (shard_list(r->data_dir, "val_", &r->val_shards, &r->n_val) != 0) return -1;
     // The shards must have been made with this tokenizer: manifest.json records its id.
     char *mpath = path_join(r->data_dir, "manifest.json");
     size_t len;

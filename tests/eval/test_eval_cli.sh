@@ -6,18 +6,7 @@
 # errors (exit 1) with a clear message; bad flags exit 2. Runs from the project root.
 set -uo pipefail
 F=./frontier
-fails=0
-check() {  # description, expected exit code, expected text in output (or ""), command...
-  local what=$1 want_rc=$2 want_text=$3; shift 3
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  if [ "$rc" != "$want_rc" ]; then echo "FAIL: $what: exit $rc, expected $want_rc"; echo "$out" | head -5; fails=$((fails+1)); return; fi
-  if [ -n "$want_text" ] && ! grep -qF -- "$want_text" <<<"$out"; then
-    echo "FAIL: $what: output lacks '$want_text'"; echo "$out" | head -5; fails=$((fails+1)); return; fi
-  echo "ok: $what"
-}
-ok() { echo "ok: $1"; }
-bad() { echo "FAIL: $1"; fails=$((fails+1)); }
+source tests/lib.sh
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 V=${FRONTIER_DATA:-../shared/data}/text/val/val_openstax_000.jsonl
 

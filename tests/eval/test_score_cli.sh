@@ -6,16 +6,7 @@
 set -uo pipefail
 F=./frontier
 PY=/usr/bin/python3
-fails=0
-check() {  # description, expected exit code, expected text in output (or ""), command...
-  local what=$1 want_rc=$2 want_text=$3; shift 3
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  if [ "$rc" != "$want_rc" ]; then echo "FAIL: $what: exit $rc, expected $want_rc"; echo "$out" | head -5; fails=$((fails+1)); return; fi
-  if [ -n "$want_text" ] && ! grep -qF -- "$want_text" <<<"$out"; then
-    echo "FAIL: $what: output lacks '$want_text'"; echo "$out" | head -8; fails=$((fails+1)); return; fi
-  echo "ok: $what"
-}
+source tests/lib.sh
 pycheck() {  # description, json file, python statements using `j` (assert ...)
   local what=$1 file=$2 code=$3
   if $PY -c "import json,sys

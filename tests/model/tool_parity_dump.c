@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "data/loader.h"
+#include "data/shard.h"
 #include "eval/bpb.h"
 #include "model/model.h"
 #include "optim/optim.h"
@@ -37,15 +38,8 @@ static void die(void) {
 }
 
 static char **shards(const char *dir, const char *prefix, int *n) {
-    const char *exts[] = {".bin", NULL}, *d[] = {dir};
-    char **all;
-    int na;
-    if (expand_inputs(d, 1, exts, &all, &na) != 0) die();
-    char **out = xmalloc((size_t)na * sizeof *out);
-    *n = 0;
-    for (int i = 0; i < na; i++)
-        if (!strncmp(path_basename(all[i]), prefix, strlen(prefix))) out[(*n)++] = xstrdup(all[i]);
-    free_string_list(all, na);
+    char **out;
+    if (shard_list(dir, prefix, &out, n) != 0) die();
     return out;
 }
 

@@ -7,9 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 F=./frontier
-fails=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source tests/lib.sh
 expect_fail() {  # description, expected text, command...
   local what=$1 text=$2; shift 2
   local out rc; out=$("$@" 2>&1); rc=$?
