@@ -15,8 +15,14 @@ OPT      ?= -O2 -g
 # makes them ~3x faster. `make ARCH=` builds a portable binary.
 ARCH     ?= -march=native
 SANITIZE ?=
-ALL_CFLAGS = $(OPT) $(ARCH) $(SANITIZE) -std=gnu17 -Wall -Wextra -fopenmp -Isrc -D_GNU_SOURCE $(CFLAGS)
-ALL_LIBS   = $(SANITIZE) -fopenmp -lpcre2-8 -lcjson -lyaml -lcrypto -lm $(LDLIBS)
+# MPI (data-parallel training, src/dist/) when its development files are installed; `make MPI=0`
+# builds the one-process binary. The MPI package's pkg-config names: OpenMPI, then MPICH.
+MPI      ?= 1
+MPI_PC   := $(if $(filter 1,$(MPI)),$(firstword $(foreach p,ompi-c mpich,$(shell pkg-config --exists $(p) 2>/dev/null && echo $(p)))))
+MPI_CFLAGS := $(if $(MPI_PC),-DFRONTIER_MPI $(shell pkg-config --cflags $(MPI_PC)))
+MPI_LIBS   := $(if $(MPI_PC),$(shell pkg-config --libs $(MPI_PC)))
+ALL_CFLAGS = $(OPT) $(ARCH) $(SANITIZE) -std=gnu17 -Wall -Wextra -fopenmp -Isrc -D_GNU_SOURCE $(MPI_CFLAGS) $(CFLAGS)
+ALL_LIBS   = $(SANITIZE) -fopenmp -lpcre2-8 -lcjson -lyaml -lcrypto -lm $(MPI_LIBS) $(LDLIBS)
 TEST_LIBS  = -lcmocka
 
 SRC      := $(shell find src -name '*.c' | sort)

@@ -14,9 +14,11 @@ set -euo pipefail
 # fixtures' generator; numpy + PyTorch (Debian's, for /usr/bin/python3) for the PyTorch parity
 # test; Node.js + npm for the tiktoken interop test and the report's screenshot check; Chromium
 # (headless) and a font for rendering `frontier report`'s page in tests/report/test_report.sh.
+# OpenMPI: data-parallel training (`mpirun -np N ./frontier train`) and its tests.
 PACKAGES=(
   build-essential clang libomp-dev pkg-config
   libpcre2-dev libcjson-dev libyaml-dev libssl-dev
+  openmpi-bin libopenmpi-dev
   libcmocka-dev
   python3 python3-regex python3-numpy python3-torch
   nodejs npm

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "dist/dist.h"
 #include "util/error.h"
 
 static const char USAGE[] =
@@ -23,7 +24,7 @@ static const char USAGE[] =
     "  help        this text\n\n"
     "Run `frontier <command> --help` for a command's options.\n";
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
     if (argc < 2) {
         fputs(USAGE, stderr);
         return FRONTIER_EXIT_USAGE;
@@ -45,4 +46,11 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "score")) return cmd_score(argc - 2, argv + 2);
     fprintf(stderr, "frontier: unknown command '%s'\n\n%s", cmd, USAGE);
     return FRONTIER_EXIT_USAGE;
+}
+
+// Under mpirun every rank runs the same command; a rank that fails takes the job down with it
+// (dist_exit), so no rank is left waiting in a collective.
+int main(int argc, char **argv) {
+    dist_init(&argc, &argv);
+    return dist_exit(dispatch(argc, argv));
 }

@@ -17,6 +17,7 @@
 #include "data/corpus.h"
 #include "data/prepare.h"
 #include "data/shard.h"
+#include "dist/dist.h"
 #include "eval/bpb.h"
 #include "eval/core.h"
 #include "eval/sample.h"
@@ -238,10 +239,12 @@ static int run_core(Run *r, const char *run_dir, const char *core_dir, const cha
     int n_only = 0;
     char *list = tasks_csv ? xstrdup(tasks_csv) : NULL;
     for (char *tok = list ? strtok(list, ",") : NULL; tok && n_only < 64; tok = strtok(NULL, ",")) only[n_only++] = tok;
-    CoreConfig cc = {.max_per_task = max_per_task, .only = n_only ? only : NULL, .n_only = n_only};
+    // Under mpirun the rows are shared out (core.c); rank 0 alone reports and writes core.json.
+    CoreConfig cc = {.max_per_task = max_per_task, .only = n_only ? only : NULL, .n_only = n_only,
+                     .quiet = dist_rank() != 0};
     CoreResult res;
     int rc = core_evaluate(&r->model, r->tok, suite, &cc, &res);
-    if (rc == 0) {
+    if (rc == 0 && dist_rank() == 0) {
         printf("\n%-34s %-18s %6s %9s %9s %9s\n", "task", "type", "rows", "accuracy", "baseline", "centered");
         for (int i = 0; i < res.n; i++) {
             const CoreTaskResult *t = &res.tasks[i];
@@ -339,6 +342,10 @@ int cmd_eval(int argc, char **argv) {
     if (eval_bpb(&r.model, (const char *const *)shards, n_shards, r.tok->bos_id, r.tok->token_bytes, batch, T,
                  eval_tokens, &res) != 0) {
         rc = report_error();
+        goto done;
+    }
+    if (dist_rank() != 0) {  // under mpirun: every rank scored its share; rank 0 reports
+        rc = 0;
         goto done;
     }
     printf("eval     %s (step %lld) on %s%s\n", r.model_path, (long long)r.step,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "data/loader.h"
+#include "dist/dist.h"
 #include "util/error.h"
 #include "util/mem.h"
 #include "util/timer.h"
@@ -23,24 +24,35 @@ int eval_bpb(Model *m, const char *const *val_shards, int n_shards, int bos_id, 
     int32_t *in = xmalloc((size_t)B * T * sizeof *in), *tg = xmalloc((size_t)B * T * sizeof *tg);
     RunState s;
     runstate_build(&s, &m->cfg, B, T);
+    // Data-parallel (dist.h): every rank packs the same row stream (cheap next to the forward) and
+    // rank r scores batches r, r+W, ...; the rows counted and where a max_tokens cap cuts off are
+    // decided from the targets alone, so the result is the one-process result whatever W is.
+    const int rank = dist_rank(), world = dist_world();
     int rc;
+    int64_t batch = 0;
     while ((rc = loader_next(dl, in, tg)) == 1) {
-        model_forward(m, &s, in, tg, B, T, NULL);
-        for (int r = 0; r < dl->rows; r++) {
+        int mine = batch++ % world == rank;
+        if (mine) model_forward(m, &s, in, tg, B, T, NULL);
+        int stop = 0;
+        for (int r = 0; r < dl->rows && !stop; r++) {
             for (int t = 0; t < T; t++) {
                 int i = r * T + t, y = tg[i];
                 if (y < 0) continue;
                 res->positions++;
-                if (token_bytes[y] <= 0) continue;
+                if (!mine || token_bytes[y] <= 0) continue;
                 res->nats += s.losses[i];
                 res->bytes += token_bytes[y];
                 res->tokens++;
             }
             res->rows++;
-            if (max_tokens > 0 && res->positions >= max_tokens) break;
+            stop = max_tokens > 0 && res->positions >= max_tokens;
         }
-        if (max_tokens > 0 && res->positions >= max_tokens) { rc = 0; break; }
+        if (stop) { rc = 0; break; }
     }
+    dist_allreduce_sum_f64(&res->nats, 1);
+    int64_t counts[2] = {res->bytes, res->tokens};
+    dist_allreduce_sum_i64(counts, 2);
+    res->bytes = counts[0], res->tokens = counts[1];
     runstate_free(&s);
     free(in);
     free(tg);

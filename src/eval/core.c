@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dist/dist.h"
 #include "eval/pyrandom.h"
 #include "util/error.h"
 #include "util/mem.h"
@@ -160,7 +161,10 @@ static int score_task(CoreTask *t, Scorer *s, const CoreConfig *cfg, CoreTaskRes
     size_t *fs = xmalloc((size_t)(k ? k : 1) * sizeof *fs);
     CorePrompts p = {0};
     int rc = 0;
+    // Data-parallel (dist.h): rank r scores rows r, r+W, ...; the counts are summed below.
+    const int rank = dist_rank(), world = dist_world();
     for (size_t idx = 0; idx < n && rc == 0; idx++) {
+        if ((int)(idx % (size_t)world) != rank) continue;
         if (k > 0) {  // Random(1234 + idx).sample([i for i in range(n) if i != idx], k)
             size_t m = 0;
             for (size_t i = 0; i < n; i++)
@@ -184,6 +188,9 @@ static int score_task(CoreTask *t, Scorer *s, const CoreConfig *cfg, CoreTaskRes
     free(shots);
     free(fs);
     if (rc) return err_prefix("CORE task %s", t->label);
+    int64_t counts[3] = {r->correct, r->rows, r->tokens};
+    dist_allreduce_sum_i64(counts, 3);
+    r->correct = (int)counts[0], r->rows = (int)counts[1], r->tokens = counts[2];
     r->accuracy = r->rows ? (double)r->correct / r->rows : 0;
     r->centered = (r->accuracy - r->baseline) / (1.0 - r->baseline);
     r->seconds = now_seconds() - t0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist/dist.h"
 #include "util/error.h"
 #include "util/mem.h"
 
@@ -101,8 +102,64 @@ static int add_state(Optimizer *o, const char *param, const char *suffix, int ro
     return o->n_st++;
 }
 
+// Relative optimizer work of one tensor, for splitting the tensors between ranks: Polar Express
+// is ns_steps x (two products with the small Gram matrix and one small x small product) =
+// ns·(4·s²·l + 2·s³) FLOPs for s = min(rows, cols), l = max; AdamW is memory-bound, ~20
+// FLOP-equivalents an element (it streams four arrays).
+static double tensor_cost(const OptimConfig *cfg, const ParamTensor *p) {
+    if (p->kind != PARAM_MATRIX) return 20.0 * (double)p->numel;
+    double sm = p->rows < p->cols ? p->rows : p->cols, lg = p->rows < p->cols ? p->cols : p->rows;
+    return cfg->ns_steps * (4 * sm * sm * lg + 2 * sm * sm * sm) + 10.0 * (double)p->numel;
+}
+
+// Which tensors this rank owns and where every rank's slice of the flat buffers lies (see
+// optim.h). Returns first[] (world+1): rank r owns tensors [first[r], first[r+1]); free it.
+static int *plan_shards(Optimizer *o, const ParamTable *params, int rank, int world) {
+    int n = params->n;
+    double *cost = xmalloc((size_t)(n ? n : 1) * sizeof *cost);
+    int *first = xmalloc((size_t)(world + 1) * sizeof *first);
+    for (int i = 0; i < n; i++) cost[i] = tensor_cost(&o->cfg, &params->t[i]);
+    dist_partition(cost, n, world, first);
+    free(cost);
+    o->rank = rank;
+    o->world = world;
+    o->own_lo = first[rank];
+    o->own_hi = first[rank + 1];
+    o->param_bounds = xmalloc((size_t)(world + 1) * sizeof *o->param_bounds);
+    for (int r = 0; r <= world; r++) o->param_bounds[r] = r > 0 && first[r] < n ? params->t[first[r]].offset : 0;
+    o->param_bounds[world] = params->total;
+    for (int r = world - 1; r > 0; r--)  // ranks that own nothing: an empty slice at the next bound
+        if (first[r] >= n) o->param_bounds[r] = o->param_bounds[r + 1];
+    return first;
+}
+
+// State slices per rank: the state layout is in parameter order, so rank r's slice runs from
+// the first state tensor of its first parameter to the next rank's.
+static void plan_state_slices(Optimizer *o, const int *first, const int *first_state_of_param) {
+    o->state_bounds = xmalloc((size_t)(o->world + 1) * sizeof *o->state_bounds);
+    for (int r = 0; r <= o->world; r++)
+        o->state_bounds[r] = r > 0 && first[r] < o->n_params ? o->st[first_state_of_param[first[r]]].offset : 0;
+    o->state_bounds[o->world] = o->n_state;
+    for (int r = o->world - 1; r > 0; r--)
+        if (first[r] >= o->n_params) o->state_bounds[r] = o->state_bounds[r + 1];
+    o->state_lo = o->state_bounds[o->rank];
+    o->n_state_own = o->state_bounds[o->rank + 1] - o->state_lo;
+}
+
+float *optim_state_ptr(const Optimizer *o, const OptimStateTensor *t) {
+    if (t->offset < o->state_lo || t->offset + t->numel > o->state_lo + o->n_state_own) return NULL;
+    return o->state + (t->offset - o->state_lo);
+}
+
 Optimizer *optim_new(const OptimConfig *cfg, const ParamTable *params, int n_embd, long long batch_tokens) {
+    return optim_new_shard(cfg, params, n_embd, batch_tokens, 0, 1);
+}
+
+Optimizer *optim_new_shard(const OptimConfig *cfg, const ParamTable *params, int n_embd, long long batch_tokens,
+                           int rank, int world) {
     if (optim_config_check(cfg)) return NULL;
+    if (world < 1 || rank < 0 || rank >= world)
+        return err_set("optimizer: shard %d of %d does not exist", rank, world), NULL;
     if (n_embd <= 0) return err_set("optimizer: model width %d must be > 0", n_embd), NULL;
     if (batch_tokens <= 0) return err_set("optimizer: batch of %lld tokens must be > 0", batch_tokens), NULL;
     for (int i = 0; i < params->n; i++) {
@@ -126,11 +183,15 @@ Optimizer *optim_new(const OptimConfig *cfg, const ParamTable *params, int n_emb
     o->lr_lm_head = (float)(cfg->lm_head_lr * dmodel_scale * batch_scale);
     o->lr_muon = (float)(cfg->muon_lr * batch_scale);
 
+    int *first = plan_shards(o, params, rank, world);
+    int *first_state = xmalloc((size_t)(params->n ? params->n : 1) * sizeof *first_state);
     size_t max_scratch = 0;
     int max_dim = 1;
     for (int i = 0; i < params->n; i++) {
         const ParamTensor *p = &params->t[i];
         OptimSlot *s = &o->slot[i];
+        first_state[i] = o->n_st;
+        int owned = i >= o->own_lo && i < o->own_hi;
         s->kind = p->kind;
         s->s1 = -1;
         switch (p->kind) {
@@ -151,6 +212,7 @@ Optimizer *optim_new(const OptimConfig *cfg, const ParamTable *params, int n_emb
             if (cfg->normuon)
                 s->s1 = p->rows >= p->cols ? add_state(o, p->name, "normuon_v", p->rows, 1)
                                            : add_state(o, p->name, "normuon_v", 1, p->cols);
+            if (!owned) break;  // scratch only for the matrices this rank orthogonalises
             size_t need = muon_scratch_floats(p->rows, p->cols);
             if (need > max_scratch) max_scratch = need;
             if (p->rows > max_dim) max_dim = p->rows;
@@ -159,7 +221,12 @@ Optimizer *optim_new(const OptimConfig *cfg, const ParamTable *params, int n_emb
         }
         }
     }
-    o->state = xaligned_alloc(o->n_state * sizeof(float));
+    plan_state_slices(o, first, first_state);
+    free(first_state);
+    free(first);
+    o->state = xaligned_alloc((o->n_state_own ? o->n_state_own : 1) * sizeof(float));
+    memset(o->state, 0, (o->n_state_own ? o->n_state_own : 1) * sizeof(float));
+    if (!max_scratch) max_scratch = 1;
     o->scratch = xaligned_alloc(max_scratch * sizeof(float));
     o->dscratch = xaligned_alloc(2 * (size_t)max_dim * sizeof(double));
     return o;
@@ -173,6 +240,8 @@ void optim_free(Optimizer *o) {
     free(o->state);
     free(o->scratch);
     free(o->dscratch);
+    free(o->param_bounds);
+    free(o->state_bounds);
     free(o);
 }
 
@@ -187,14 +256,14 @@ OptimSchedule optim_schedule(const OptimConfig *cfg, int step, double progress) 
 
 void optim_step(Optimizer *o, float *params, const float *grads, const OptimSchedule *s) {
     const long long t = ++o->step;
-    for (int i = 0; i < o->n_params; i++) {
+    for (int i = o->own_lo; i < o->own_hi; i++) {
         const ParamTensor *p = &o->params[i];
         const OptimSlot *sl = &o->slot[i];
         const float lr = *sl->lr * s->lr_mult;
         float *w = params + p->offset;
         const float *g = grads + p->offset;
-        float *s0 = o->state + o->st[sl->s0].offset;
-        float *s1 = sl->s1 >= 0 ? o->state + o->st[sl->s1].offset : NULL;
+        float *s0 = optim_state_ptr(o, &o->st[sl->s0]);
+        float *s1 = sl->s1 >= 0 ? optim_state_ptr(o, &o->st[sl->s1]) : NULL;
         if (sl->kind == PARAM_MATRIX)
             muon_update(&o->cfg, w, g, s0, s1, p->rows, p->cols, lr, s->muon_momentum, s->muon_wd, o->scratch,
                         o->dscratch);

@@ -96,14 +96,25 @@ typedef struct {
 
 typedef struct OptimSlot OptimSlot;  // per-parameter bookkeeping (private to optim.c)
 
+// Sharding (ZeRO-1, for data-parallel training): with `world` > 1 the parameter tensors are split
+// into `world` contiguous groups of about equal optimizer work (dist_partition over a per-tensor
+// cost: Polar Express FLOPs for Muon matrices, a per-element cost for AdamW); rank r updates and
+// holds the state of its group only. `st` still lists every state tensor with its offset in the
+// full layout, but only the owned slice [state_lo, state_lo + n_state_own) is allocated: use
+// optim_state_ptr(). With world = 1 the slice is the whole layout and `state` is it.
 typedef struct {
     OptimConfig cfg;
     ParamTensor *params;     // (n_params) copy of the parameter table
     int n_params;
-    float *state;            // (n_state) all optimizer state, 64-byte aligned, zero at start
-    size_t n_state;
-    OptimStateTensor *st;    // (n_st) named tensors in `state`, in parameter order
+    float *state;            // (n_state_own) the owned state, 64-byte aligned, zero at start
+    size_t n_state;          // floats of state in the full layout (every rank's)
+    size_t state_lo, n_state_own;  // the owned slice of the full layout
+    OptimStateTensor *st;    // (n_st) named tensors of the full layout, in parameter order
     int n_st;
+    int rank, world;         // this shard of `world`
+    int own_lo, own_hi;      // parameter tensors [own_lo, own_hi) are updated by this rank
+    size_t *param_bounds;    // (world+1) each rank's slice of the flat parameter/gradient buffer
+    size_t *state_bounds;    // (world+1) each rank's slice of the full state layout
     long long step;          // optim_step calls so far (AdamW's t of the last step); save it too
     float lr_wte;            // effective base lrs: 0.3 · (C/768)^-0.5 · sqrt(B/2^19), ...
     float lr_lm_head;
@@ -121,13 +132,19 @@ int optim_config_check(const OptimConfig *cfg);
 // An optimizer for `params` (copied) with zeroed state. n_embd: the model width C; batch_tokens:
 // total tokens per optimizer step B. NULL with err_set() on a bad config or table.
 Optimizer *optim_new(const OptimConfig *cfg, const ParamTable *params, int n_embd, long long batch_tokens);
+// The same, holding and updating only shard `rank` of `world` (see above).
+Optimizer *optim_new_shard(const OptimConfig *cfg, const ParamTable *params, int n_embd, long long batch_tokens,
+                           int rank, int world);
 void optim_free(Optimizer *o);
+// Where state tensor t lives in this rank's memory, or NULL if another rank owns it.
+float *optim_state_ptr(const Optimizer *o, const OptimStateTensor *t);
 
 // The scheduled values for step `step` (from 0) at progress p (see schedule.h).
 OptimSchedule optim_schedule(const OptimConfig *cfg, int step, double progress);
 
 // One step: updates `params` in place from `grads` (both laid out by the table given to
-// optim_new) and the state; increments o->step.
+// optim_new) and the state; increments o->step. A shard updates only its own tensors
+// ([param_bounds[rank], param_bounds[rank+1]) of the flat buffers); the caller all-gathers them.
 void optim_step(Optimizer *o, float *params, const float *grads, const OptimSchedule *s);
 
 // The named state tensor, or NULL.

@@ -53,11 +53,14 @@ static int save_model(const char *path, const Model *m, int64_t step, const char
 }
 
 static int save_state(const char *path, const Optimizer *o, const DataLoader *dl, const TrainCounters *c) {
+    for (int i = 0; i < o->n_st; i++)  // a shard must have been gathered first (train.c)
+        if (!optim_state_ptr(o, &o->st[i]))
+            return err_set("%s: optimizer state %s is on another rank (gather the shards first)", path, o->st[i].name);
     StWriter *w = st_writer_new();
     for (int i = 0; i < o->n_st; i++) {
         const OptimStateTensor *t = &o->st[i];
         int64_t shape[2] = {t->rows, t->cols};
-        st_add(w, t->name, ST_F32, shape, 2, o->state + t->offset);
+        st_add(w, t->name, ST_F32, shape, 2, optim_state_ptr(o, t));
     }
     size_t ls = dl ? loader_state_size(dl) : 0;
     uint8_t *blob = xmalloc(ls ? ls : 1);
@@ -158,10 +161,11 @@ int ckpt_load_state(const char *run_dir, Optimizer *o, DataLoader *dl, TrainCoun
     if (rc == 0 && c->step != expect_step)
         rc = err_set("%s: saved at step %lld but model.safetensors at step %lld (interrupted save?); the two files "
                      "must come from the same save", st_path(f), (long long)c->step, (long long)expect_step);
-    for (int i = 0; i < o->n_st && rc == 0; i++) {
+    for (int i = 0; i < o->n_st && rc == 0; i++) {  // a shard reads only the tensors it owns
         const OptimStateTensor *t = &o->st[i];
         int64_t shape[2] = {t->rows, t->cols};
-        rc = st_read_f32(f, t->name, o->state + t->offset, shape, 2);
+        float *dst = optim_state_ptr(o, t);
+        if (dst) rc = st_read_f32(f, t->name, dst, shape, 2);
     }
     int64_t tshape[1] = {STEP_TIME_WINDOW};
     if (rc == 0) rc = st_read(f, "step_times", ST_F64, c->step_times, tshape, 1);

@@ -13,6 +13,7 @@
 #include "data/loader.h"
 #include "data/prepare.h"
 #include "data/shard.h"
+#include "dist/dist.h"
 #include "eval/bpb.h"
 #include "kernels/cpu.h"
 #include "model/model.h"
@@ -62,7 +63,10 @@ typedef struct {
     int32_t *inputs, *targets;  // (device_batch, T)
     FILE *metrics;
     TrainCounters ctr;
-    int grad_accum;
+    int grad_accum;     // micro-batches this rank runs per step
+    int micro_rows;     // rows per micro-batch on this rank (device_batch, or less to split over ranks)
+    int rank, world;    // data-parallel position (dist.h); 0 of 1 without mpirun
+    double comm_s;      // seconds in gradient/parameter collectives in the last step
 } Run;
 
 static int setup_data(const TrainConfig *cfg, Run *r) {
@@ -73,9 +77,13 @@ static int setup_data(const TrainConfig *cfg, Run *r) {
         pc.cache_dir = cfg->cache_dir ? cfg->cache_dir : "cache";
         pc.bpe.vocab_size = cfg->model.vocab_size;
         pc.threads = cfg->threads;
-        pc.quiet = cfg->quiet;
+        pc.quiet = cfg->quiet || r->rank != 0;
         PrepareResult pr;
-        if (prepare_run(&pc, &pr) != 0) return -1;
+        // Rank 0 prepares (or finds the cache); the others then find it ready. (Across machines
+        // without a shared file system each rank would build its own identical copy: pass --data.)
+        if (r->rank == 0 && prepare_run(&pc, &pr) != 0) return -1;
+        dist_barrier();
+        if (r->rank != 0 && prepare_run(&pc, &pr) != 0) return -1;
         snprintf(r->data_dir, sizeof r->data_dir, "%s", pr.data_dir);
     }
     char *tokdir = path_join(r->data_dir, "tokenizer");
@@ -108,25 +116,47 @@ static int setup_data(const TrainConfig *cfg, Run *r) {
     return rc;
 }
 
-static int setup_model(const TrainConfig *cfg, Run *r) {
-    if (cfg->batch_tokens % ((int64_t)cfg->device_batch * cfg->model.seq_len) != 0)
+// The step's rows are split over the ranks: rank r trains rows [r·R/W, (r+1)·R/W) of the R rows
+// of each step, in micro-batches of at most --device-batch rows (fewer if that is what divides
+// the rank's share: then a note says so).
+static int plan_micro_batches(const TrainConfig *cfg, Run *r) {
+    const int64_t T = cfg->model.seq_len;
+    if (r->world == 1 && cfg->batch_tokens % ((int64_t)cfg->device_batch * T) != 0)
         return err_set("--batch-tokens %lld is not a multiple of --device-batch %d x --seq-len %d = %lld tokens per "
                        "micro-batch", (long long)cfg->batch_tokens, cfg->device_batch, cfg->model.seq_len,
-                       (long long)cfg->device_batch * cfg->model.seq_len);
-    r->grad_accum = (int)(cfg->batch_tokens / ((int64_t)cfg->device_batch * cfg->model.seq_len));
+                       (long long)cfg->device_batch * T);
+    if (cfg->batch_tokens % (T * r->world) != 0)
+        return err_set("--batch-tokens %lld is not a multiple of %d ranks x --seq-len %lld: the step's rows cannot be "
+                       "split evenly over the ranks", (long long)cfg->batch_tokens, r->world, (long long)T);
+    int64_t rows = cfg->batch_tokens / T / r->world;  // this rank's rows per step
+    int64_t b = cfg->device_batch < rows ? cfg->device_batch : rows;
+    while (rows % b) b--;
+    r->micro_rows = (int)b;
+    r->grad_accum = (int)(rows / b);
+    if (r->world > 1 && r->rank == 0 && !cfg->quiet && b != cfg->device_batch)
+        fprintf(stderr, "train: %d ranks x %lld rows per step: micro-batches of %lld rows per rank (--device-batch %d)\n",
+                r->world, (long long)rows, (long long)b, cfg->device_batch);
+    return 0;
+}
+
+static int setup_model(const TrainConfig *cfg, Run *r) {
+    if (plan_micro_batches(cfg, r) != 0) return -1;
     if (model_build(&r->model, &cfg->model) != 0) return -1;
-    model_init_weights(&r->model, cfg->seed);
-    r->opt = optim_new(&cfg->optim, &r->model.params, cfg->model.n_embd, cfg->batch_tokens);
+    model_init_weights(&r->model, cfg->seed);  // the same seed on every rank: the same weights
+    r->opt = optim_new_shard(&cfg->optim, &r->model.params, cfg->model.n_embd, cfg->batch_tokens, r->rank, r->world);
     if (!r->opt) return -1;
+    // Every rank reads the same stream of packed rows (one loader, world 1) and trains its share
+    // of each step: the run is then independent of the rank count (a checkpoint resumes on any
+    // number of ranks, and W ranks follow the one-process trajectory).
     LoaderConfig lc = loader_defaults();
-    lc.B = cfg->device_batch;
+    lc.B = r->micro_rows;
     lc.T = cfg->model.seq_len;
     lc.seed = cfg->seed;
     lc.shuffle = 1;
     r->loader = loader_open((const char *const *)r->train_shards, r->n_train, r->tok->bos_id, &lc);
     if (!r->loader) return err_prefix("training data");
-    runstate_build(&r->rs, &cfg->model, cfg->device_batch, cfg->model.seq_len);
-    size_t n = (size_t)cfg->device_batch * cfg->model.seq_len;
+    runstate_build(&r->rs, &cfg->model, r->micro_rows, cfg->model.seq_len);
+    size_t n = (size_t)r->micro_rows * cfg->model.seq_len;
     r->inputs = xmalloc(n * sizeof *r->inputs);
     r->targets = xmalloc(n * sizeof *r->targets);
     return 0;
@@ -169,23 +199,42 @@ static void free_run(Run *r) {
 
 static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched, double *loss_out) {
     model_zero_grad(&r->model);
+    const int G = r->grad_accum, W = r->world;
     double loss = 0;
-    for (int g = 0; g < r->grad_accum; g++) {
+    // The step's micro-batches in stream order; this rank trains numbers [rank·G, (rank+1)·G).
+    for (int g = 0; g < G * W; g++) {
         prof_begin("loader", "data", -1);
         int got = loader_next(r->loader, r->inputs, r->targets);
         prof_end(0, 0);
         if (got != 1) return err_prefix("training data");
-        loss += model_forward(&r->model, &r->rs, r->inputs, r->targets, cfg->device_batch, cfg->model.seq_len, NULL);
-        model_backward(&r->model, &r->rs, r->inputs, r->targets, 1.0f / (float)r->grad_accum);
+        if (g / G != r->rank) continue;
+        loss += model_forward(&r->model, &r->rs, r->inputs, r->targets, r->micro_rows, cfg->model.seq_len, NULL);
+        model_backward(&r->model, &r->rs, r->inputs, r->targets, 1.0f / (float)(G * W));
     }
-    loss /= r->grad_accum;
+    r->comm_s = 0;
+    if (W > 1) {
+        double t0 = now_seconds();
+        prof_begin("reduce-scatter grads", "comm", -1);
+        dist_allreduce_sum_f64(&loss, 1);
+        dist_reduce_scatter_sum_f32(r->model.grad, r->opt->param_bounds);
+        prof_end(0, 0);
+        r->comm_s += now_seconds() - t0;
+    }
+    loss /= G * W;
     *loss_out = loss;
-    if (!isfinite(loss))
+    if (!isfinite(loss))  // the same loss on every rank: they all stop here together
         return err_set("loss is %s at step %lld: training diverged. The last good checkpoint (if any) is kept; "
                        "try a lower learning rate", isnan(loss) ? "NaN" : "infinite", (long long)r->ctr.step);
     prof_begin("optimizer", "phase", -1);
     optim_step(r->opt, r->model.param, r->model.grad, sched);
     prof_end(0, 0);
+    if (W > 1) {
+        double t0 = now_seconds();
+        prof_begin("all-gather params", "comm", -1);
+        dist_allgather_f32(r->model.param, r->opt->param_bounds);
+        prof_end(0, 0);
+        r->comm_s += now_seconds() - t0;
+    }
     return 0;
 }
 
@@ -257,6 +306,61 @@ static int write_profile(const TrainConfig *cfg, Run *r) {
     return rc;
 }
 
+// For the failure tests (tests/dist): FRONTIER_FAULT=RANK:STEP makes that rank fail with an
+// error before that step, as a real error on one rank would (the others are in a collective).
+static int injected_fault(const Run *r) {
+    const char *f = getenv("FRONTIER_FAULT");
+    int rank, step;
+    if (!f || sscanf(f, "%d:%d", &rank, &step) != 2 || rank != r->rank || step != r->ctr.step) return 0;
+    return err_set("FRONTIER_FAULT=%s: injected failure on rank %d before step %d", f, rank, step);
+}
+
+// config.json, tokenizer/ and metrics.jsonl (rank 0 only).
+static int open_run_folder(const TrainConfig *cfg, Run *r) {
+    if (mkdir_p(cfg->run_dir) != 0) return -1;
+    char *tdir = path_join(cfg->run_dir, "tokenizer");  // the run folder is self-contained
+    int rc = tokenizer_save(r->tok, tdir);
+    free(tdir);
+    if (rc) return rc;
+    const char *json = cfg->config_json ? cfg->config_json : "{}";
+    char *cpath = path_join(cfg->run_dir, "config.json");
+    rc = write_file_atomic(cpath, json, strlen(json));
+    free(cpath);
+    if (rc) return rc;
+    char *mpath = path_join(cfg->run_dir, "metrics.jsonl");
+    r->metrics = fopen(mpath, cfg->resume ? "a" : "w");
+    if (!r->metrics) rc = err_errno("cannot write %s", mpath);
+    free(mpath);
+    return rc;
+}
+
+// The peak of every core training: this machine's per-core figure times the OpenMP threads of
+// each rank, summed over the ranks (1 rank x 2 threads and 2 ranks x 1 thread have the same peak).
+static double run_peak_flops(void) {
+    double threads = omp_get_max_threads();
+    dist_allreduce_sum_f64(&threads, 1);
+    return machine_peak_flops() / cpu_info()->logical_cpus * threads;
+}
+
+// Checkpoint: the optimizer shards are gathered on rank 0, which writes the files (atomically);
+// the barrier after it means no rank runs ahead of a save that might still fail.
+static int save_checkpoint(const TrainConfig *cfg, Run *r) {
+    const Optimizer *o = r->opt;
+    Optimizer full = *o;
+    float *all = NULL;
+    if (r->world > 1) {
+        all = xaligned_alloc((o->n_state ? o->n_state : 1) * sizeof *all);
+        memcpy(all + o->state_lo, o->state, o->n_state_own * sizeof *all);
+        dist_gather_f32(all, o->state_bounds);
+        full.state = all, full.state_lo = 0, full.n_state_own = o->n_state;
+    }
+    int rc = 0;
+    if (r->rank == 0) rc = ckpt_save(cfg->run_dir, &r->model, &full, r->loader, &r->ctr, r->tok->id, cfg->config_json);
+    free(all);
+    if (rc == 0) dist_barrier();
+    return rc;
+}
+
 int train_run(const TrainConfig *cfg, TrainResult *res) {
     memset(res, 0, sizeof *res);
     double t_start = now_seconds();
@@ -264,48 +368,44 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     if (cfg->steps <= 0 && !(cfg->budget_s > 0))
         return err_set("--budget must be positive (got %g s); or give --steps N", cfg->budget_s);
     if (!cfg->run_dir) return err_set("no run folder given (--run-dir)");
-    Run r = {0};
+    Run r = {.rank = dist_rank(), .world = dist_world()};
+    TrainConfig local = *cfg;  // rank 0 speaks and writes; the other ranks compute quietly
+    if (r.rank != 0) local.quiet = 1;
+    cfg = &local;
     int rc = -1, why = 0;
     if (setup_data(cfg, &r) != 0 || setup_model(cfg, &r) != 0) goto done;
     if (cfg->resume && restore(cfg, &r) != 0) goto done;
-    if (mkdir_p(cfg->run_dir) != 0) goto done;
-    char *tdir = path_join(cfg->run_dir, "tokenizer");  // the run folder is self-contained
-    rc = tokenizer_save(r.tok, tdir);
-    free(tdir);
-    if (rc) goto done;
-    char *cpath = path_join(cfg->run_dir, "config.json");
-    rc = write_file_atomic(cpath, cfg->config_json ? cfg->config_json : "{}", strlen(cfg->config_json ? cfg->config_json : "{}"));
-    free(cpath);
-    if (rc) goto done;
-    rc = -1;
-    char *mpath = path_join(cfg->run_dir, "metrics.jsonl");
-    r.metrics = fopen(mpath, cfg->resume ? "a" : "w");
-    if (!r.metrics) { err_errno("cannot write %s", mpath); free(mpath); goto done; }
-    free(mpath);
+    if (r.rank == 0 && open_run_folder(cfg, &r) != 0) goto done;
 
     double flops_tok = model_config_flops_per_token(&cfg->model);
-    double peak = cfg->peak_flops > 0 ? cfg->peak_flops : machine_peak_flops();
+    double peak = cfg->peak_flops > 0 ? cfg->peak_flops : run_peak_flops();
     int64_t tok_step = cfg->batch_tokens;
     if (!cfg->resume) r.ctr.startup_s = now_seconds() - t_start;
+    dist_bcast_f64(&r.ctr.startup_s, 1, 0);
     if (!cfg->quiet)
-        fprintf(stderr, "train: %zu params, %.1f MFLOP/token, batch %lld tokens = %d x %d x %d accum, %s %s, start-up %.1fs\n",
-                model_config_num_params(&cfg->model), flops_tok / 1e6, (long long)tok_step, cfg->device_batch,
-                cfg->model.seq_len, r.grad_accum, cfg->steps ? "steps" : "budget",
+        fprintf(stderr, "train: %zu params, %.1f MFLOP/token, batch %lld tokens = %d x %d x %d accum%s, %s %s, start-up %.1fs\n",
+                model_config_num_params(&cfg->model), flops_tok / 1e6, (long long)tok_step, r.micro_rows,
+                cfg->model.seq_len, r.grad_accum, r.world > 1 ? " x ranks" : "", cfg->steps ? "steps" : "budget",
                 cfg->steps ? "fixed" : "wall-clock", r.ctr.startup_s);
+    if (!cfg->quiet && r.world > 1)
+        fprintf(stderr, "train: %d ranks (%s); optimizer state %.1f MiB per rank instead of %.1f MiB (ZeRO-1)\n",
+                r.world, dist_backend(), r.opt->n_state_own * 4.0 / (1 << 20), r.opt->n_state * 4.0 / (1 << 20));
     double loss = NAN;
     while (!should_stop(cfg, &r.ctr, &why)) {
         double progress = cfg->steps > 0 ? (double)r.ctr.step / cfg->steps : r.ctr.timed_s / cfg->budget_s;
         OptimSchedule sched = optim_schedule(&cfg->optim, (int)r.ctr.step, progress > 1 ? 1 : progress);
-        if (cfg->profile_steps > 0 && r.ctr.step == cfg->excluded_steps) {  // warm-up done: record
+        if (cfg->profile_steps > 0 && r.rank == 0 && r.ctr.step == cfg->excluded_steps) {  // warm-up done: record
             prof_enable(1);
             kernels_set_profiling(1);
         }
+        if (injected_fault(&r) != 0) goto done;
         double t0 = now_seconds();
         prof_begin("step", "step", (int)r.ctr.step);
         int step_rc = train_step(cfg, &r, &sched, &loss);
         prof_end(0, 0);
         if (step_rc != 0) goto done;
         double dt = now_seconds() - t0;
+        dist_bcast_f64(&dt, 1, 0);  // one clock: rank 0's, so every rank's schedule and stop agree
         prof_counter("tok/s", tok_step / dt);
         int timed = r.ctr.step >= cfg->excluded_steps;
         if (timed) {
@@ -317,16 +417,17 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
         r.ctr.step++;
         r.ctr.tokens += tok_step;
         double tok_s = tok_step / dt, mfu = flops_tok * tok_s / peak;
-        fprintf(r.metrics,
+        if (r.metrics) fprintf(r.metrics,
                 "{\"step\":%lld,\"loss\":%.6f,\"lr_mult\":%.6g,\"muon_momentum\":%.6g,\"muon_wd\":%.6g,\"dt_s\":%.4f,"
-                "\"tok_per_s\":%.1f,\"mfu\":%.5f,\"tokens\":%lld,\"timed\":%s,\"timed_s\":%.3f,\"progress\":%.5f}\n",
+                "\"tok_per_s\":%.1f,\"mfu\":%.5f,\"tokens\":%lld,\"timed\":%s,\"timed_s\":%.3f,\"progress\":%.5f,"
+                "\"comm_s\":%.4f}\n",
                 (long long)r.ctr.step, loss, sched.lr_mult, sched.muon_momentum, sched.muon_wd, dt, tok_s, mfu,
-                (long long)r.ctr.tokens, timed ? "true" : "false", r.ctr.timed_s, progress);
-        fflush(r.metrics);
+                (long long)r.ctr.tokens, timed ? "true" : "false", r.ctr.timed_s, progress, r.comm_s);
+        if (r.metrics) fflush(r.metrics);
         print_progress(cfg, &r.ctr, loss, tok_s, mfu);
     }
     if (!cfg->quiet && isatty(2)) fprintf(stderr, "\n");
-    if (ckpt_save(cfg->run_dir, &r.model, r.opt, r.loader, &r.ctr, r.tok->id, cfg->config_json) != 0) goto done;
+    if (save_checkpoint(cfg, &r) != 0) goto done;
 
     res->steps = r.ctr.step;
     res->tokens = r.ctr.tokens;
@@ -336,11 +437,12 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     int64_t timed_steps = r.ctr.step > cfg->excluded_steps ? r.ctr.step - cfg->excluded_steps : 0;
     res->tok_per_s = r.ctr.timed_s > 0 ? (double)timed_steps * tok_step / r.ctr.timed_s : 0;
     res->mfu = flops_tok * res->tok_per_s / peak;
+    res->peak_flops = peak;
     res->final_loss = loss;
     res->params = model_config_num_params(&cfg->model);
     res->flops_per_token = flops_tok;
     res->stopped_by = why;
-    if (cfg->profile_steps > 0 && write_profile(cfg, &r) != 0) goto done;
+    if (cfg->profile_steps > 0 && r.rank == 0 && write_profile(cfg, &r) != 0) goto done;
     if (why != 2 && cfg->profile_steps == 0) {  // interrupted and profiling runs are not evaluated
         if (!cfg->quiet) fprintf(stderr, "eval: val_bpb on %s...\n", cfg->eval_tokens ? "part of the validation set" : "the whole validation set");
         BpbResult b;
@@ -356,8 +458,18 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     res->peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024;
+    int64_t rss = res->peak_rss_bytes;  // the largest rank's
+    double rss_d = (double)rss;
+    dist_allreduce_max_f64(&rss_d, 1);
+    res->peak_rss_bytes = (int64_t)rss_d;
+    res->ranks = r.world;
+    res->optim_state_bytes = (int64_t)r.opt->n_state * 4;
+    res->optim_state_bytes_per_rank = (int64_t)r.opt->n_state_own * 4;
+    double own = (double)res->optim_state_bytes_per_rank;
+    dist_allreduce_max_f64(&own, 1);
+    res->optim_state_bytes_per_rank = (int64_t)own;
     res->total_s = now_seconds() - t_start;
-    rc = write_summary(cfg, res, r.tok->id);
+    rc = r.rank == 0 ? write_summary(cfg, res, r.tok->id) : 0;
 done:
     free_run(&r);
     return rc;
@@ -391,7 +503,10 @@ static int write_summary(const TrainConfig *cfg, const TrainResult *res, const c
     cJSON_AddNumberToObject(s, "final_loss", res->final_loss);
     cJSON_AddNumberToObject(s, "tok_per_s", res->tok_per_s);
     cJSON_AddNumberToObject(s, "mfu", res->mfu);
-    cJSON_AddNumberToObject(s, "peak_flops", cfg->peak_flops > 0 ? cfg->peak_flops : machine_peak_flops());
+    cJSON_AddNumberToObject(s, "peak_flops", res->peak_flops);
+    cJSON_AddNumberToObject(s, "ranks", res->ranks);
+    cJSON_AddNumberToObject(s, "optimizer_state_bytes", (double)res->optim_state_bytes);
+    cJSON_AddNumberToObject(s, "optimizer_state_bytes_per_rank", (double)res->optim_state_bytes_per_rank);
     cJSON_AddNumberToObject(s, "parameters", (double)res->params);
     cJSON_AddNumberToObject(s, "flops_per_token", res->flops_per_token);
     cJSON_AddNumberToObject(s, "budget_s", cfg->steps > 0 ? 0 : cfg->budget_s);

@@ -51,8 +51,12 @@ typedef struct {
     double final_loss;
     size_t params;
     double flops_per_token;
-    int64_t peak_rss_bytes;
+    int64_t peak_rss_bytes;         // the largest of the ranks'
     int stopped_by;                 // 0 budget, 1 steps, 2 stop_after
+    double peak_flops;              // the MFU denominator: every core of every rank
+    int ranks;                      // data-parallel processes (1 without mpirun)
+    int64_t optim_state_bytes;      // optimizer state of the whole model
+    int64_t optim_state_bytes_per_rank;  // held by the busiest rank (ZeRO-1 sharding)
 } TrainResult;
 
 // Train, save, evaluate; writes the run folder. 0, or -1 + err (a NaN loss, bad data, ...).
