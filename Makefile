@@ -55,6 +55,11 @@ $(BUILD)/bench/%: bench/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(LIB_OBJ) $(ALL_LIBS)
 
+# bench_gemm compares the matmuls with oneDNN's (libdnnl-dev: a benchmark-only dependency).
+$(BUILD)/bench/bench_gemm: bench/bench_gemm.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(LIB_OBJ) $(ALL_LIBS) -ldnnl
+
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 setup:

@@ -10,16 +10,17 @@ set -euo pipefail
 [ "${FRONTIER_SKIP_SETUP:-0}" = 1 ] && exit 0
 
 # Build: compilers, OpenMP, PCRE2 (pre-split regex), cJSON (JSON), libyaml (CORE task list),
-# OpenSSL's libcrypto (SHA-256 content ids). Tests: cmocka; Python's `regex` for the split
-# fixtures' generator; numpy + PyTorch (Debian's, for /usr/bin/python3) for the PyTorch parity
-# test; Node.js + npm for the tiktoken interop test and the report's screenshot check; Chromium
-# (headless) and a font for rendering `frontier report`'s page in tests/report/test_report.sh.
+# OpenSSL's libcrypto (SHA-256 content ids). Benchmarks: oneDNN (bench/bench_gemm only, the
+# matmul comparison). Tests: cmocka; Python's `regex` for the split fixtures' generator; numpy
+# + PyTorch (Debian's, for /usr/bin/python3) for the PyTorch parity test; Node.js + npm for
+# the tiktoken interop test and the report's screenshot check; Chromium (headless) and a font for rendering `frontier report`'s page in tests/report/test_report.sh.
 # OpenMPI: data-parallel training (`mpirun -np N ./frontier train`) and its tests.
 PACKAGES=(
   build-essential clang libomp-dev pkg-config
   libpcre2-dev libcjson-dev libyaml-dev libssl-dev
   openmpi-bin libopenmpi-dev
   libcmocka-dev
+  libdnnl-dev
   python3 python3-regex python3-numpy python3-torch
   nodejs npm
   chromium fonts-dejavu-core

@@ -1,18 +1,16 @@
-// cli/cmd_info.c — `frontier info`: the CPU and what frontier can use on it.
+// cli/cmd_info.c — `frontier info`: the CPU, what frontier can use on it, which kernel variant
+// each op runs, and (--peak) the measured peaks.
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "kernels/cpu.h"
+#include "kernels/kernels.h"
+#include "kernels/peak.h"
 
-int cmd_info(int argc, char **argv) {
-    Option opts[] = {{0, 0, 0, 0, 0, 0, 0, 0}};
-    int rc = parse_args("frontier info [options]",
-                        "Show the CPU model, core count, the SIMD/matrix features detected at run time (cpuid + "
-                        "XCR0), and whether the kernel granted AMX tile permission to this process.",
-                        opts, argc, argv, NULL);
-    if (rc != ARGS_OK) return rc == ARGS_HELP ? 0 : 2;
+static void print_cpu(void) {
     const CpuInfo *c = cpu_info();
     const char *yn[] = {"no", "yes"};
     printf("cpu:            %s\n", c->model);
@@ -28,5 +26,72 @@ int cmd_info(int argc, char **argv) {
     printf("amx-int8:       %s\n", yn[c->amx_int8]);
     printf("amx permission: %s\n", c->amx_tile ? (c->amx_permitted ? "granted" : "refused by the kernel")
                                                : "n/a (no AMX)");
+}
+
+static void print_kernels(void) {
+    printf("kernel variants:");
+    for (int v = 0; v < KERNEL_VARIANT_COUNT; v++) {
+        const char *why;
+        int ok = kernels_variant_available((KernelVariant)v, &why);
+        printf("%s %s%s%s%s", v ? "," : "", KERNEL_VARIANT_NAMES[v], ok ? "" : " (no: ", ok ? "" : why, ok ? "" : ")");
+    }
+    const Kernels *k = kernels();
+    const char *env = getenv("FRONTIER_KERNELS");
+    printf("\nkernels:        %s (%s)\n", k->name, env && *env ? "FRONTIER_KERNELS" : "the best this CPU runs");
+    for (int op = 0; op < KERNEL_OP_COUNT; op++)
+        printf("  %-14s %s\n", KERNEL_OP_NAMES[op], kernels_op_source(k, op));
+}
+
+static void print_peak(const MachinePeak *p, const char *how) {
+    char fp32[32];
+    snprintf(fp32, sizeof fp32, "fp32 FMA (%s):", p->fp32_isa);
+    printf("peak (%s):\n", how);
+    printf("  %-19s %7.1f GFLOP/s per core, %7.1f GFLOP/s with %d threads\n", fp32, p->fp32_core / 1e9,
+           p->fp32_all / 1e9, p->threads);
+    if (p->bf16_all > 0)
+        printf("  bf16 vdpbf16ps:     %7.1f GFLOP/s per core, %7.1f GFLOP/s with %d threads\n", p->bf16_core / 1e9,
+               p->bf16_all / 1e9, p->threads);
+    else printf("  bf16 vdpbf16ps:     n/a (no AVX512_BF16)\n");
+    if (p->amx_all > 0)
+        printf("  AMX bf16:           %7.1f GFLOP/s per core, %7.1f GFLOP/s with %d threads\n", p->amx_core / 1e9,
+               p->amx_all / 1e9, p->threads);
+    else printf("  AMX bf16:           n/a (no AMX, or not permitted)\n");
+    printf("  memory:             triad %.1f GB/s, read %.1f GB/s (%d threads)\n", p->triad_bw / 1e9,
+           p->read_bw / 1e9, p->threads);
+}
+
+int cmd_info(int argc, char **argv) {
+    int peak = 0, remeasure = 0;
+    const char *cache = "cache";
+    Option opts[] = {
+        {"peak", OPT_FLAG, &peak, NULL, "also show the measured peaks (cached in CACHE/peak.json; ~2 s to measure)", 0, 0, 0},
+        {"remeasure", OPT_FLAG, &remeasure, NULL, "with --peak: measure again and update the cache", 0, 0, 0},
+        {"cache", OPT_STRING, &cache, "DIR", "cache folder", 0, 0, 0},
+        {0, 0, 0, 0, 0, 0, 0, 0},
+    };
+    int rc = parse_args("frontier info [options]",
+                        "Show the CPU model, core count, the SIMD/matrix features detected at run time (cpuid + "
+                        "XCR0), whether the kernel granted AMX tile permission to this process, and the kernel "
+                        "variant each op runs (FRONTIER_KERNELS overrides it, e.g. avx512,matmul_nt=ref). With "
+                        "--peak: the fp32 FMA, bf16 and AMX compute peaks per core and over all threads, and the "
+                        "memory bandwidth, as used for MFU.",
+                        opts, argc, argv, NULL);
+    if (rc != ARGS_OK) return rc == ARGS_HELP ? 0 : 2;
+    if (kernels_init()) {
+        report_error();
+        return 2;
+    }
+    print_cpu();
+    print_kernels();
+    if (!peak) return 0;
+    MachinePeak p;
+    int cached = !remeasure && machine_peak_load(cache, &p) == 0;
+    if (!cached) {
+        if (machine_peak_measure(&p)) return report_error();
+        if (machine_peak_save(cache, &p)) return report_error();
+    }
+    char how[300];
+    snprintf(how, sizeof how, "%s %s/peak.json", cached ? "cached in" : "measured now, saved to", cache);
+    print_peak(&p, how);
     return 0;
 }

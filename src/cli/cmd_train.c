@@ -17,6 +17,7 @@
 #include "data/corpus.h"
 #include "data/shard.h"
 #include "eval/bpb.h"
+#include "kernels/kernels.h"
 #include "tokenizer/tokenizer.h"
 #include "train/checkpoint.h"
 #include "train/train.h"
@@ -254,8 +255,8 @@ static void print_summary(const TrainConfig *c, const TrainResult *r) {
     printf("tokens seen    %lld  (%lld steps x %lld tokens)\n", (long long)r->tokens, (long long)r->steps,
            (long long)c->batch_tokens);
     printf("parameters     %zu  (%.1f MFLOP/token)\n", r->params, r->flops_per_token / 1e6);
-    printf("throughput     %.0f tok/s, MFU %.2f%% of %.0f GFLOP/s fp32 peak\n", r->tok_per_s, 100 * r->mfu,
-           (c->peak_flops > 0 ? c->peak_flops : machine_peak_flops()) / 1e9);
+    printf("throughput     %.0f tok/s, MFU %.2f%% of %.0f GFLOP/s (measured fp32 peak of the cores used)\n",
+           r->tok_per_s, 100 * r->mfu, r->peak_flops / 1e9);
     if (c->steps > 0) printf("budget         fixed %lld steps; timed %.1f s\n", (long long)c->steps, r->timed_s);
     else printf("budget         %.1f of %.0f s used (%.1f%%); start-up %.1f s and %d excluded steps %.1f s not counted\n",
                 r->timed_s, c->budget_s, 100 * r->timed_s / c->budget_s, r->startup_s, c->excluded_steps, r->excluded_s);
@@ -265,6 +266,7 @@ static void print_summary(const TrainConfig *c, const TrainResult *r) {
 enum { MODE_TRAIN, MODE_RUN, MODE_PROFILE };
 
 static int train_like(int argc, char **argv, const char *usage, const char *summary, int mode) {
+    if (kernels_init() != 0) { report_error(); return 2; }  // a bad FRONTIER_KERNELS is a usage error
     Flags fl = default_flags(), *f = &fl;
     Option *opts = train_options(f, mode == MODE_TRAIN);
     int rc = parse_args(usage, summary, opts, argc, argv, NULL);

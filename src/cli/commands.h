@@ -12,3 +12,4 @@ int cmd_eval(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_score(int argc, char **argv);
+int cmd_kernels(int argc, char **argv);

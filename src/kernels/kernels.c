@@ -1,23 +1,261 @@
-// kernels/kernels.c — choosing the active kernel table (see kernels.h).
+// kernels/kernels.c — the variant registry and the active kernel table (see kernels.h).
 #include "kernels/kernels.h"
 
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/avx512_ops.h"
+#include "kernels/cpu.h"
+#include "kernels/simd_matmul.h"
+#include "util/error.h"
+
+#define OP_NAME(op) #op,
+const char *const KERNEL_OP_NAMES[KERNEL_OP_COUNT] = {KERNEL_OPS(OP_NAME)};
+const char *const KERNEL_VARIANT_NAMES[KERNEL_VARIANT_COUNT] = {"ref", "avx2", "avx512", "amx"};
+
+// ---------------------------------------------------------------------------------------------
+// Ops as untyped slots: the registry copies function pointers between tables by op index.
+// ---------------------------------------------------------------------------------------------
+
+typedef void (*OpFn)(void);
+
+#define OP_OFFSET(op) offsetof(Kernels, op),
+static const size_t OP_OFFSETS[KERNEL_OP_COUNT] = {KERNEL_OPS(OP_OFFSET)};
+
+#define OP_ONE(op) +1
+_Static_assert(0 KERNEL_OPS(OP_ONE) == KERNEL_OP_COUNT, "KERNEL_OP_COUNT must match KERNEL_OPS");
+_Static_assert(sizeof(Kernels) == sizeof(const char *) + KERNEL_OP_COUNT * sizeof(OpFn),
+               "every Kernels field but the name must be an op listed in KERNEL_OPS");
+
+static OpFn op_get(const Kernels *k, int op) {
+    OpFn f;
+    memcpy(&f, (const char *)k + OP_OFFSETS[op], sizeof f);
+    return f;
+}
+
+static void op_set(Kernels *k, int op, OpFn f) { memcpy((char *)k + OP_OFFSETS[op], &f, sizeof f); }
+
+int kernel_op_index(const char *name) {
+    for (int i = 0; i < KERNEL_OP_COUNT; i++)
+        if (!strcmp(name, KERNEL_OP_NAMES[i])) return i;
+    return -1;
+}
+
+int kernel_variant_index(const char *name) {
+    for (int i = 0; i < KERNEL_VARIANT_COUNT; i++)
+        if (!strcmp(name, KERNEL_VARIANT_NAMES[i])) return i;
+    return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Each variant's own ops (NULL: taken from the variant below) and the complete tables
+// ---------------------------------------------------------------------------------------------
+
+static const Kernels OWN_AVX2 = {
+    .name = "avx2",
+    .matmul_nt = avx2_matmul_nt, .matmul_nn = avx2_matmul_nn, .matmul_tn = avx2_matmul_tn,
+};
+
+static const Kernels OWN_AVX512 = {
+    .name = "avx512",
+    .matmul_nt = avx512_matmul_nt, .matmul_nn = avx512_matmul_nn, .matmul_tn = avx512_matmul_tn,
+    .embedding_fwd = avx512_embedding_fwd, .embedding_bwd = avx512_embedding_bwd,
+    .rmsnorm_fwd = avx512_rmsnorm_fwd, .rmsnorm_bwd = avx512_rmsnorm_bwd,
+    .rope_fwd = avx512_rope_fwd, .rope_bwd = avx512_rope_bwd,
+    .attention_fwd = avx512_attention_fwd, .attention_bwd = avx512_attention_bwd,
+    .relu2_fwd = avx512_relu2_fwd, .relu2_bwd = avx512_relu2_bwd,
+    .softcap_ce = avx512_softcap_ce,
+};
+
+// AMX has no op of its own yet: its table is avx512's (kept as a variant so that configs and
+// the lab already name it, and an AMX matmul slots in here).
+static const Kernels OWN_AMX = {.name = "amx"};
+
+static const Kernels *const OWN[KERNEL_VARIANT_COUNT] = {&KERNELS_REF, &OWN_AVX2, &OWN_AVX512, &OWN_AMX};
+
+static Kernels complete[KERNEL_VARIANT_COUNT];
+static pthread_once_t complete_once = PTHREAD_ONCE_INIT;
+
+static void build_complete(void) {
+    for (int v = 0; v < KERNEL_VARIANT_COUNT; v++) {
+        complete[v] = KERNELS_REF;
+        complete[v].name = KERNEL_VARIANT_NAMES[v];
+        for (int op = 0; op < KERNEL_OP_COUNT; op++)
+            for (int u = v; u >= 0; u--)
+                if (op_get(OWN[u], op)) {
+                    op_set(&complete[v], op, op_get(OWN[u], op));
+                    break;
+                }
+    }
+}
+
+int kernels_variant_available(KernelVariant v, const char **why_not) {
+    const CpuInfo *c = cpu_info();
+    const char *why = NULL;
+    int avx2 = c->avx2 && c->fma, avx512 = avx2 && c->avx512f && c->avx512bw && c->avx512vl;
+    switch (v) {
+    case KV_REF: break;
+    case KV_AVX2: if (!avx2) why = "needs AVX2 and FMA"; break;
+    case KV_AVX512: if (!avx512) why = "needs AVX-512 F, BW and VL"; break;
+    case KV_AMX:
+        if (!c->amx_tile || !c->amx_bf16) why = "needs AMX-TILE and AMX-BF16, which this CPU lacks";
+        else if (!c->amx_permitted) why = "needs the AMX tile state, which the OS refused (arch_prctl XTILEDATA)";
+        else if (!avx512) why = "needs AVX-512 F, BW and VL for its fallback ops";
+        break;
+    default: why = "is not a kernel variant";
+    }
+    if (why_not) *why_not = why;
+    return why == NULL;
+}
+
+const Kernels *kernels_variant(KernelVariant v) {
+    if ((int)v < 0 || v >= KERNEL_VARIANT_COUNT || !kernels_variant_available(v, NULL)) return NULL;
+    pthread_once(&complete_once, build_complete);
+    return &complete[v];
+}
+
+KernelVariant kernels_best_variant(void) {
+    int v = KERNEL_VARIANT_COUNT - 1;
+    while (v > 0 && !kernels_variant_available((KernelVariant)v, NULL)) v--;
+    return (KernelVariant)v;
+}
+
+const char *kernels_op_source(const Kernels *k, int op) {
+    OpFn f = op_get(k, op);
+    for (int v = KERNEL_VARIANT_COUNT - 1; v >= 0; v--)
+        if (op_get(OWN[v], op) == f) return KERNEL_VARIANT_NAMES[v];
+    return k->name && !strcmp(k->name, "profiled") ? "profiled" : "custom";
+}
+
+// ---------------------------------------------------------------------------------------------
+// FRONTIER_KERNELS: "[base][,op=variant]..."
+// ---------------------------------------------------------------------------------------------
+
+static char *trim(char *s) {
+    while (*s == ' ' || *s == '\t') s++;
+    for (size_t n = strlen(s); n && (s[n - 1] == ' ' || s[n - 1] == '\t');) s[--n] = 0;
+    return s;
+}
+
+static int bad_variant(const char *name) {
+    return err_set("FRONTIER_KERNELS: unknown kernel variant '%s' (have: auto, ref, avx2, avx512, amx)", name);
+}
+
+static int bad_op(const char *name) {
+    char list[400] = "";
+    for (int i = 0; i < KERNEL_OP_COUNT; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", KERNEL_OP_NAMES[i]);
+    return err_set("FRONTIER_KERNELS: unknown op '%s' (have: %s)", name, list);
+}
+
+// The variant actually used for `v`: the best available one at or below it; notes a fallback.
+static int effective(int v, KernelSelection *out) {
+    const char *why;
+    if (kernels_variant_available((KernelVariant)v, &why)) return v;
+    int u = v;
+    while (!kernels_variant_available((KernelVariant)u, NULL)) u--;
+    if (!strstr(out->note, KERNEL_VARIANT_NAMES[v]))
+        snprintf(out->note + strlen(out->note), sizeof out->note - strlen(out->note), "%s%s %s; using %s",
+                 out->note[0] ? ". " : "", KERNEL_VARIANT_NAMES[v], why, KERNEL_VARIANT_NAMES[u]);
+    return u;
+}
+
+static void append(char *dst, size_t cap, const char *a, const char *b, const char *c) {
+    snprintf(dst + strlen(dst), cap - strlen(dst), "%s%s%s", a, b, c);
+}
+
+// One item: the base variant (first item only) or op=variant.
+static int parse_item(char *item, int first, int *base, int over[KERNEL_OP_COUNT]) {
+    char *eq = strchr(item, '=');
+    if (!eq) {
+        if (!first)
+            return err_set("FRONTIER_KERNELS: '%s' should be op=variant (only the first item names the base "
+                           "variant), e.g. avx512,matmul_nt=ref", item);
+        if (strcmp(item, "auto") && (*base = kernel_variant_index(item)) < 0) return bad_variant(item);
+        return 0;
+    }
+    *eq = 0;
+    char *op_name = trim(item), *v_name = trim(eq + 1);
+    int op = kernel_op_index(op_name), v = kernel_variant_index(v_name);
+    if (op < 0) return bad_op(op_name);
+    if (v < 0) return bad_variant(v_name);
+    if (over[op] >= 0) return err_set("FRONTIER_KERNELS: op '%s' is given twice", op_name);
+    over[op] = v;
+    return 0;
+}
+
+// Split spec into the base variant (-1: auto) and per-op overrides (-1: none).
+static int parse_items(const char *spec, int *base, int over[KERNEL_OP_COUNT]) {
+    char buf[512];
+    if (strlen(spec) >= sizeof buf) return err_set("FRONTIER_KERNELS is too long (%zu characters)", strlen(spec));
+    strcpy(buf, spec);
+    *base = -1;
+    for (int i = 0; i < KERNEL_OP_COUNT; i++) over[i] = -1;
+    if (!*trim(buf)) return 0;  // empty: auto
+    char *p = buf;
+    for (int first = 1;; first = 0) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = 0;
+        char *item = trim(p);
+        if (!*item) return err_set("FRONTIER_KERNELS: empty item in '%s'", spec);
+        if (parse_item(item, first, base, over)) return -1;
+        if (!comma) return 0;
+        p = comma + 1;
+    }
+}
+
+int kernels_parse(const char *spec, KernelSelection *out) {
+    memset(out, 0, sizeof *out);
+    int base, over[KERNEL_OP_COUNT];
+    if (parse_items(spec ? spec : "", &base, over)) return -1;
+    int b = base < 0 ? (int)kernels_best_variant() : effective(base, out);
+    out->table = *kernels_variant((KernelVariant)b);
+    strcpy(out->name, KERNEL_VARIANT_NAMES[b]);
+    for (int op = 0; op < KERNEL_OP_COUNT; op++) {
+        if (over[op] < 0) continue;
+        int v = effective(over[op], out);
+        op_set(&out->table, op, op_get(kernels_variant((KernelVariant)v), op));
+        append(out->name, sizeof out->name, ",", KERNEL_OP_NAMES[op], "=");
+        append(out->name, sizeof out->name, KERNEL_VARIANT_NAMES[v], "", "");
+    }
+    out->table.name = out->name;
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The active table
+// ---------------------------------------------------------------------------------------------
+
+static KernelSelection selected;
 static const Kernels *active, *base;
+static int profiling;
+
+int kernels_select(const char *spec) {
+    KernelSelection s;
+    if (kernels_parse(spec, &s)) return -1;
+    if (s.note[0]) fprintf(stderr, "frontier: kernels: %s\n", s.note);
+    selected = s;
+    selected.table.name = selected.name;
+    base = &selected.table;
+    active = profiling ? kernels_profiled(base) : base;
+    return 0;
+}
+
+int kernels_init(void) { return kernels_select(getenv("FRONTIER_KERNELS")); }
 
 void kernels_set_profiling(int on) {
     kernels();  // resolve the base table first
+    profiling = on;
     active = on ? kernels_profiled(base) : base;
 }
 
 const Kernels *kernels(void) {
-    if (!active) {
-        const char *want = getenv("FRONTIER_KERNELS");
-        if (want && *want && strcmp(want, "ref") != 0 && strcmp(want, "auto") != 0)
-            fprintf(stderr, "frontier: FRONTIER_KERNELS=%s is unknown (have: ref, auto); using ref\n", want);
-        active = base = &KERNELS_REF;  // the fast tables arrive with the kernels work
+    if (!active && kernels_init()) {
+        fprintf(stderr, "frontier: %s; using the default kernels\n", err_msg());
+        kernels_select(NULL);
     }
     return active;
 }

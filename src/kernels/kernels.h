@@ -2,9 +2,10 @@
 //
 // A Kernels table holds one function pointer per op. `ref` is the plain, obviously-correct
 // implementation (fp32, OpenMP over independent outputs, deterministic whatever the thread
-// count: every output element is reduced by one thread in a fixed order). Faster variants
-// (AVX-512, AMX) are added as further tables and checked against `ref` on many shapes;
-// FRONTIER_KERNELS=ref forces the reference path.
+// count: every output element is reduced by one thread in a fixed order). Faster variants are
+// further tables (see "Variants" below), checked against `ref` on many shapes by `frontier
+// kernels check`; every variant keeps the determinism promise (same bits whatever the thread
+// count), not bitwise equality with ref.
 //
 // Matrix layout: row-major. "nt" means the second operand is used transposed, as nn.Linear
 // stores its weight (out, in): y (M,N) = x (M,K) @ W(N,K)^T.
@@ -58,8 +59,66 @@ typedef struct {
 
 extern const Kernels KERNELS_REF;
 
-// The active table (default: the best available; FRONTIER_KERNELS=ref forces the reference).
+// The active table (default: the best variant this CPU runs; FRONTIER_KERNELS overrides it,
+// see kernels_select). Resolved on first use; a bad FRONTIER_KERNELS is reported on stderr and
+// the default is used — call kernels_init() first to treat it as an error instead.
 const Kernels *kernels(void);
 // Route every op through the profiler (profile/profile.h) or back; results are unchanged.
 void kernels_set_profiling(int on);
 const Kernels *kernels_profiled(const Kernels *base);  // the wrapper table around `base`
+
+// ---------------------------------------------------------------------------------------------
+// Variants. Each needs the CPU features of the one before it plus its own; an op a variant does
+// not implement comes from the best variant below it, so every table is complete.
+//   ref     plain C, any x86-64
+//   avx2    AVX2 + FMA: the BLIS-style matmuls (simd_matmul.h); the other ops from ref
+//   avx512  AVX-512 F/BW/VL: the matmuls and the fused ops of avx512_ops.h
+//   amx     AMX-TILE + AMX-BF16 with the kernel's permission: no op of its own yet (every op
+//           comes from avx512). Asked for on a CPU without AMX, it falls back to the best
+//           available variant with a note on stderr (a config shared across machines still
+//           runs); so does any other variant this CPU lacks.
+// ---------------------------------------------------------------------------------------------
+
+// The ops, in Kernels field order: X(name) for each.
+#define KERNEL_OPS(X)                                                                         \
+    X(matmul_nt) X(matmul_nn) X(matmul_tn) X(embedding_fwd) X(embedding_bwd) X(rmsnorm_fwd) \
+    X(rmsnorm_bwd) X(rope_fwd) X(rope_bwd) X(attention_fwd) X(attention_bwd) X(relu2_fwd)   \
+    X(relu2_bwd) X(softcap_ce)
+
+enum { KERNEL_OP_COUNT = 14 };
+typedef enum { KV_REF, KV_AVX2, KV_AVX512, KV_AMX, KERNEL_VARIANT_COUNT } KernelVariant;
+
+extern const char *const KERNEL_OP_NAMES[KERNEL_OP_COUNT];  // "matmul_nt", ...
+extern const char *const KERNEL_VARIANT_NAMES[KERNEL_VARIANT_COUNT];  // "ref", "avx2", "avx512", "amx"
+
+int kernel_op_index(const char *name);       // -1 if unknown
+int kernel_variant_index(const char *name);  // -1 if unknown
+// 1 if this CPU (and OS) runs the variant. If not and why_not is non-NULL, *why_not says what
+// is missing, e.g. "needs AMX-TILE and AMX-BF16, which this CPU lacks".
+int kernels_variant_available(KernelVariant v, const char **why_not);
+// The complete table of a variant (its ops plus the fallbacks), or NULL if this CPU lacks it.
+const Kernels *kernels_variant(KernelVariant v);
+// The best variant this CPU runs.
+KernelVariant kernels_best_variant(void);
+// Which variant provides op `op` of table k ("ref", "avx512", ...), for any table built from
+// this registry; "profiled" for the profiler's wrapper; "custom" for a function it does not know.
+const char *kernels_op_source(const Kernels *k, int op);
+
+// A table chosen by a spec in FRONTIER_KERNELS' syntax: a base variant (or "auto", the best
+// available; omitted = auto) then comma-separated per-op overrides op=variant, e.g.
+// "avx512,matmul_nt=ref,softcap_ce=ref". Unavailable variants fall back as above and are noted
+// in `note` (empty when none). Unknown variant or op names, or an empty item, are errors naming
+// the item and listing the valid names: -1 + err_set.
+typedef struct {
+    Kernels table;        // table.name points at name[]
+    char name[160];       // the spec as resolved, e.g. "avx512,matmul_nt=ref"
+    char note[256];       // fallbacks taken
+} KernelSelection;
+int kernels_parse(const char *spec, KernelSelection *out);
+
+// Make `spec` (NULL or "" = auto) the active table, as kernels() would from FRONTIER_KERNELS;
+// prints any fallback note on stderr. Not thread-safe: call before the work starts.
+int kernels_select(const char *spec);
+// kernels_select(getenv("FRONTIER_KERNELS")); commands call it early so that a bad value is a
+// usage error (exit 2) rather than a warning.
+int kernels_init(void);

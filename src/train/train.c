@@ -18,6 +18,7 @@
 #include "kernels/cpu.h"
 #include "model/model.h"
 #include "kernels/kernels.h"
+#include "kernels/peak.h"
 #include "profile/profile.h"
 #include "tokenizer/tokenizer.h"
 #include "train/checkpoint.h"
@@ -41,11 +42,7 @@ TrainConfig train_defaults(void) {
     return c;
 }
 
-double machine_peak_flops(void) {
-    const CpuInfo *ci = cpu_info();
-    double per_cycle = ci->avx512f ? 64.0 : ci->avx2 && ci->fma ? 32.0 : 8.0;  // 2 FMA ports x lanes x 2
-    return per_cycle * 3.0e9 * ci->logical_cpus;
-}
+double machine_peak_flops(void) { return machine_peak_fp32_flops(NULL); }
 
 // ---------------------------------------------------------------------------------------------
 // Setup: data, tokenizer, model, optimizer, loader (or all of it restored from a run folder)
@@ -334,12 +331,12 @@ static int open_run_folder(const TrainConfig *cfg, Run *r) {
     return rc;
 }
 
-// The peak of every core training: this machine's per-core figure times the OpenMP threads of
-// each rank, summed over the ranks (1 rank x 2 threads and 2 ranks x 1 thread have the same peak).
+// The peak of every core training: each rank's measured peak for its OpenMP threads, summed over
+// the ranks (so 1 rank x 2 threads and 2 ranks x 1 thread are held to the same standard).
 static double run_peak_flops(void) {
-    double threads = omp_get_max_threads();
-    dist_allreduce_sum_f64(&threads, 1);
-    return machine_peak_flops() / cpu_info()->logical_cpus * threads;
+    double peak = machine_peak_flops();
+    dist_allreduce_sum_f64(&peak, 1);
+    return peak;
 }
 
 // Checkpoint: the optimizer shards are gathered on rank 0, which writes the files (atomically);

@@ -27,7 +27,7 @@ typedef struct {
     uint64_t seed;          // init and data order
     int64_t eval_tokens;    // 0 = the whole validation set
     int eval_batch;         // rows per forward when evaluating (0 = device_batch)
-    double peak_flops;      // for MFU (0 = this machine's fp32 FMA peak estimate)
+    double peak_flops;      // for MFU (0 = this machine's measured fp32 peak, see below)
     int threads;            // OpenMP threads (0 = all)
     int quiet;              // no progress line
     const char *run_dir;    // where the run folder goes
@@ -62,8 +62,8 @@ typedef struct {
 // Train, save, evaluate; writes the run folder. 0, or -1 + err (a NaN loss, bad data, ...).
 int train_run(const TrainConfig *cfg, TrainResult *res);
 
-// This machine's fp32 peak FLOP/s estimate: cores x (32 FMA-FLOPs/cycle AVX-512, 16 AVX2) x
-// ~3 GHz. SPEC §7 measured ~200 GFLOP/s per core with AVX-512.
+// This machine's fp32 peak FLOP/s for this process's threads, measured once and cached in
+// cache/peak.json (kernels/peak.h; `frontier info --peak` prints it): the MFU denominator.
 double machine_peak_flops(void);
 // Memory bandwidth for the roofline: SPEC §7's measured ~29 GB/s for both cores.
 #define MACHINE_PEAK_BW 29e9

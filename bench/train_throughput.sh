@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# bench/train_throughput.sh — frontier's trainer against the PyTorch implementation of the same
+# model and optimizers (bench/torch_train.py on tests/model/torch_ref.py: Debian's python3-torch,
+# bf16 autocast, and fp32 for reference), same config, same batch, same thread count, run
+# alternately (frontier, PyTorch bf16, PyTorch fp32, repeated ROUNDS times) so drift on a shared
+# machine hits both. Reports median tok/s, the ratio and MFU; writes the "throughput" section of
+# docs/perf.md.
+#
+#   bench/train_throughput.sh [ROUNDS]      (default 2; ~10 minutes on 2 cores)
+#
+# Presets: `cpu` (the default: depth 2, width 128, T 256, batch 4096 = 16 x 256) and `kit-d10`
+# (depth 10, width 640) at a throughput batch of 2 rows x 1024 tokens x 2 accumulation steps
+# instead of its 2^19-token training batch, so that a measurement takes minutes, not hours; both
+# sides run the same batch, and the per-token cost is what is compared (the optimizer step, the
+# same on both sides, is included).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+ROUNDS=${1:-2}
+THREADS=$(nproc)
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+declare -A STEPS=([cpu]=12 [kit-d10]=3)
+declare -A FLAGS=([cpu]="--preset cpu" [kit-d10]="--preset kit-d10 --seq-len 1024 --batch-tokens 4096 --device-batch 2")
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2)}'; }
+jv() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+body=$(mktemp)
+{
+  echo "## Training throughput: frontier vs PyTorch (\`bench/train_throughput.sh\`)"
+  echo
+  echo "$(bench_machine); git $(git rev-parse --short=12 HEAD). $THREADS threads on both sides; kernels: \`$(./frontier info | sed -n 's/^kernels: *//p')\`."
+  echo "PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)') (Debian python3-torch) running tests/model/torch_ref.py's model and optimizers; $ROUNDS alternating rounds, medians."
+  echo
+  echo "| preset | batch (tokens) | frontier tok/s | MFU | PyTorch bf16 tok/s | PyTorch fp32 tok/s | frontier / PyTorch bf16 | frontier / PyTorch fp32 |"
+  echo "|---|---|---|---|---|---|---|---|"
+} > "$body"
+
+for preset in cpu kit-d10; do
+  : > "$tmp/f"; : > "$tmp/b"; : > "$tmp/x"; : > "$tmp/mfu"
+  for round in $(seq 1 "$ROUNDS"); do
+    run="$tmp/$preset-$round"
+    # shellcheck disable=SC2086
+    ./frontier train ${FLAGS[$preset]} --steps $((STEPS[$preset] + 2)) --stop-after $((STEPS[$preset] + 2)) \
+      --threads "$THREADS" --run-dir "$run" --quiet > "$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+    jv "$run/summary.json" tok_per_s >> "$tmp/f"
+    jv "$run/summary.json" mfu >> "$tmp/mfu"
+    for dt in bf16 fp32; do
+      /usr/bin/python3 bench/torch_train.py "$run/config.json" --threads "$THREADS" --steps "${STEPS[$preset]}" \
+        --dtype $dt > "$tmp/t.json"
+      jv "$tmp/t.json" tok_per_s >> "$tmp/$([ $dt = bf16 ] && echo b || echo x)"
+    done
+    echo "$preset round $round: frontier $(tail -1 "$tmp/f") tok/s, torch bf16 $(tail -1 "$tmp/b"), fp32 $(tail -1 "$tmp/x")" >&2
+  done
+  f=$(median < "$tmp/f"); b=$(median < "$tmp/b"); x=$(median < "$tmp/x"); m=$(median < "$tmp/mfu")
+  bt=$(jv "$tmp/$preset-1/config.json" batch-tokens)
+  printf '| %s | %s | **%.0f** | %.1f%% | %.0f | %.0f | **%sx** | %sx |\n' "$preset" "$bt" "$f" \
+    "$(awk -v m="$m" 'BEGIN{print 100*m}')" "$b" "$x" "$(ratio "$f" "$b")" "$(ratio "$f" "$x")" >> "$body"
+done
+{
+  echo
+  echo "MFU: model FLOPs (nanochat's 6N + attention convention, SPEC §1) per second over the machine's peak as \`frontier train\` reports it."
+  echo "Each frontier run trains on the prepared corpus; PyTorch trains on random token ids (throughput does not depend on the data)."
+} >> "$body"
+replace_section throughput "$body"
+rm -f "$body"
+sed -n '/<!-- bench:throughput -->/,/<!-- \/bench:throughput -->/p' docs/perf.md

@@ -1,0 +1,242 @@
+// cli/cmd_kernels.c — `frontier kernels check|bench`: the kernel lab (kernels/lab.h).
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "kernels/cpu.h"
+#include "kernels/kernels.h"
+#include "kernels/lab.h"
+#include "kernels/peak.h"
+#include "kernels/ref.h"
+#include "kernels/simd_matmul.h"
+#include "model/config.h"
+#include "util/error.h"
+#include "util/timer.h"
+
+// ---------------------------------------------------------------------------------------------
+// Which tables: --variant (repeatable; "all"), else FRONTIER_KERNELS' table if set, else every
+// variant this CPU runs. "avx512_bf16" names the bf16 matmuls (a lab-only table: matmuls only).
+// ---------------------------------------------------------------------------------------------
+
+#define MAX_TABLES 8
+#define BF16_LABEL "avx512_bf16"
+
+typedef struct {
+    const Kernels *k[MAX_TABLES];
+    const char *label[MAX_TABLES];
+    int n, bf16;  // bf16: also the bf16 matmuls
+} Tables;
+
+static const Kernels *bf16_matmuls(void) {
+    static Kernels t;
+    t = KERNELS_REF;
+    t.name = BF16_LABEL;
+    t.matmul_nt = avx512bf16_matmul_nt, t.matmul_nn = avx512bf16_matmul_nn, t.matmul_tn = avx512bf16_matmul_tn;
+    return &t;
+}
+
+static void add_table(Tables *t, const Kernels *k, const char *label) {
+    for (int i = 0; i < t->n; i++)
+        if (t->k[i] == k) return;
+    if (t->n < MAX_TABLES) t->k[t->n] = k, t->label[t->n++] = label;
+}
+
+static void add_variant(Tables *t, int v) {
+    const char *why;
+    if (!kernels_variant_available((KernelVariant)v, &why))
+        printf("%s: skipped: %s\n", KERNEL_VARIANT_NAMES[v], why);
+    else add_table(t, kernels_variant((KernelVariant)v), KERNEL_VARIANT_NAMES[v]);
+}
+
+static void add_all(Tables *t) {
+    for (int v = 0; v < KERNEL_VARIANT_COUNT; v++)
+        if (kernels_variant_available((KernelVariant)v, NULL)) add_table(t, kernels_variant((KernelVariant)v), KERNEL_VARIANT_NAMES[v]);
+    t->bf16 = cpu_info()->avx512_bf16;
+}
+
+// 0, or -1 after printing a usage error.
+static int pick_tables(const StringList *variants, Tables *t) {
+    memset(t, 0, sizeof *t);
+    if (kernels_init()) return report_error(), -1;
+    for (int i = 0; i < variants->n; i++) {
+        const char *name = variants->items[i];
+        int v = kernel_variant_index(name);
+        if (!strcmp(name, "all")) add_all(t);
+        else if (!strcmp(name, BF16_LABEL)) {
+            if (cpu_info()->avx512_bf16) t->bf16 = 1;
+            else printf("%s: skipped: needs AVX512_BF16\n", BF16_LABEL);
+        } else if (v >= 0) add_variant(t, v);
+        else {
+            fprintf(stderr, "frontier kernels: --variant: unknown variant '%s' (have: ref, avx2, avx512, amx, %s, all)\n",
+                    name, BF16_LABEL);
+            return -1;
+        }
+    }
+    if (variants->n) return 0;
+    const char *env = getenv("FRONTIER_KERNELS");
+    if (env && *env) add_table(t, kernels(), kernels()->name);
+    else add_all(t);
+    return 0;
+}
+
+// "1,2,3" -> {1, 2, 3}. 0, or -1 after printing a usage error.
+static int parse_threads(const char *s, int *out, int *n) {
+    *n = 0;
+    for (const char *p = s; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 1024 || *n == 8 || (*end && *end != ',')) {
+            fprintf(stderr, "frontier kernels check: --threads expects a list like 1,2,3 (1-1024, at most 8), got '%s'\n", s);
+            return -1;
+        }
+        out[(*n)++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return *n ? 0 : -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// check
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+    int op;
+    const char *source;
+} Checked;
+
+static int already_checked(const Checked *done, int n, int op, const char *source) {
+    for (int i = 0; i < n; i++)
+        if (done[i].op == op && !strcmp(done[i].source, source)) return 1;
+    return 0;
+}
+
+// Check every op of one table not checked before. Returns the number of failed ops.
+static int check_table(const Kernels *k, const char *label, int matmuls_only, int op_filter, const LabCheckOpts *o,
+                       Checked *done, int *n_done) {
+    printf("%s\n", label);
+    int failed = 0, skipped = 0;
+    for (int op = 0; op < KERNEL_OP_COUNT; op++) {
+        if ((op_filter >= 0 && op != op_filter) || (matmuls_only && op > 2)) continue;
+        const char *src = matmuls_only ? label : kernels_op_source(k, op);
+        if (already_checked(done, *n_done, op, src)) {
+            skipped++;
+            continue;
+        }
+        LabCheckOpts oo = *o;
+        if (matmuls_only) oo.tol = LAB_BF16_MATMUL_TOL;
+        LabOpResult r;
+        failed += lab_check_op(k, op, &oo, &r);
+        lab_print_result(stdout, KERNEL_OP_NAMES[op], src, &r);
+        fflush(stdout);
+        done[(*n_done)++] = (Checked){op, src};
+    }
+    if (skipped) printf("  (%d op%s shared with a table above, checked there)\n", skipped, skipped > 1 ? "s" : "");
+    return failed;
+}
+
+static int kernels_check_cmd(int argc, char **argv) {
+    StringList variants = {0};
+    const char *op = NULL, *threads = NULL;
+    int quick = 0;
+    Option opts[] = {
+        {"variant", OPT_LIST, &variants, "V", "check this table (ref, avx2, avx512, amx, " BF16_LABEL ", all); repeatable", 0, 0, 0},
+        {"op", OPT_STRING, &op, "OP", "only this op (e.g. matmul_nt)", 0, 0, 0},
+        {"quick", OPT_FLAG, &quick, NULL, "a smaller grid of shapes (a few seconds)", 0, 0, 0},
+        {"threads", OPT_STRING, &threads, "LIST", "OpenMP thread counts whose results must be identical (default 1,2,3; quick 1,2)", 0, 0, 0},
+        {0, 0, 0, 0, 0, 0, 0, 0},
+    };
+    int rc = parse_args("frontier kernels check [options]",
+                        "Check kernel tables against the reference on a grid of shapes (ragged ones included): "
+                        "outputs pre-filled with NaN inside canary bytes, inputs against an inaccessible page, "
+                        "error vs a float64 matmul or the ref kernel within each op's tolerance, and bitwise "
+                        "identical results for every thread count. Default: FRONTIER_KERNELS' table if set, else "
+                        "every variant this CPU runs. Exits 1 on any failure.",
+                        opts, argc, argv, NULL);
+    if (rc != ARGS_OK) return string_list_free(&variants), rc == ARGS_HELP ? 0 : 2;
+    Tables t;
+    int th[8], n_th = 0, op_filter = op ? kernel_op_index(op) : -1;
+    if (op && op_filter < 0) {
+        fprintf(stderr, "frontier kernels check: --op: unknown op '%s' (e.g. matmul_nt, attention_bwd)\n", op);
+        return string_list_free(&variants), 2;
+    }
+    if ((threads && parse_threads(threads, th, &n_th)) || pick_tables(&variants, &t)) return string_list_free(&variants), 2;
+    string_list_free(&variants);
+    LabCheckOpts o = {.quick = quick, .threads = n_th ? th : NULL, .n_threads = n_th};
+    Checked done[KERNEL_OP_COUNT * (MAX_TABLES + 1)];
+    int n_done = 0, failed = 0;
+    double t0 = now_seconds();
+    for (int i = 0; i < t.n; i++) failed += check_table(t.k[i], t.label[i], 0, op_filter, &o, done, &n_done);
+    if (t.bf16 && op_filter <= 2) failed += check_table(bf16_matmuls(), BF16_LABEL, 1, op_filter, &o, done, &n_done);
+    printf("%s: %d op check%s, %d failed (%.1f s)\n", failed ? "FAIL" : "PASS", n_done, n_done == 1 ? "" : "s", failed,
+           now_seconds() - t0);
+    return failed ? FRONTIER_EXIT_ERROR : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// bench
+// ---------------------------------------------------------------------------------------------
+
+static int kernels_bench_cmd(int argc, char **argv) {
+    StringList variants = {0};
+    const char *preset = "cpu", *op = NULL, *cache = "cache";
+    int rows = 4096, no_bf16 = 0;
+    double seconds = 0.3;
+    Option opts[] = {
+        {"preset", OPT_STRING, &preset, "NAME", "model preset whose shapes are timed (cpu, kit-d10)", 0, 0, 0},
+        {"rows", OPT_INT, &rows, "N", "tokens per step B*T (rounded down to whole sequences, at least one)", 1, 1 << 24, 0},
+        {"variant", OPT_LIST, &variants, "V", "time this table (ref, avx2, avx512, amx, " BF16_LABEL ", all); repeatable", 0, 0, 0},
+        {"op", OPT_STRING, &op, "OP", "only this op", 0, 0, 0},
+        {"seconds", OPT_DOUBLE, &seconds, "S", "time per shape and variant", 0, 0, 0},
+        {"no-bf16", OPT_FLAG, &no_bf16, NULL, "leave out the bf16 matmuls", 0, 0, 0},
+        {"cache", OPT_STRING, &cache, "DIR", "where the measured peak is cached (peak.json)", 0, 0, 0},
+        {0, 0, 0, 0, 0, 0, 0, 0},
+    };
+    int rc = parse_args("frontier kernels bench [options]",
+                        "Time every op of each kernel table on the shapes a model preset runs: median, p10 and p90 "
+                        "of the wall-clock time per call, GFLOP/s and GB/s from the analytic costs, and their share "
+                        "of this machine's measured fp32 FMA peak and triad bandwidth (`frontier info --peak`).",
+                        opts, argc, argv, NULL);
+    if (rc != ARGS_OK) return string_list_free(&variants), rc == ARGS_HELP ? 0 : 2;
+    if (!(seconds > 0)) {
+        fprintf(stderr, "frontier kernels bench: --seconds must be positive, got %g\n", seconds);
+        return string_list_free(&variants), 2;
+    }
+    ModelConfig m;
+    if (model_config_preset(preset, &m)) {
+        fprintf(stderr, "frontier kernels bench: --preset: %s\n", err_msg());
+        return string_list_free(&variants), 2;
+    }
+    if (op && kernel_op_index(op) < 0) {
+        fprintf(stderr, "frontier kernels bench: --op: unknown op '%s' (e.g. matmul_nt, attention_bwd)\n", op);
+        return string_list_free(&variants), 2;
+    }
+    Tables t;
+    int bad = pick_tables(&variants, &t);
+    string_list_free(&variants);
+    if (bad) return 2;
+    MachinePeak peak;
+    if (machine_peak_get(cache, &peak)) return report_error();
+    LabBenchOpts o = {.preset = preset, .rows = rows, .op = op, .seconds = seconds, .bf16 = t.bf16 && !no_bf16, .peak = &peak};
+    printf("peak: fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s, triad %.1f GB/s (%d threads; %s/peak.json)\n",
+           peak.fp32_all / 1e9, peak.bf16_all / 1e9, peak.triad_bw / 1e9, peak.threads, cache);
+    return lab_bench(t.k, t.label, t.n, &o, stdout) ? report_error() : 0;
+}
+
+int cmd_kernels(int argc, char **argv) {
+    static const char *help =
+        "usage: frontier kernels <check|bench> [options]\n\n"
+        "  check    every kernel variant against the reference: ragged shapes, guard bytes, thread invariance\n"
+        "  bench    time every op and variant on a model preset's shapes; GFLOP/s, GB/s, % of peak\n\n"
+        "Variants: ref, avx2, avx512, amx (FRONTIER_KERNELS=avx512,matmul_nt=ref,... picks per op).\n"
+        "Run `frontier kernels <command> --help` for its options.\n";
+    if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h") || !strcmp(argv[0], "help")) {
+        fputs(help, argc < 1 ? stderr : stdout);
+        return argc < 1 ? 2 : 0;
+    }
+    if (!strcmp(argv[0], "check")) return kernels_check_cmd(argc - 1, argv + 1);
+    if (!strcmp(argv[0], "bench")) return kernels_bench_cmd(argc - 1, argv + 1);
+    fprintf(stderr, "frontier kernels: unknown command '%s'\n\n%s", argv[0], help);
+    return 2;
+}

@@ -1,0 +1,102 @@
+// kernels/avx2_matmul.c — AVX2 + FMA fp32 matrix products (see simd_matmul.h; blocking and
+// threading in gemm_driver.c).
+//
+// Micro-kernel 6 x 16: per k, two aligned loads of the packed B row (16 floats), 6 broadcasts
+// of packed A and 12 FMAs into 12 ymm accumulators (15 of the 16 registers). The same FMA chain
+// per element as the AVX-512 kernel, so both give the same bits. Packing is plain C: this path
+// exists for CPUs without AVX-512, where it is still several times the reference.
+#include <immintrin.h>
+
+#include "kernels/gemm_driver.h"
+#include "kernels/simd_matmul.h"
+
+#define TARGET_FN __attribute__((target("avx2,fma")))
+#define INLINE_FN static inline __attribute__((always_inline)) TARGET_FN
+
+#define MR 6
+#define NR 16
+
+// ---------------------------------------------------------------------------------------------
+// Packing
+// ---------------------------------------------------------------------------------------------
+
+INLINE_FN void pack(float *dst, const float *src, size_t ld, int W, int w, int kc, int transpose) {
+    if (transpose) {
+        // read each source row once, contiguously; the destination (<= 24 KiB) stays in L1
+        for (int r = 0; r < w; r++)
+            for (int k = 0; k < kc; k++) dst[(size_t)k * W + r] = src[(size_t)r * ld + k];
+    } else {
+        for (int k = 0; k < kc; k++)
+            for (int r = 0; r < w; r++) dst[(size_t)k * W + r] = src[(size_t)k * ld + r];
+    }
+    for (int k = 0; k < kc; k++)
+        for (int r = w; r < W; r++) dst[(size_t)k * W + r] = 0.0f;
+}
+
+static TARGET_FN void pack_a(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
+    pack(dst, src, ld, MR, w, kc, transpose);
+}
+static TARGET_FN void pack_b(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
+    pack(dst, src, ld, NR, w, kc, transpose);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Micro-kernel
+// ---------------------------------------------------------------------------------------------
+
+// Lanes [0, n) of 8 as a vmaskmov mask (masked-off lanes are neither read nor written, so a
+// ragged edge never touches memory outside C).
+INLINE_FN __m256i lanes(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+INLINE_FN void tile(const int rows, int kc, const float *ap, const float *bp, float *c, size_t ldc, int nr,
+                    int load_c) {
+    __m256i m0 = lanes(nr), m1 = lanes(nr - 8);
+    __m256 x0[MR], x1[MR];
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++) {
+        x0[r] = load_c ? _mm256_maskload_ps(c + r * ldc, m0) : _mm256_setzero_ps();
+        x1[r] = load_c ? _mm256_maskload_ps(c + r * ldc + 8, m1) : _mm256_setzero_ps();
+    }
+    for (int k = 0; k < kc; k++, ap += MR, bp += NR) {
+        __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < rows; r++) {
+            __m256 a = _mm256_broadcast_ss(ap + r);
+            x0[r] = _mm256_fmadd_ps(a, b0, x0[r]);
+            x1[r] = _mm256_fmadd_ps(a, b1, x1[r]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++) {
+        _mm256_maskstore_ps(c + r * ldc, m0, x0[r]);
+        _mm256_maskstore_ps(c + r * ldc + 8, m1, x1[r]);
+    }
+}
+
+#define TILE_FN(n)                                                                                          \
+    static TARGET_FN void tile_##n(int kc, const float *ap, const float *bp, float *c, size_t ldc, int nr, \
+                                   int load_c) {                                                            \
+        tile(n, kc, ap, bp, c, ldc, nr, load_c);                                                            \
+    }
+TILE_FN(1) TILE_FN(2) TILE_FN(3) TILE_FN(4) TILE_FN(5) TILE_FN(6)
+
+typedef void (*TileFn)(int, const float *, const float *, float *, size_t, int, int);
+static const TileFn TILES[MR + 1] = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6};
+
+static void kernel(int kc, const void *ap, const void *bp, float *c, size_t ldc, int mr, int nr, int load_c) {
+    TILES[mr](kc, ap, bp, c, ldc, nr, load_c);
+}
+
+static const GemmImpl AVX2_F32 = {MR, NR, 1, sizeof(float), pack_a, pack_b, kernel, NULL};
+
+void avx2_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    gemm_run(&AVX2_F32, GEMM_NT, c, a, b, M, N, K, accumulate);
+}
+void avx2_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    gemm_run(&AVX2_F32, GEMM_NN, c, a, b, M, N, K, accumulate);
+}
+void avx2_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    gemm_run(&AVX2_F32, GEMM_TN, c, a, b, M, N, K, accumulate);
+}

@@ -1,0 +1,523 @@
+// kernels/avx512_attention.c — AVX-512 flash-style causal attention (contract in kernels.h).
+//
+// Queries and keys are cut into blocks of ATT_BLK (equal sizes, so the causal tiles are
+// kb <= qb and only kb == qb straddles the diagonal). A tile is processed in groups of 4 query
+// rows, and every product in it is one register-blocked micro-kernel, mm4(): 4 rows × up to 64
+// columns of accumulators, one broadcast of an A element per row and one load of a B row per
+// reduction step. Within the diagonal tile each 4-row group only computes the 16-key vectors
+// that reach its last row, and reductions over keys or queries stop/start at the diagonal, so
+// the masked half costs little.
+//
+// K and V are first packed per (batch, kv head, key block) as transposed D × ATT_BLK panels,
+// so S = Q K^T (and dP = dO V^T) read contiguous 64-key vectors.
+//
+// Forward: one task per (b, h, query block), online softmax over the key blocks, lse saved.
+// Backward recomputes P = exp(S·scale - lse) per tile. dK, dV for a key block are summed over
+// (q head in the group, query block) in that order by the one task owning the key block; dQ for
+// a query block is summed over key blocks in ascending order. Two schedules produce exactly
+// these sums:
+//   fused  — one task per (b, kv head) walks key blocks and accumulates dQ as it goes
+//            (5 tile products per tile);
+//   split  — one task per (b, kv head, key block) for dK/dV, then one per (b, h, query block)
+//            for dQ, recomputing S and dP (7 products per tile, but finer-grained).
+// Both run the same tile code on the same operands in the same order, so they give identical
+// bits; the fused one is used when there are enough (b, kv head) pairs to keep every thread
+// busy. Results therefore never depend on the thread count.
+//
+// Head dims that are not a multiple of 16 go to the reference implementation.
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/avx512_ops.h"
+#include "kernels/avx512_vmath.h"
+#include "kernels/ref.h"
+
+#define ATT_BLK 64  // query and key block; mm4 covers up to 64 columns (4 vectors) at once
+
+typedef struct {
+    int B, T, H, Hkv, D, group, nblk;
+    float scale;
+    size_t ldq, ldkv;  // row strides of q/out/dout (H·D) and k/v (Hkv·D)
+} AttShape;
+
+static AttShape att_shape(int B, int T, int H, int Hkv, int D) {
+    return (AttShape){.B = B, .T = T, .H = H, .Hkv = Hkv, .D = D, .group = H / Hkv,
+                      .nblk = (T + ATT_BLK - 1) / ATT_BLK, .scale = 1.0f / sqrtf((float)D),
+                      .ldq = (size_t)H * D, .ldkv = (size_t)Hkv * D};
+}
+
+static inline int imin(int a, int b) { return a < b ? a : b; }
+static inline int imax(int a, int b) { return a > b ? a : b; }
+
+// Number of keys of block k0 visible to query row q0+i: min(nk, q0+i-k0+1).
+static inline int key_limit(int q0, int i, int k0, int nk) { return imin(nk, q0 + i - k0 + 1); }
+
+// ---------------------------------------------------------------------------------------------
+// The micro-kernel
+// ---------------------------------------------------------------------------------------------
+
+// Fully unrolled loops over the 4 rows and NV vectors, so the accumulators stay in registers
+// (each compiler needs its own spelling).
+#ifdef __clang__
+#define UNROLL_FULL _Pragma("clang loop unroll(full)")
+#else
+#define UNROLL_FULL _Pragma("GCC unroll 16")
+#endif
+
+// Rows r < 4, columns [0, 16·NV): C[r] (+)= sum_{k<K} A(r,k) B[k], A(r,k) = arow[r][k·aks],
+// B[k] = bm + k·ldb. NV is a constant after inlining, so acc lives in 4·NV registers.
+AVX512_INLINE void mm4_chunk(float *const crow[4], int col, const float *const arow[4], size_t aks,
+                             const float *bm, size_t ldb, int K, int zero_init, const int NV) {
+    __m512 acc[4][4];
+    UNROLL_FULL
+    for (int r = 0; r < 4; r++)
+        UNROLL_FULL
+        for (int c = 0; c < NV; c++)
+            acc[r][c] = zero_init ? _mm512_setzero_ps() : _mm512_loadu_ps(crow[r] + col + 16 * c);
+    const float *ap[4] = {arow[0], arow[1], arow[2], arow[3]};  // locals: not re-read each step
+    for (int k = 0; k < K; k++) {
+        const float *b = bm + (size_t)k * ldb + col;
+        __m512 bv[4];
+        UNROLL_FULL
+        for (int c = 0; c < NV; c++) {
+            bv[c] = _mm512_loadu_ps(b + 16 * c);
+            // Keep the B vector in a register: compilers otherwise fold the load into each of
+            // the 4 FMAs using it, and 4 loads per B vector make the loop load-bound.
+            __asm__("" : "+v"(bv[c]));
+        }
+        UNROLL_FULL
+        for (int r = 0; r < 4; r++) {
+            __m512 a = _mm512_set1_ps(ap[r][(size_t)k * aks]);
+            UNROLL_FULL
+            for (int c = 0; c < NV; c++) acc[r][c] = _mm512_fmadd_ps(a, bv[c], acc[r][c]);
+        }
+    }
+    UNROLL_FULL
+    for (int r = 0; r < 4; r++)
+        UNROLL_FULL
+        for (int c = 0; c < NV; c++) _mm512_storeu_ps(crow[r] + col + 16 * c, acc[r][c]);
+}
+
+// mm4 over ncols vectors of 16 columns, in chunks of 4 vectors.
+static AVX512_FN void mm4(float *const crow[4], const float *const arow[4], size_t aks, const float *bm, size_t ldb,
+                          int K, int ncols, int zero_init) {
+    for (int v0 = 0; v0 < ncols; v0 += 4) {
+        int col = 16 * v0;
+        switch (imin(4, ncols - v0)) {
+        case 1: mm4_chunk(crow, col, arow, aks, bm, ldb, K, zero_init, 1); break;
+        case 2: mm4_chunk(crow, col, arow, aks, bm, ldb, K, zero_init, 2); break;
+        case 3: mm4_chunk(crow, col, arow, aks, bm, ldb, K, zero_init, 3); break;
+        default: mm4_chunk(crow, col, arow, aks, bm, ldb, K, zero_init, 4); break;
+        }
+    }
+}
+
+// Pointers to 4 consecutive rows of a buffer.
+static inline void rows4(float *out[4], float *base, size_t ld) {
+    for (int r = 0; r < 4; r++) out[r] = base + r * ld;
+}
+static inline void crows4(const float *out[4], const float *base, size_t ld) {
+    for (int r = 0; r < 4; r++) out[r] = base + r * ld;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Packing and shared tile pieces
+// ---------------------------------------------------------------------------------------------
+
+static float *panel(float *packed, const AttShape *s, int b, int hk, int kb) {
+    return packed + (((size_t)b * s->Hkv + hk) * s->nblk + kb) * (size_t)s->D * ATT_BLK;
+}
+
+// In-register transpose of 16 rows of 16 floats: after it, r[c] holds column c. Step 1 and 2
+// interleave pairs of rows so r[4g + c] lane l holds rows 4g..4g+3 of column 4l + c; step 3
+// gathers lane l of the four row groups into one vector.
+AVX512_INLINE void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    UNROLL_FULL
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    UNROLL_FULL
+    for (int g = 0; g < 4; g++) {
+        __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
+        __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
+        r[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+        r[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+        r[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+        r[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    UNROLL_FULL
+    for (int c = 0; c < 4; c++) {
+        __m512 a = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88), b = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xdd);
+        __m512 e = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88), f = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xdd);
+        t[c] = _mm512_shuffle_f32x4(a, e, 0x88);
+        t[8 + c] = _mm512_shuffle_f32x4(a, e, 0xdd);
+        t[4 + c] = _mm512_shuffle_f32x4(b, f, 0x88);
+        t[12 + c] = _mm512_shuffle_f32x4(b, f, 0xdd);
+    }
+    UNROLL_FULL
+    for (int i = 0; i < 16; i++) r[i] = t[i];
+}
+
+// dst[d·ATT_BLK + j] = src row (kb·ATT_BLK + j)[d], zero past T; 16 × 16 blocks at a time.
+static AVX512_FN void pack_panel(float *dst, const float *src, const AttShape *s, int b, int hk, int kb) {
+    int k0 = kb * ATT_BLK, nk = imin(ATT_BLK, s->T - k0);
+    const float *base = src + ((size_t)b * s->T + k0) * s->ldkv + (size_t)hk * s->D;
+    for (int j0 = 0; j0 < ATT_BLK; j0 += 16)
+        for (int d0 = 0; d0 < s->D; d0 += 16) {
+            __m512 r[16];
+            UNROLL_FULL
+            for (int i = 0; i < 16; i++)
+                r[i] = j0 + i < nk ? _mm512_loadu_ps(base + (size_t)(j0 + i) * s->ldkv + d0) : _mm512_setzero_ps();
+            transpose16(r);
+            UNROLL_FULL
+            for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + (size_t)(d0 + i) * ATT_BLK + j0, r[i]);
+        }
+}
+
+// Row pointers of 4 query rows starting at q0+i0 of head h; rows past the end repeat the last
+// valid row (their results are discarded or masked, and this keeps every read in bounds).
+static void qrows4(const float *out[4], const float *x, const AttShape *s, int b, int h, int q0, int i0, int nq) {
+    for (int r = 0; r < 4; r++) {
+        int i = imin(i0 + r, nq - 1);
+        out[r] = x + ((size_t)b * s->T + q0 + i) * s->ldq + (size_t)h * s->D;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward
+// ---------------------------------------------------------------------------------------------
+
+// Online-softmax update of one score row (nv vectors, lanes >= lim masked): p overwrites the
+// scores, the running max m and sum l are updated, and alpha = exp(m_old - m_new) is returned
+// for rescaling the output row.
+static AVX512_FN float softmax_row(float *srow, int nv, int lim, float scale, float *m, float *l) {
+    __m512 vs = _mm512_set1_ps(scale), ninf = _mm512_set1_ps(-INFINITY);
+    __m512 x[4], mx = ninf;
+    for (int c = 0; c < nv; c++) {
+        x[c] = _mm512_mask_mul_ps(ninf, v_mask_first(lim - 16 * c), _mm512_loadu_ps(srow + 16 * c), vs);
+        mx = _mm512_max_ps(mx, x[c]);
+    }
+    float mnew = fmaxf(*m, _mm512_reduce_max_ps(mx));
+    float alpha = expf(*m - mnew);
+    __m512 vm = _mm512_set1_ps(mnew), sum = _mm512_setzero_ps();
+    for (int c = 0; c < nv; c++) {
+        __m512 p = v_exp(_mm512_sub_ps(x[c], vm));
+        _mm512_storeu_ps(srow + 16 * c, p);
+        sum = _mm512_add_ps(sum, p);
+    }
+    *l = *l * alpha + _mm512_reduce_add_ps(sum);
+    *m = mnew;
+    return alpha;
+}
+
+static AVX512_FN void scale_row(float *o, float a, int D) {
+    __m512 va = _mm512_set1_ps(a);
+    for (int d = 0; d < D; d += 16) _mm512_storeu_ps(o + d, _mm512_mul_ps(_mm512_loadu_ps(o + d), va));
+}
+
+typedef struct {  // per-thread forward workspace
+    float *S;     // ATT_BLK × ATT_BLK scores / probabilities
+    float *O;     // ATT_BLK × D unnormalised output
+    float m[ATT_BLK], l[ATT_BLK];
+} FwdWork;
+
+// One 4-row group of query block q0 against key block k0 (nk keys).
+static void fwd_group(FwdWork *w, const float *q, const float *v, const float *kpanel, const AttShape *s, int b,
+                      int h, int q0, int nq, int k0, int nk, int i0) {
+    int jl = key_limit(q0, i0 + 3, k0, nk), nv = (jl + 15) / 16;
+    const float *qr[4], *sr_c[4];
+    float *sr[4], *orow[4];
+    qrows4(qr, q, s, b, h, q0, i0, nq);
+    rows4(sr, w->S + (size_t)i0 * ATT_BLK, ATT_BLK);
+    rows4(orow, w->O + (size_t)i0 * s->D, s->D);
+    mm4(sr, qr, 1, kpanel, ATT_BLK, s->D, nv, 1);  // S = Q K^T
+    for (int r = 0; r < 4; r++) {
+        int i = i0 + r;
+        float a = softmax_row(sr[r], nv, key_limit(q0, i, k0, nk), s->scale, &w->m[i], &w->l[i]);
+        if (a != 1.0f) scale_row(orow[r], a, s->D);  // 1 whenever the running max held
+    }
+    crows4(sr_c, w->S + (size_t)i0 * ATT_BLK, ATT_BLK);
+    const float *vb = v + ((size_t)b * s->T + k0) * s->ldkv + (size_t)(h / s->group) * s->D;
+    mm4(orow, sr_c, 1, vb, s->ldkv, jl, s->D / 16, 0);  // O += P V
+}
+
+static AVX512_FN void fwd_finish_row(float *out, float *lse, const float *o, float m, float l, int D) {
+    __m512 inv = _mm512_set1_ps(1.0f / l);
+    for (int d = 0; d < D; d += 16) _mm512_storeu_ps(out + d, _mm512_mul_ps(_mm512_loadu_ps(o + d), inv));
+    *lse = m + logf(l);
+}
+
+static void fwd_task(FwdWork *w, float *out, float *lse, const float *q, const float *v, float *kpack,
+                     const AttShape *s, int b, int h, int qb) {
+    int q0 = qb * ATT_BLK, nq = imin(ATT_BLK, s->T - q0), ng = (nq + 3) / 4;
+    memset(w->O, 0, (size_t)4 * ng * s->D * sizeof *w->O);
+    for (int i = 0; i < 4 * ng; i++) w->m[i] = -INFINITY, w->l[i] = 0.0f;
+    for (int kb = 0; kb <= qb; kb++) {
+        int k0 = kb * ATT_BLK, nk = imin(ATT_BLK, s->T - k0);
+        const float *kp = panel(kpack, s, b, h / s->group, kb);
+        for (int g = 0; g < ng; g++) fwd_group(w, q, v, kp, s, b, h, q0, nq, k0, nk, 4 * g);
+    }
+    for (int i = 0; i < nq; i++) {
+        size_t t = (size_t)b * s->T + q0 + i;
+        fwd_finish_row(out + t * s->ldq + (size_t)h * s->D, lse + ((size_t)b * s->H + h) * s->T + q0 + i,
+                       w->O + (size_t)i * s->D, w->m[i], w->l[i], s->D);
+    }
+}
+
+// Task index -> (batch·heads + head, block) with the block varying slowest: callers map block
+// order so that, with dynamic scheduling, the longest tasks (most tiles) are handed out first.
+static void task_coords(int idx, int nbh, int *bh, int *blk) {
+    *bh = idx % nbh;
+    *blk = idx / nbh;
+}
+
+static void pack_all(float *pack, const float *src, const AttShape *s) {
+    int n = s->B * s->Hkv * s->nblk;
+#pragma omp for schedule(static)
+    for (int i = 0; i < n; i++) {
+        int kb = i % s->nblk, bh = i / s->nblk;
+        pack_panel(panel(pack, s, bh / s->Hkv, bh % s->Hkv, kb), src, s, bh / s->Hkv, bh % s->Hkv, kb);
+    }
+}
+
+static float *alloc_floats(size_t n) {
+    float *p = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64 + 64);  // never 0 bytes (T = 0)
+    if (!p) abort();
+    return p;
+}
+
+void avx512_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
+                          int H, int Hkv, int D) {
+    if (D % 16) { ref_attention_fwd(out, lse, q, k, v, B, T, H, Hkv, D); return; }
+    AttShape s = att_shape(B, T, H, Hkv, D);
+    float *kpack = alloc_floats((size_t)B * Hkv * s.nblk * D * ATT_BLK);
+    int ntask = B * H * s.nblk;
+#pragma omp parallel
+    {
+        FwdWork w = {.S = alloc_floats((size_t)ATT_BLK * ATT_BLK), .O = alloc_floats((size_t)ATT_BLK * D)};
+        pack_all(kpack, k, &s);
+#pragma omp for schedule(dynamic, 1)
+        for (int idx = 0; idx < ntask; idx++) {
+            int bh, blk;
+            task_coords(idx, B * H, &bh, &blk);
+            fwd_task(&w, out, lse, q, v, kpack, &s, bh / H, bh % H, s.nblk - 1 - blk);
+        }
+        free(w.S);
+        free(w.O);
+    }
+    free(kpack);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backward
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {  // read-only operands of one backward call
+    AttShape s;
+    const float *q, *k, *v, *dout, *lse;
+    float *kpack, *vpack, *di;  // packed K, V panels; D_i = rowsum(dout · out) per (b, h, t)
+    float *dq, *dk, *dv;
+} BwdCtx;
+
+typedef struct {          // per-thread backward workspace
+    float *P, *dS;        // ATT_BLK × ATT_BLK
+    float *dK, *dV;       // ATT_BLK × D accumulators of the key block
+    float *dummy;         // D floats: where dQ rows past the end of the sequence go
+} BwdWork;
+
+// P = exp(S·scale - lse) and dS = P (dP - D_i) scale for one row; masked lanes and rows past
+// the sequence (valid = 0) are 0.
+static AVX512_FN void bwd_row(float *prow, float *dsrow, int nv, int lim, int valid, float scale, float lse,
+                              float di) {
+    __m512 vs = _mm512_set1_ps(scale), vl = _mm512_set1_ps(lse), vd = _mm512_set1_ps(di);
+    for (int c = 0; c < nv; c++) {
+        __mmask16 m = valid ? v_mask_first(lim - 16 * c) : 0;
+        __m512 p = _mm512_maskz_mov_ps(m, v_exp(_mm512_fmsub_ps(_mm512_loadu_ps(prow + 16 * c), vs, vl)));
+        __m512 ds = _mm512_mul_ps(_mm512_mul_ps(p, _mm512_sub_ps(_mm512_loadu_ps(dsrow + 16 * c), vd)), vs);
+        _mm512_storeu_ps(prow + 16 * c, p);
+        _mm512_storeu_ps(dsrow + 16 * c, ds);
+    }
+}
+
+// P and dS of tile (query block qb, key block kb) of head h, in w->P and w->dS.
+static void bwd_tile(const BwdCtx *cx, BwdWork *w, int b, int h, int qb, int kb) {
+    const AttShape *s = &cx->s;
+    int q0 = qb * ATT_BLK, nq = imin(ATT_BLK, s->T - q0), k0 = kb * ATT_BLK, nk = imin(ATT_BLK, s->T - k0);
+    int hk = h / s->group;
+    const float *kp = panel(cx->kpack, s, b, hk, kb), *vp = panel(cx->vpack, s, b, hk, kb);
+    const float *lse = cx->lse + ((size_t)b * s->H + h) * s->T + q0, *di = cx->di + ((size_t)b * s->H + h) * s->T + q0;
+    for (int i0 = 0; i0 < nq; i0 += 4) {
+        int nv = (key_limit(q0, i0 + 3, k0, nk) + 15) / 16;
+        const float *qr[4], *gr[4];
+        float *pr[4], *dsr[4];
+        qrows4(qr, cx->q, s, b, h, q0, i0, nq);
+        qrows4(gr, cx->dout, s, b, h, q0, i0, nq);
+        rows4(pr, w->P + (size_t)i0 * ATT_BLK, ATT_BLK);
+        rows4(dsr, w->dS + (size_t)i0 * ATT_BLK, ATT_BLK);
+        mm4(pr, qr, 1, kp, ATT_BLK, s->D, nv, 1);   // S = Q K^T
+        mm4(dsr, gr, 1, vp, ATT_BLK, s->D, nv, 1);  // dP = dO V^T
+        for (int r = 0; r < 4; r++) {
+            int i = i0 + r, ok = i < nq, ii = ok ? i : nq - 1;
+            bwd_row(pr[r], dsr[r], nv, key_limit(q0, i, k0, nk), ok, s->scale, lse[ii], di[ii]);
+        }
+    }
+}
+
+// dV += P^T dO and dK += dS^T Q for the tile's key rows, summing queries in order; the
+// reduction for key rows j0..j0+3 starts at the first query that can see key j0.
+static void bwd_accum_kv(const BwdCtx *cx, BwdWork *w, int b, int h, int qb, int kb) {
+    const AttShape *s = &cx->s;
+    int q0 = qb * ATT_BLK, nq = imin(ATT_BLK, s->T - q0), k0 = kb * ATT_BLK, nk = imin(ATT_BLK, s->T - k0);
+    for (int j0 = 0; j0 < nk; j0 += 4) {
+        int i0 = imax(0, k0 + j0 - q0);
+        if (i0 >= nq) break;
+        size_t qoff = ((size_t)b * s->T + q0 + i0) * s->ldq + (size_t)h * s->D;
+        const float *ap[4], *as[4];
+        float *cv[4], *ck[4];
+        crows4(ap, w->P + (size_t)i0 * ATT_BLK + j0, 1);
+        crows4(as, w->dS + (size_t)i0 * ATT_BLK + j0, 1);
+        rows4(cv, w->dV + (size_t)j0 * s->D, s->D);
+        rows4(ck, w->dK + (size_t)j0 * s->D, s->D);
+        mm4(cv, ap, ATT_BLK, cx->dout + qoff, s->ldq, nq - i0, s->D / 16, 0);
+        mm4(ck, as, ATT_BLK, cx->q + qoff, s->ldq, nq - i0, s->D / 16, 0);
+    }
+}
+
+// dQ += dS K for the tile's query rows, straight into dq (rows past the end go to a dummy).
+static void bwd_accum_q(const BwdCtx *cx, BwdWork *w, int b, int h, int qb, int kb) {
+    const AttShape *s = &cx->s;
+    int q0 = qb * ATT_BLK, nq = imin(ATT_BLK, s->T - q0), k0 = kb * ATT_BLK, nk = imin(ATT_BLK, s->T - k0);
+    const float *kb_rows = cx->k + ((size_t)b * s->T + k0) * s->ldkv + (size_t)(h / s->group) * s->D;
+    for (int i0 = 0; i0 < nq; i0 += 4) {
+        const float *as[4];
+        float *cq[4];
+        crows4(as, w->dS + (size_t)i0 * ATT_BLK, ATT_BLK);
+        for (int r = 0; r < 4; r++)
+            cq[r] = i0 + r < nq ? cx->dq + ((size_t)b * s->T + q0 + i0 + r) * s->ldq + (size_t)h * s->D : w->dummy;
+        mm4(cq, as, 1, kb_rows, s->ldkv, key_limit(q0, i0 + 3, k0, nk), s->D / 16, 0);
+    }
+}
+
+static void zero_dq_head(const BwdCtx *cx, int b, int h) {
+    const AttShape *s = &cx->s;
+    for (int t = 0; t < s->T; t++)
+        memset(cx->dq + ((size_t)b * s->T + t) * s->ldq + (size_t)h * s->D, 0, (size_t)s->D * sizeof(float));
+}
+
+// Key block kb of (b, hk): dK and dV over every q head of the group and every query block at or
+// after kb; with_dq also adds each tile's dQ contribution (fused schedule).
+static void bwd_kv_task(const BwdCtx *cx, BwdWork *w, int b, int hk, int kb, int with_dq) {
+    const AttShape *s = &cx->s;
+    int k0 = kb * ATT_BLK, nk = imin(ATT_BLK, s->T - k0);
+    memset(w->dK, 0, (size_t)ATT_BLK * s->D * sizeof(float));
+    memset(w->dV, 0, (size_t)ATT_BLK * s->D * sizeof(float));
+    for (int h = hk * s->group; h < (hk + 1) * s->group; h++)
+        for (int qb = kb; qb < s->nblk; qb++) {
+            bwd_tile(cx, w, b, h, qb, kb);
+            bwd_accum_kv(cx, w, b, h, qb, kb);
+            if (with_dq) bwd_accum_q(cx, w, b, h, qb, kb);
+        }
+    for (int j = 0; j < nk; j++) {
+        size_t o = ((size_t)b * s->T + k0 + j) * s->ldkv + (size_t)hk * s->D;
+        memcpy(cx->dk + o, w->dK + (size_t)j * s->D, (size_t)s->D * sizeof(float));
+        memcpy(cx->dv + o, w->dV + (size_t)j * s->D, (size_t)s->D * sizeof(float));
+    }
+}
+
+// Fused schedule: everything for (b, hk), key blocks in ascending order.
+static void bwd_fused_task(const BwdCtx *cx, BwdWork *w, int b, int hk) {
+    for (int h = hk * cx->s.group; h < (hk + 1) * cx->s.group; h++) zero_dq_head(cx, b, h);
+    for (int kb = 0; kb < cx->s.nblk; kb++) bwd_kv_task(cx, w, b, hk, kb, 1);
+}
+
+// Split schedule, dQ part: query block qb of (b, h), key blocks in ascending order.
+static void bwd_q_task(const BwdCtx *cx, BwdWork *w, int b, int h, int qb) {
+    const AttShape *s = &cx->s;
+    int q0 = qb * ATT_BLK, nq = imin(ATT_BLK, s->T - q0);
+    for (int i = 0; i < nq; i++)
+        memset(cx->dq + ((size_t)b * s->T + q0 + i) * s->ldq + (size_t)h * s->D, 0, (size_t)s->D * sizeof(float));
+    for (int kb = 0; kb <= qb; kb++) {
+        bwd_tile(cx, w, b, h, qb, kb);
+        bwd_accum_q(cx, w, b, h, qb, kb);
+    }
+}
+
+// D_i = sum_d dout·out of every query row of every head at (b, t), in float as the reference.
+static AVX512_FN void bwd_di_row(float *di, const float *dout, const float *out, const AttShape *s, int bt) {
+    int b = bt / s->T, t = bt % s->T;
+    for (int h = 0; h < s->H; h++) {
+        size_t off = (size_t)bt * s->ldq + (size_t)h * s->D;
+        const float *g = dout + off, *o = out + off;
+        __m512 acc = _mm512_setzero_ps();
+        for (int d = 0; d < s->D; d += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(g + d), _mm512_loadu_ps(o + d), acc);
+        di[((size_t)b * s->H + h) * s->T + t] = (float)v_hsum_pd(acc);
+    }
+}
+
+static void bwd_prepare(const BwdCtx *cx, const float *out) {
+    const AttShape *s = &cx->s;
+    int n = s->B * s->Hkv * s->nblk;
+#pragma omp for schedule(static) nowait
+    for (int i = 0; i < n; i++) {
+        int kb = i % s->nblk, bh = i / s->nblk, b = bh / s->Hkv, hk = bh % s->Hkv;
+        pack_panel(panel(cx->kpack, s, b, hk, kb), cx->k, s, b, hk, kb);
+        pack_panel(panel(cx->vpack, s, b, hk, kb), cx->v, s, b, hk, kb);
+    }
+#pragma omp for schedule(static)
+    for (int bt = 0; bt < s->B * s->T; bt++) bwd_di_row(cx->di, cx->dout, out, s, bt);
+}
+
+static void bwd_run(const BwdCtx *cx, const float *out, int fused) {
+    const AttShape *s = &cx->s;
+    int nkv = s->B * s->Hkv;
+#pragma omp parallel
+    {
+        BwdWork w = {.P = alloc_floats((size_t)ATT_BLK * ATT_BLK), .dS = alloc_floats((size_t)ATT_BLK * ATT_BLK),
+                     .dK = alloc_floats((size_t)ATT_BLK * s->D), .dV = alloc_floats((size_t)ATT_BLK * s->D),
+                     .dummy = alloc_floats((size_t)s->D)};
+        bwd_prepare(cx, out);
+        if (fused) {
+#pragma omp for schedule(dynamic, 1)
+            for (int i = 0; i < nkv; i++) bwd_fused_task(cx, &w, i / s->Hkv, i % s->Hkv);
+        } else {
+#pragma omp for schedule(dynamic, 1) nowait
+            for (int idx = 0; idx < nkv * s->nblk; idx++) {
+                int bh, kb;  // key blocks ascending = most query blocks first
+                task_coords(idx, nkv, &bh, &kb);
+                bwd_kv_task(cx, &w, bh / s->Hkv, bh % s->Hkv, kb, 0);
+            }
+#pragma omp for schedule(dynamic, 1)
+            for (int idx = 0; idx < s->B * s->H * s->nblk; idx++) {
+                int bh, blk;  // query blocks descending = most key blocks first
+                task_coords(idx, s->B * s->H, &bh, &blk);
+                bwd_q_task(cx, &w, bh / s->H, bh % s->H, s->nblk - 1 - blk);
+            }
+        }
+        free(w.P), free(w.dS), free(w.dK), free(w.dV), free(w.dummy);
+    }
+}
+
+// Which schedule: fused when every thread gets at least two (b, kv head) tasks. Either gives
+// the same bits (see the file comment), so this only affects speed.
+static int bwd_use_fused(int B, int Hkv) {
+    const char *env = getenv("FRONTIER_ATTN_BWD");  // "fused" / "split": for tests and benchmarks
+    if (env && !strcmp(env, "fused")) return 1;
+    if (env && !strcmp(env, "split")) return 0;
+    return B * Hkv >= 2 * omp_get_max_threads();
+}
+
+void avx512_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                          const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
+    if (D % 16) { ref_attention_bwd(dq, dk, dv, dout, out, lse, q, k, v, B, T, H, Hkv, D); return; }
+    BwdCtx cx = {.s = att_shape(B, T, H, Hkv, D), .q = q, .k = k, .v = v, .dout = dout, .lse = lse,
+                 .dq = dq, .dk = dk, .dv = dv};
+    size_t npanel = (size_t)B * Hkv * cx.s.nblk * D * ATT_BLK;
+    cx.kpack = alloc_floats(npanel);
+    cx.vpack = alloc_floats(npanel);
+    cx.di = alloc_floats((size_t)B * H * T);
+    bwd_run(&cx, out, bwd_use_fused(B, Hkv));
+    free(cx.kpack), free(cx.vpack), free(cx.di);
+}

@@ -1,0 +1,313 @@
+// kernels/avx512_matmul.c — AVX-512 fp32 matrix products, and the AVX512_BF16 variant
+// (see simd_matmul.h; blocking and threading in gemm_driver.c).
+//
+// Micro-kernel 14 x 32: per k, two aligned loads of the packed B row (32 floats), 14 broadcasts
+// of packed A (folded into the FMAs as {1to16} memory operands) and 28 FMAs into 28 zmm
+// accumulators — 30 of the 32 registers, 16 loads per 28 FMAs, well under the two load ports.
+// Edge tiles run the same code with fewer rows (a copy specialised for each row count, so a
+// 2-row edge costs 2 rows, not 14) and masked loads/stores on the columns. A second kernel reads
+// A unpacked from its rows (see use_direct_a in gemm_driver.c). Packing: 16 x 16 in-register
+// transposes for the operands stored along k, masked copies for the others.
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "kernels/gemm_driver.h"
+#include "kernels/simd_matmul.h"
+
+#define TARGET_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define INLINE_FN static inline __attribute__((always_inline)) TARGET_FN
+#define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+#define BF16_INLINE static inline __attribute__((always_inline)) BF16_FN
+
+#define MR 14
+#define NR 32
+
+INLINE_FN __mmask16 lanes(int n) {
+    return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Packing (fp32)
+// ---------------------------------------------------------------------------------------------
+
+// In-register 16 x 16 transpose: r[i] lane j -> r[j] lane i. Three rounds of 16 shuffles
+// (pairs of floats, then of doubles, then 128-bit lanes twice).
+INLINE_FN void transpose16(__m512 r[16]) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    // u[4g + q]: rows 4g..4g+3 of columns {q, q+4, q+8, q+12}, one column per 128-bit lane
+    for (int g = 0; g < 4; g++) {
+        __m512d t0 = _mm512_castps_pd(t[4 * g]), t1 = _mm512_castps_pd(t[4 * g + 1]);
+        __m512d t2 = _mm512_castps_pd(t[4 * g + 2]), t3 = _mm512_castps_pd(t[4 * g + 3]);
+        u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
+        u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
+        u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
+        u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
+    }
+    for (int q = 0; q < 4; q++) {
+        __m512 w0 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x88), w1 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xdd);
+        __m512 w2 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x88);
+        __m512 w3 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xdd);
+        r[q] = _mm512_shuffle_f32x4(w0, w2, 0x88);
+        r[q + 8] = _mm512_shuffle_f32x4(w0, w2, 0xdd);
+        r[q + 4] = _mm512_shuffle_f32x4(w1, w3, 0x88);
+        r[q + 12] = _mm512_shuffle_f32x4(w1, w3, 0xdd);
+    }
+}
+
+// dst (kc x W) <- transpose of the w x kc block at src (row stride ld), 16 x 16 at a time.
+INLINE_FN void pack_transposed(float *dst, const float *src, size_t ld, int W, int w, int kc) {
+    for (int r0 = 0; r0 < W; r0 += 16) {
+        int valid = w - r0, width = W - r0 < 16 ? W - r0 : 16;
+        __mmask16 store = lanes(width);
+        for (int k0 = 0; k0 < kc; k0 += 16) {
+            int kn = kc - k0 < 16 ? kc - k0 : 16;
+            __mmask16 load = lanes(kn);
+            __m512 r[16];
+            if (kn == 16)  // whole lines: plain loads (masked ones are slower on some cores)
+                for (int i = 0; i < 16; i++)
+                    r[i] = i < valid ? _mm512_loadu_ps(src + (size_t)(r0 + i) * ld + k0) : _mm512_setzero_ps();
+            else
+                for (int i = 0; i < 16; i++)
+                    r[i] = i < valid ? _mm512_maskz_loadu_ps(load, src + (size_t)(r0 + i) * ld + k0) : _mm512_setzero_ps();
+            transpose16(r);
+            for (int j = 0; j < kn; j++) _mm512_mask_storeu_ps(dst + (size_t)(k0 + j) * W + r0, store, r[j]);
+        }
+    }
+}
+
+// dst (kc x W) <- the kc rows of w contiguous floats at src (row stride ld), zero-padded to W.
+INLINE_FN void pack_copy(float *dst, const float *src, size_t ld, int W, int w, int kc) {
+    for (int k = 0; k < kc; k++)
+        for (int r0 = 0; r0 < W; r0 += 16) {
+            __m512 v = _mm512_maskz_loadu_ps(lanes(w - r0), src + (size_t)k * ld + r0);
+            _mm512_mask_storeu_ps(dst + (size_t)k * W + r0, lanes(W - r0), v);
+        }
+}
+
+static TARGET_FN void pack_a(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
+    if (transpose) pack_transposed(dst, src, ld, MR, w, kc);
+    else pack_copy(dst, src, ld, MR, w, kc);
+}
+
+static TARGET_FN void pack_b(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
+    if (transpose) pack_transposed(dst, src, ld, NR, w, kc);
+    else pack_copy(dst, src, ld, NR, w, kc);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Micro-kernel (fp32)
+// ---------------------------------------------------------------------------------------------
+
+// rows is a compile-time constant in each instantiation below, so the row loops unroll and the
+// accumulator arrays live in registers.
+INLINE_FN void tile(const int rows, int kc, const float *ap, const float *bp, float *c, size_t ldc, int nr,
+                    int load_c) {
+    __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
+    __m512 x0[MR], x1[MR];
+#pragma GCC unroll 14
+    for (int r = 0; r < rows; r++) {
+        x0[r] = load_c ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
+        x1[r] = load_c ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
+    }
+    for (int k = 0; k < kc; k++, ap += MR, bp += NR) {
+        __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
+#pragma GCC unroll 14
+        for (int r = 0; r < rows; r++) {
+            __m512 a = _mm512_set1_ps(ap[r]);
+            x0[r] = _mm512_fmadd_ps(a, b0, x0[r]);
+            x1[r] = _mm512_fmadd_ps(a, b1, x1[r]);
+        }
+    }
+#pragma GCC unroll 14
+    for (int r = 0; r < rows; r++) {
+        _mm512_mask_storeu_ps(c + r * ldc, m0, x0[r]);
+        _mm512_mask_storeu_ps(c + r * ldc + 16, m1, x1[r]);
+    }
+}
+
+// The same tile reading A unpacked from row-major storage: element (k, r) at a[r*lda + k]. Each
+// of the rows is a sequential stream whose 64-byte lines serve 16 consecutive k.
+INLINE_FN void tile_rows(const int rows, int kc, const float *a, size_t lda, const float *bp, float *c, size_t ldc,
+                         int nr, int load_c) {
+    __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
+    __m512 x0[MR], x1[MR];
+#pragma GCC unroll 14
+    for (int r = 0; r < rows; r++) {
+        x0[r] = load_c ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
+        x1[r] = load_c ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
+    }
+    for (int k = 0; k < kc; k++, bp += NR) {
+        __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
+#pragma GCC unroll 14
+        for (int r = 0; r < rows; r++) {
+            __m512 av = _mm512_set1_ps(a[r * lda + k]);
+            x0[r] = _mm512_fmadd_ps(av, b0, x0[r]);
+            x1[r] = _mm512_fmadd_ps(av, b1, x1[r]);
+        }
+    }
+#pragma GCC unroll 14
+    for (int r = 0; r < rows; r++) {
+        _mm512_mask_storeu_ps(c + r * ldc, m0, x0[r]);
+        _mm512_mask_storeu_ps(c + r * ldc + 16, m1, x1[r]);
+    }
+}
+
+#define TILE_FN(n)                                                                                          \
+    static TARGET_FN void tile_##n(int kc, const float *ap, const float *bp, float *c, size_t ldc, int nr, \
+                                   int load_c) {                                                            \
+        tile(n, kc, ap, bp, c, ldc, nr, load_c);                                                            \
+    }
+TILE_FN(1) TILE_FN(2) TILE_FN(3) TILE_FN(4) TILE_FN(5) TILE_FN(6) TILE_FN(7)
+TILE_FN(8) TILE_FN(9) TILE_FN(10) TILE_FN(11) TILE_FN(12) TILE_FN(13) TILE_FN(14)
+
+typedef void (*TileFn)(int, const float *, const float *, float *, size_t, int, int);
+static const TileFn TILES[MR + 1] = {NULL,     tile_1,  tile_2,  tile_3,  tile_4,  tile_5,  tile_6, tile_7,
+                                     tile_8,   tile_9,  tile_10, tile_11, tile_12, tile_13, tile_14};
+
+static void kernel(int kc, const void *ap, const void *bp, float *c, size_t ldc, int mr, int nr, int load_c) {
+    TILES[mr](kc, ap, bp, c, ldc, nr, load_c);
+}
+
+#define TILE_ROWS_FN(n)                                                                                     \
+    static TARGET_FN void tile_rows_##n(int kc, const float *a, size_t lda, const float *bp, float *c,       \
+                                        size_t ldc, int nr, int load_c) {                                   \
+        tile_rows(n, kc, a, lda, bp, c, ldc, nr, load_c);                                                   \
+    }
+TILE_ROWS_FN(1) TILE_ROWS_FN(2) TILE_ROWS_FN(3) TILE_ROWS_FN(4) TILE_ROWS_FN(5) TILE_ROWS_FN(6) TILE_ROWS_FN(7)
+TILE_ROWS_FN(8) TILE_ROWS_FN(9) TILE_ROWS_FN(10) TILE_ROWS_FN(11) TILE_ROWS_FN(12) TILE_ROWS_FN(13)
+TILE_ROWS_FN(14)
+
+typedef void (*TileRowsFn)(int, const float *, size_t, const float *, float *, size_t, int, int);
+static const TileRowsFn TILES_ROWS[MR + 1] = {
+    NULL,          tile_rows_1,  tile_rows_2,  tile_rows_3,  tile_rows_4,  tile_rows_5,  tile_rows_6, tile_rows_7,
+    tile_rows_8,   tile_rows_9,  tile_rows_10, tile_rows_11, tile_rows_12, tile_rows_13, tile_rows_14};
+
+static void kernel_rows(int kc, const float *a, size_t lda, const void *bp, float *c, size_t ldc, int mr, int nr,
+                        int load_c) {
+    TILES_ROWS[mr](kc, a, lda, bp, c, ldc, nr, load_c);
+}
+
+static const GemmImpl AVX512_F32 = {MR, NR, 1, sizeof(float), pack_a, pack_b, kernel, kernel_rows};
+
+void avx512_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    gemm_run(&AVX512_F32, GEMM_NT, c, a, b, M, N, K, accumulate);
+}
+void avx512_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    gemm_run(&AVX512_F32, GEMM_NN, c, a, b, M, N, K, accumulate);
+}
+void avx512_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    gemm_run(&AVX512_F32, GEMM_TN, c, a, b, M, N, K, accumulate);
+}
+
+// ---------------------------------------------------------------------------------------------
+// bf16: packed as k pairs — element (k, r) at [(k/2) * W * 2 + r * 2 + k % 2] — so that one
+// 32-bit broadcast of A and one load of B feed vdpbf16ps, which adds a(2p)b(2p) + a(2p+1)b(2p+1)
+// to each fp32 lane. vcvtne2ps2bf16 rounds to nearest even; padding (r >= w, k >= kc) is zero.
+// ---------------------------------------------------------------------------------------------
+
+// 32 floats -> 32 bf16 in order: lanes 0-15 from lo, 16-31 from hi.
+BF16_INLINE __m512i bf16x32(__m512 lo, __m512 hi) { return (__m512i)_mm512_cvtne2ps_pbh(hi, lo); }
+
+// Transposed source: a row's pair (k, k+1) is adjacent in memory, so each row converts to 16
+// 32-bit pairs; a 16 x 16 transpose of those turns rows into the packed k-pair rows.
+BF16_INLINE void pack_bf16_transposed(uint32_t *dst, const float *src, size_t ld, int W, int w, int kc) {
+    for (int r0 = 0; r0 < W; r0 += 16) {
+        int valid = w - r0;
+        __mmask16 store = lanes(W - r0);
+        for (int k0 = 0; k0 < kc; k0 += 32) {
+            __mmask16 m0 = lanes(kc - k0), m1 = lanes(kc - k0 - 16);
+            __m512 v[16];
+            for (int i = 0; i < 16; i++) {
+                const float *row = src + (size_t)(r0 + i) * ld + k0;
+                v[i] = i < valid ? _mm512_castsi512_ps(bf16x32(_mm512_maskz_loadu_ps(m0, row), _mm512_maskz_loadu_ps(m1, row + 16)))
+                                 : _mm512_setzero_ps();
+            }
+            transpose16(v);
+            for (int p = 0; p < 16 && k0 + 2 * p < kc; p++)
+                _mm512_mask_storeu_ps((float *)dst + (size_t)(k0 / 2 + p) * W + r0, store, v[p]);
+        }
+    }
+}
+
+// Row-major source (k rows contiguous along r): convert rows k and k+1, then interleave them.
+BF16_INLINE void pack_bf16_copy(uint16_t *dst, const float *src, size_t ld, int W, int w, int kc) {
+    const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
+                                                22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    for (int k = 0; k < kc; k += 2)
+        for (int r0 = 0; r0 < W; r0 += 16) {
+            __mmask16 m = lanes(w - r0);
+            __m512 even = _mm512_maskz_loadu_ps(m, src + (size_t)k * ld + r0);
+            __m512 odd = k + 1 < kc ? _mm512_maskz_loadu_ps(m, src + (size_t)(k + 1) * ld + r0) : _mm512_setzero_ps();
+            __m512i pairs = _mm512_permutexvar_epi16(interleave, bf16x32(even, odd));
+            int width = W - r0 < 16 ? W - r0 : 16;
+            _mm512_mask_storeu_epi16(dst + (size_t)(k / 2) * W * 2 + 2 * r0, (__mmask32)((1ull << (2 * width)) - 1), pairs);
+        }
+}
+
+static BF16_FN void pack_a_bf16(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
+    if (transpose) pack_bf16_transposed(dst, src, ld, MR, w, kc);
+    else pack_bf16_copy(dst, src, ld, MR, w, kc);
+}
+static BF16_FN void pack_b_bf16(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
+    if (transpose) pack_bf16_transposed(dst, src, ld, NR, w, kc);
+    else pack_bf16_copy(dst, src, ld, NR, w, kc);
+}
+
+BF16_INLINE void tile_bf16(const int rows, int kc, const uint32_t *ap, const uint16_t *bp, float *c, size_t ldc,
+                           int nr, int load_c) {
+    __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
+    __m512 x0[MR], x1[MR];
+#pragma GCC unroll 14
+    for (int r = 0; r < rows; r++) {
+        x0[r] = load_c ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
+        x1[r] = load_c ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
+    }
+    for (int p = 0; p < (kc + 1) / 2; p++, ap += MR, bp += 2 * NR) {
+        __m512bh b0 = (__m512bh)_mm512_load_si512(bp), b1 = (__m512bh)_mm512_load_si512(bp + NR);
+#pragma GCC unroll 14
+        for (int r = 0; r < rows; r++) {
+            __m512bh a = (__m512bh)_mm512_set1_epi32((int)ap[r]);
+            x0[r] = _mm512_dpbf16_ps(x0[r], a, b0);
+            x1[r] = _mm512_dpbf16_ps(x1[r], a, b1);
+        }
+    }
+#pragma GCC unroll 14
+    for (int r = 0; r < rows; r++) {
+        _mm512_mask_storeu_ps(c + r * ldc, m0, x0[r]);
+        _mm512_mask_storeu_ps(c + r * ldc + 16, m1, x1[r]);
+    }
+}
+
+#define TILE_BF16_FN(n)                                                                                       \
+    static BF16_FN void tile_bf16_##n(int kc, const uint32_t *ap, const uint16_t *bp, float *c, size_t ldc, \
+                                      int nr, int load_c) {                                                  \
+        tile_bf16(n, kc, ap, bp, c, ldc, nr, load_c);                                                        \
+    }
+TILE_BF16_FN(1) TILE_BF16_FN(2) TILE_BF16_FN(3) TILE_BF16_FN(4) TILE_BF16_FN(5) TILE_BF16_FN(6) TILE_BF16_FN(7)
+TILE_BF16_FN(8) TILE_BF16_FN(9) TILE_BF16_FN(10) TILE_BF16_FN(11) TILE_BF16_FN(12) TILE_BF16_FN(13)
+TILE_BF16_FN(14)
+
+typedef void (*TileBf16Fn)(int, const uint32_t *, const uint16_t *, float *, size_t, int, int);
+static const TileBf16Fn TILES_BF16[MR + 1] = {
+    NULL,         tile_bf16_1,  tile_bf16_2,  tile_bf16_3,  tile_bf16_4,  tile_bf16_5,  tile_bf16_6, tile_bf16_7,
+    tile_bf16_8,  tile_bf16_9,  tile_bf16_10, tile_bf16_11, tile_bf16_12, tile_bf16_13, tile_bf16_14};
+
+static void kernel_bf16(int kc, const void *ap, const void *bp, float *c, size_t ldc, int mr, int nr, int load_c) {
+    TILES_BF16[mr](kc, ap, bp, c, ldc, nr, load_c);
+}
+
+static const GemmImpl AVX512_BF16 = {MR, NR, 2, sizeof(uint16_t), pack_a_bf16, pack_b_bf16, kernel_bf16, NULL};
+
+void avx512bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    gemm_run(&AVX512_BF16, GEMM_NT, c, a, b, M, N, K, accumulate);
+}
+void avx512bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    gemm_run(&AVX512_BF16, GEMM_NN, c, a, b, M, N, K, accumulate);
+}
+void avx512bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    gemm_run(&AVX512_BF16, GEMM_TN, c, a, b, M, N, K, accumulate);
+}

@@ -1,0 +1,33 @@
+// kernels/avx512_ops.h — AVX-512 implementations of the non-matmul ops (contracts in kernels.h).
+//
+// Same signatures, aliasing rules and determinism guarantees as the ref_* functions in ref.h:
+// every output element is produced by one thread in a fixed order, so results are bitwise
+// identical whatever the OpenMP thread count. Each function is compiled for AVX-512
+// (F/BW/VL/DQ) whatever the build's -march, so callers must check cpu_info() first; choosing
+// the table at run time is the registry's job.
+//
+//   avx512_ops.c        embedding, RMSNorm, RoPE, ReLU² (bit-identical to ref: embedding, ReLU²)
+//   avx512_ce.c         softcapped cross-entropy, fused per row
+//   avx512_attention.c  flash-style causal attention (head dims not a multiple of 16 fall back
+//                       to ref); FRONTIER_ATTN_BWD=fused|split forces a backward schedule (both
+//                       give the same bits; for tests and benchmarks)
+//   avx512_vmath.h      vectorised exp/tanh (≤ 1.2e-7 / 1.4e-7 relative error vs libm)
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+void avx512_embedding_fwd(float *out, const int32_t *idx, const float *wte, int N, int C);
+void avx512_embedding_bwd(float *dwte, const float *dout, const int32_t *idx, int N, int C);
+void avx512_rmsnorm_fwd(float *out, float *rstd, const float *x, int N, int C);
+void avx512_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, int N, int C,
+                        int accumulate);
+void avx512_rope_fwd(float *x, const float *cos, const float *sin, int B, int T, int nh, int D);
+void avx512_rope_bwd(float *dx, const float *cos, const float *sin, int B, int T, int nh, int D);
+void avx512_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
+                          int H, int Hkv, int D);
+void avx512_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                          const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D);
+void avx512_relu2_fwd(float *out, const float *x, size_t n);
+void avx512_relu2_bwd(float *dx, const float *dout, const float *x, size_t n);
+void avx512_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
+                       float cap, float dscale);

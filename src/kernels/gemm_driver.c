@@ -1,0 +1,213 @@
+// kernels/gemm_driver.c — blocking, packing order and threading of the SIMD matrix products
+// (see gemm_driver.h).
+#include "kernels/gemm_driver.h"
+
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/mem.h"
+
+#define KC_MAX 384               // K up to this is one block: A micro-panel 14 x 384 fp32 = 21 KiB (L1)
+#define KC_BLOCK 256             // larger K goes in blocks of this
+#define B_BYTES (512u << 10)     // packed B panel: half of a 1 MiB L2
+#define A_BYTES (64u << 10)      // packed A micro-panel (mr x KC_MAX x 4 bytes, mr <= 32)
+#define SMALL_MACS (1L << 18)    // below this many multiply-adds a product runs on one thread
+
+static inline int imin(int a, int b) { return a < b ? a : b; }
+static inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// ---------------------------------------------------------------------------------------------
+// Packing buffers: a fixed pool of per-call slots, claimed with an atomic flag. Reused across
+// calls (no page faults per product), safe from any thread or nested region, and reachable
+// from a global so leak checkers do not flag them.
+// ---------------------------------------------------------------------------------------------
+
+#define POOL_SLOTS 64
+
+static struct {
+    atomic_int busy;
+    char *buf;
+} pool[POOL_SLOTS];
+
+static char *buf_acquire(int *slot) {
+    for (int s = 0; s < POOL_SLOTS; s++) {
+        if (atomic_exchange(&pool[s].busy, 1)) continue;
+        if (!pool[s].buf) pool[s].buf = xaligned_alloc(A_BYTES + B_BYTES);
+        *slot = s;
+        return pool[s].buf;
+    }
+    *slot = -1;  // more concurrent products than slots: a private buffer for this call
+    return xaligned_alloc(A_BYTES + B_BYTES);
+}
+
+static void buf_release(char *buf, int slot) {
+    if (slot < 0) free(buf);
+    else atomic_store(&pool[slot].busy, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One thread's block of C: rows [m0, m1), columns [n0, n1)
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+    const GemmImpl *g;
+    GemmLayout layout;
+    float *c;
+    const float *a, *b;
+    int M, N, K, accumulate;
+} GemmArgs;
+
+static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+static int k_block(int K) { return K <= KC_MAX ? K : KC_BLOCK; }
+
+static int n_block(const GemmImpl *g, int K) {
+    size_t per_col = round_up((size_t)k_block(K), (size_t)g->kstep) * g->elem;
+    int nc = (int)(B_BYTES / per_col) / g->nr * g->nr;
+    return nc > g->nr ? nc : g->nr;
+}
+
+// Pack the B panel of columns [jc, jc+nc) and depth [pc, pc+kc) into NR-wide micro-panels.
+// Row-major B (nn, tn) is packed 16 rows at a time across all micro-panels, so the source is
+// read nearly sequentially (one micro-panel at a time would stride through every row).
+#define PACK_ROWS 16
+static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc, int nc, int pc, int kc) {
+    const GemmImpl *g = x->g;
+    if (x->layout == GEMM_NT) {
+        for (int jr = 0; jr < nc; jr += g->nr)
+            g->pack_b(bp + (size_t)(jr / g->nr) * panel_bytes, x->b + (size_t)(jc + jr) * x->K + pc, (size_t)x->K,
+                      imin(g->nr, nc - jr), kc, 1);
+        return;
+    }
+    size_t row_bytes = (size_t)g->nr * g->elem;  // one packed k row of a micro-panel (PACK_ROWS is even)
+    for (int k0 = 0; k0 < kc; k0 += PACK_ROWS)
+        for (int jr = 0; jr < nc; jr += g->nr)
+            g->pack_b(bp + (size_t)(jr / g->nr) * panel_bytes + (size_t)k0 * row_bytes,
+                      x->b + (size_t)(pc + k0) * x->N + jc + jr, (size_t)x->N, imin(g->nr, nc - jr),
+                      imin(PACK_ROWS, kc - k0), 0);
+}
+
+static void pack_a_strip(const GemmArgs *x, char *ap, int i, int h, int pc, int kc) {
+    if (x->layout == GEMM_TN) x->g->pack_a(ap, x->a + (size_t)pc * x->M + i, (size_t)x->M, h, kc, 0);
+    else x->g->pack_a(ap, x->a + (size_t)i * x->K + pc, (size_t)x->K, h, kc, 1);
+}
+
+// Prefetch part `part` of `parts` of the A strip (rows [i, i+h), depth [pc, pc+kc)) that the next
+// round will pack. A strip is h short pieces of rows (or kc of columns, for TN) that the hardware
+// prefetchers do not pick up, and packing it from memory would otherwise stall on every line;
+// spreading the prefetches over the current round's kernel calls overlaps the misses with FMAs.
+// Into L2 (locality 1): in L1 they would be evicted by the B micro-panels streaming through first.
+static void prefetch_a_part(const GemmArgs *x, int i, int h, int pc, int kc, int part, int parts) {
+    if (x->layout == GEMM_TN) {  // kc pieces of h floats, one per k
+        for (int k = pc + kc * part / parts, k1 = pc + kc * (part + 1) / parts; k < k1; k++) {
+            const float *p = x->a + (size_t)k * x->M + i;
+            __builtin_prefetch(p, 0, 1);
+            __builtin_prefetch(p + h - 1, 0, 1);
+        }
+        return;
+    }
+    int lines = (kc + 15) / 16, n = h * lines;  // h rows of kc floats, 16 floats per line
+    for (int t = n * part / parts, t1 = n * (part + 1) / parts; t < t1; t++)
+        __builtin_prefetch(x->a + (size_t)(i + t / lines) * x->K + pc + (t % lines) * 16, 0, 1);
+}
+
+// Row-major A (nt, nn) feeds the kernel unpacked when the block is narrow: a transposed strip
+// then serves only a few kernel calls (N = 128: 4) and packing it took ~20% of the time, while
+// for wide blocks the packed, contiguous strip pays off. Not when A's row stride is a multiple of
+// 4 KiB: the MR rows' current lines would all fall in one L1 set and evict each other.
+#define DIRECT_MAX_COLS 256
+static int use_direct_a(const GemmArgs *x, int cols) {
+    return x->g->kernel_rows && x->layout != GEMM_TN && cols <= DIRECT_MAX_COLS && x->K % 1024 != 0;
+}
+
+static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
+    const GemmImpl *g = x->g;
+    int slot;
+    char *buf = buf_acquire(&slot), *ap = buf, *bp = buf + A_BYTES;
+    int kcb = k_block(x->K), ncb = n_block(g, x->K), direct = use_direct_a(x, n1 - n0);
+    for (int jc = n0; jc < n1; jc += ncb) {
+        int nc = imin(ncb, n1 - jc);
+        for (int pc = 0; pc < x->K; pc += kcb) {
+            int kc = imin(kcb, x->K - pc);
+            size_t panel_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->nr * g->elem;
+            pack_b_panel(x, bp, panel_bytes, jc, nc, pc, kc);
+            int load_c = x->accumulate || pc > 0;  // later k blocks resume the chain from C
+            for (int i = m0; i < m1; i += g->mr) {
+                int h = imin(g->mr, m1 - i);
+                if (!direct) pack_a_strip(x, ap, i, h, pc, kc);
+                const float *arow = x->a + (size_t)i * x->K + pc;
+                float *crow = x->c + (size_t)i * x->N + jc;
+                int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
+                for (int jr = 0; jr < nc; jr += g->nr) {
+                    if (next < m1) prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
+                    const char *bpanel = bp + (size_t)(jr / g->nr) * panel_bytes;
+                    int w = imin(g->nr, nc - jr);
+                    if (direct) g->kernel_rows(kc, arow, (size_t)x->K, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
+                    else g->kernel(kc, ap, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
+                }
+            }
+        }
+    }
+    buf_release(buf, slot);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Thread grid: pm x pn blocks of whole micro-tiles, chosen to minimise the slowest thread's
+// estimated time (multiply-adds plus packing traffic). Any grid gives the same bits.
+// ---------------------------------------------------------------------------------------------
+
+static double grid_cost(const GemmArgs *x, int pm, int pn) {
+    const GemmImpl *g = x->g;
+    double mb = imin(ceil_div(ceil_div(x->M, g->mr), pm) * g->mr, x->M);  // the largest block's extent
+    double nb = imin(ceil_div(ceil_div(x->N, g->nr), pn) * g->nr, x->N);
+    double a_packs = mb * x->K * ceil_div((int)nb, n_block(g, x->K)), b_packs = nb * x->K;
+    return mb * nb * x->K / 16.0 + 0.5 * (a_packs + b_packs);  // ~cycles: 16 MACs/cycle, 2 cycles/packed elem
+}
+
+static void choose_grid(const GemmArgs *x, int nt, int *pm, int *pn) {
+    int tm = ceil_div(x->M, x->g->mr), tn = ceil_div(x->N, x->g->nr);
+    for (; nt > 1; nt--) {
+        double best = 0;
+        *pm = 0;
+        for (int p = 1; p <= nt; p++) {
+            int q = nt / p;
+            if (nt % p || p > tm || q > tn) continue;
+            double cost = grid_cost(x, p, q);
+            if (!*pm || cost < best) best = cost, *pm = p, *pn = q;
+        }
+        if (*pm) return;
+    }
+    *pm = *pn = 1;
+}
+
+static void run_block(const GemmArgs *x, int pm, int pn, int t) {
+    const GemmImpl *g = x->g;
+    int tm = ceil_div(x->M, g->mr), tn = ceil_div(x->N, g->nr);
+    int bi = t / pn, bj = t % pn;
+    int m0 = (int)((long)tm * bi / pm) * g->mr, m1 = imin(x->M, (int)((long)tm * (bi + 1) / pm) * g->mr);
+    int n0 = (int)((long)tn * bj / pn) * g->nr, n1 = imin(x->N, (int)((long)tn * (bj + 1) / pn) * g->nr);
+    if (m0 < m1 && n0 < n1) gemm_block(x, m0, m1, n0, n1);
+}
+
+void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, const float *b, int M, int N, int K,
+              int accumulate) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {  // empty sum: c = 0 (or unchanged)
+        if (!accumulate)
+            for (int i = 0; i < M; i++) memset(c + (size_t)i * N, 0, (size_t)N * sizeof *c);
+        return;
+    }
+    GemmArgs x = {g, layout, c, a, b, M, N, K, accumulate};
+    int nt = omp_in_parallel() || (long)M * N * K < SMALL_MACS ? 1 : omp_get_max_threads();
+    int pm = 1, pn = 1;
+    if (nt > 1) choose_grid(&x, nt, &pm, &pn);
+    int blocks = pm * pn;
+    if (blocks == 1) {
+        gemm_block(&x, 0, M, 0, N);
+        return;
+    }
+#pragma omp parallel num_threads(blocks)
+    for (int t = omp_get_thread_num(); t < blocks; t += omp_get_num_threads()) run_block(&x, pm, pn, t);
+}

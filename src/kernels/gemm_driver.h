@@ -1,0 +1,48 @@
+// kernels/gemm_driver.h — the blocking and threading shared by the SIMD matrix products
+// (internal to src/kernels; the public functions are in simd_matmul.h).
+//
+// An instruction set supplies a GemmImpl: two packing routines and an MR x NR micro-kernel.
+// gemm_run() does the rest, in plain C (so OpenMP regions never hold vector values, which
+// clang's outlining would compile without the ISA's target features):
+//
+//   split C into one block per thread (static; the grid pm x pn minimises per-thread work)
+//   per thread, with its own packing buffers:
+//     for jc in its columns, step NC          B panel kc x NC stays in L2 (512 KiB)
+//       for pc in 0..K, step KC               KC = K up to 384, else 256
+//         pack B[pc.., jc..] into NR-wide micro-panels
+//         for ir in its rows, step MR
+//           pack A[ir.., pc..] into one MR x kc micro-panel (stays in L1)
+//           for each NR micro-panel: kernel (C tile loaded unless first k block and !accumulate)
+//
+// Every C element is thus one ascending-k FMA chain whatever the blocking (see simd_matmul.h).
+#pragma once
+#include <stddef.h>
+
+typedef enum { GEMM_NT, GEMM_NN, GEMM_TN } GemmLayout;
+
+// Pack a strip W elements wide (W = the impl's mr for A, nr for B) and kc deep into dst as kc
+// rows of W: element (k, r) is src[k*ld + r] (transpose = 0: the strip is contiguous along r) or
+// src[r*ld + k] (transpose = 1), for r < w; rows w..W-1 are zero. dst is 64-byte aligned.
+// Reads exactly the w x kc elements named, nothing else.
+typedef void (*GemmPack)(void *dst, const float *src, size_t ld, int w, int kc, int transpose);
+
+// C tile: rows [0, mr) and columns [0, nr) of c (row stride ldc) (+)= ap (kc x MR) · bp (kc x NR),
+// starting from C when load_c, else from 0. Touches only those mr x nr elements of C.
+typedef void (*GemmKernel)(int kc, const void *ap, const void *bp, float *c, size_t ldc, int mr, int nr,
+                           int load_c);
+
+// The same tile reading A unpacked, row-major: element (k, r) at a[r*lda + k].
+typedef void (*GemmKernelRows)(int kc, const float *a, size_t lda, const void *bp, float *c, size_t ldc, int mr,
+                               int nr, int load_c);
+
+typedef struct {
+    int mr, nr;     // micro-tile
+    int kstep;      // packed depth is kc rounded up to this (2 for bf16 pairs)
+    size_t elem;    // bytes per packed element (4 fp32, 2 bf16)
+    GemmPack pack_a, pack_b;
+    GemmKernel kernel;
+    GemmKernelRows kernel_rows;  // optional (NULL: A is always packed)
+} GemmImpl;
+
+void gemm_run(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
+              int K, int accumulate);

@@ -1,0 +1,672 @@
+// kernels/lab.c — checking kernel tables against the reference (see lab.h); the benchmark is
+// in lab_bench.c.
+#include "kernels/lab.h"
+
+#include <math.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kernels/ref.h"
+#include "util/error.h"
+#include "util/mem.h"
+#include "util/rng.h"
+
+// The fast attention and cross-entropy use polynomial exp/tanh (1-2 ulp) and sum in another
+// order than ref: their errors sit around 1e-6 of the output scale; 2e-5 leaves headroom
+// without hiding a real bug (those show up as 1e-3 and beyond).
+double lab_default_tol(int op) {
+    const char *name = KERNEL_OP_NAMES[op];
+    if (!strncmp(name, "attention", 9) || !strcmp(name, "softcap_ce")) return 2e-5;
+    return 1e-5;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Guarded buffers
+// ---------------------------------------------------------------------------------------------
+
+#define CANARY_FLOATS 64
+#define CANARY_BYTE 0xA5
+
+typedef struct {
+    float *p;      // the data
+    size_t n;      // floats
+    char *base;    // the whole allocation
+    size_t len;
+    int is_input;  // mapped (guard page after, sealed read-only) vs heap with canaries
+} GBuf;
+
+static size_t page_size(void) {
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096;
+}
+
+// An input whose last element is the last byte before an inaccessible page.
+static GBuf gb_input(size_t n) {
+    size_t pg = page_size(), bytes = n * sizeof(float), data = (bytes + pg - 1) / pg * pg;
+    if (!data) data = pg;
+    GBuf b = {.n = n, .len = data + pg, .is_input = 1};
+    b.base = mmap(NULL, b.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b.base == MAP_FAILED) {
+        fprintf(stderr, "frontier: kernels check: out of memory mapping %zu bytes\n", b.len);
+        abort();
+    }
+    mprotect(b.base + data, pg, PROT_NONE);
+    b.p = (float *)(b.base + data - bytes);
+    return b;
+}
+
+static void gb_seal(GBuf *b) { mprotect(b->base, b->len - page_size(), PROT_READ); }
+
+// An output with canary bytes on both sides; misalign moves it off the 64-byte grid.
+static GBuf gb_output(size_t n, int misalign) {
+    GBuf b = {.n = n, .len = (n + 2 * CANARY_FLOATS + 1) * sizeof(float)};
+    b.base = xaligned_alloc(b.len);
+    memset(b.base, CANARY_BYTE, b.len);
+    b.p = (float *)b.base + CANARY_FLOATS + (misalign ? 1 : 0);
+    return b;
+}
+
+static void gb_free(GBuf *b) {
+    if (b->is_input) munmap(b->base, b->len);
+    else free(b->base);
+}
+
+// Number of canary bytes changed; *where says on which side (first found).
+static size_t gb_damage(const GBuf *b, const char **where) {
+    const unsigned char *s = (const unsigned char *)b->base, *d0 = (const unsigned char *)b->p;
+    const unsigned char *d1 = (const unsigned char *)(b->p + b->n), *e = s + b->len;
+    size_t before = 0, after = 0;
+    for (const unsigned char *q = s; q < d0; q++) before += *q != CANARY_BYTE;
+    for (const unsigned char *q = d1; q < e; q++) after += *q != CANARY_BYTE;
+    *where = before ? "before" : "after";
+    return before + after;
+}
+
+static void gb_restore_canaries(GBuf *b) {
+    memset(b->base, CANARY_BYTE, (size_t)((char *)b->p - b->base));
+    char *end = (char *)(b->p + b->n);
+    memset(end, CANARY_BYTE, (size_t)(b->base + b->len - end));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory faults (reads past an input, writes into one): name the op and shape, then exit.
+// Under AddressSanitizer its own, more detailed report is kept.
+// ---------------------------------------------------------------------------------------------
+
+#if defined(__SANITIZE_ADDRESS__)
+#define LAB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LAB_ASAN 1
+#endif
+#endif
+
+static char fault_context[320];
+
+static void on_fault(int sig) {
+    static const char pre[] = "frontier: kernels check: memory fault in ";
+    static const char post[] = ": the kernel read outside an input or wrote into one\n";
+    (void)sig;
+    ssize_t rc = write(2, pre, sizeof pre - 1);
+    rc += write(2, fault_context, strlen(fault_context));
+    rc += write(2, post, sizeof post - 1);
+    (void)rc;
+    _exit(FRONTIER_EXIT_ERROR);
+}
+
+typedef struct {
+    struct sigaction segv, bus;
+} FaultHandlers;
+
+static void faults_catch(FaultHandlers *old) {
+#ifndef LAB_ASAN
+    struct sigaction sa = {0};
+    sa.sa_handler = on_fault;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &old->segv);
+    sigaction(SIGBUS, &sa, &old->bus);
+#else
+    (void)old;
+#endif
+}
+
+static void faults_release(const FaultHandlers *old) {
+#ifndef LAB_ASAN
+    sigaction(SIGSEGV, &old->segv, NULL);
+    sigaction(SIGBUS, &old->bus, NULL);
+#else
+    (void)old;
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// A case: one shape of one op — its guarded buffers, oracle, and the call
+// ---------------------------------------------------------------------------------------------
+
+#define MAX_IN 8
+#define MAX_OUT 4
+
+typedef struct Case Case;
+struct Case {
+    const Kernels *k;
+    char shape[160];
+    int n_in, n_out, n_own;
+    GBuf in[MAX_IN], out[MAX_OUT];
+    const char *out_name[MAX_OUT];
+    const float *init[MAX_OUT];    // content before each call (NULL: NaN)
+    const float *expect[MAX_OUT];  // the oracle's result
+    const double *scale[MAX_OUT];  // per-element error scale (NULL: |expect| + rms(expect))
+    void *own[16];                 // heap blocks freed with the case
+    void (*call)(const Case *);
+    // the op's arguments
+    const float *a[6];
+    const int32_t *idx;
+    int M, N, K, acc, B, T, H, Hkv, D, mode;
+    size_t n;
+    float cap, dscale;
+};
+
+static void *case_own(Case *c, size_t bytes) {
+    if (c->n_own == (int)(sizeof c->own / sizeof *c->own)) abort();  // a check builder owns too many blocks
+    void *p = xmalloc(bytes ? bytes : 1);
+    c->own[c->n_own++] = p;
+    return p;
+}
+
+static void fill(float *x, size_t n, Rng *r, float lo, float hi) {
+    for (size_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * (float)rng_uniform(r);
+}
+
+// A sealed input of n floats, uniform in [lo, hi).
+static const float *case_input(Case *c, size_t n, Rng *r, float lo, float hi) {
+    GBuf *b = &c->in[c->n_in++];
+    *b = gb_input(n);
+    fill(b->p, n, r, lo, hi);
+    gb_seal(b);
+    return b->p;
+}
+
+// A sealed input holding a copy of x.
+static const float *case_input_copy(Case *c, const float *x, size_t n) {
+    GBuf *b = &c->in[c->n_in++];
+    *b = gb_input(n);
+    memcpy(b->p, x, n * sizeof *x);
+    gb_seal(b);
+    return b->p;
+}
+
+// Output slot o: n floats, initial content init (NULL: NaN) and the expected result.
+static float *case_output(Case *c, const char *name, size_t n, const float *init, const float *expect, int misalign) {
+    int o = c->n_out++;
+    c->out[o] = gb_output(n, misalign);
+    c->out_name[o] = name;
+    c->init[o] = init;
+    c->expect[o] = expect;
+    return c->out[o].p;
+}
+
+static void case_free(Case *c) {
+    for (int i = 0; i < c->n_in; i++) gb_free(&c->in[i]);
+    for (int i = 0; i < c->n_out; i++) gb_free(&c->out[i]);
+    for (int i = 0; i < c->n_own; i++) free(c->own[i]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running a case
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+    const char *op, *variant;
+    const int *threads;
+    int n_threads;
+    double tol;
+    LabOpResult *res;
+    int case_failed;
+} Run;
+
+static void case_fail(Run *r, const Case *c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void case_fail(Run *r, const Case *c, const char *fmt, ...) {
+    if (!r->case_failed) r->res->failures++;
+    r->case_failed = 1;
+    if (r->res->first_failure[0]) return;
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(r->res->first_failure, sizeof r->res->first_failure, "%s: %s", c->shape, msg);
+}
+
+// Worst error of y against x (metric of lab.h); *at = its index.
+static double output_error(const float *y, const float *x, const double *scale, size_t n, size_t *at) {
+    double rms = 0;
+    if (!scale) {
+        for (size_t i = 0; i < n; i++) rms += (double)x[i] * x[i];
+        rms = sqrt(rms / (double)(n ? n : 1)) + 1e-30;
+    }
+    double worst = 0;
+    *at = 0;
+    for (size_t i = 0; i < n; i++) {
+        double s = scale ? scale[i] : fabs((double)x[i]) + rms, e = fabs((double)y[i] - x[i]) / (s > 0 ? s : 1e-30);
+        if (isnan(e)) e = INFINITY;
+        if (e > worst) worst = e, *at = i;
+    }
+    return worst;
+}
+
+static void prepare_outputs(Case *c) {
+    for (int o = 0; o < c->n_out; o++) {
+        if (c->init[o]) memcpy(c->out[o].p, c->init[o], c->out[o].n * sizeof(float));
+        else
+            for (size_t i = 0; i < c->out[o].n; i++) c->out[o].p[i] = NAN;
+    }
+}
+
+static int check_canaries(Run *r, Case *c, int threads) {
+    int bad = 0;
+    for (int o = 0; o < c->n_out; o++) {
+        const char *where;
+        size_t n = gb_damage(&c->out[o], &where);
+        if (!n) continue;
+        case_fail(r, c, "wrote outside %s (%zu canary bytes changed, first %s it) with %d threads", c->out_name[o], n,
+                  where, threads);
+        gb_restore_canaries(&c->out[o]);
+        bad = 1;
+    }
+    return bad;
+}
+
+static void check_values(Run *r, Case *c) {
+    for (int o = 0; o < c->n_out; o++) {
+        size_t at;
+        double e = output_error(c->out[o].p, c->expect[o], c->scale[o], c->out[o].n, &at);
+        if (e > r->res->max_err) r->res->max_err = e;
+        if (e > r->tol)
+            case_fail(r, c, "%s[%zu] = %.9g, expected %.9g (error %.3g > tol %.3g)", c->out_name[o], at,
+                      c->out[o].p[at], c->expect[o][at], e, r->tol);
+    }
+}
+
+static void case_run(Run *r, Case *c) {
+    r->res->cases++;
+    r->case_failed = 0;
+    float *first[MAX_OUT] = {0};
+    int prev = omp_get_max_threads();
+    for (int ti = 0; ti < r->n_threads && !r->case_failed; ti++) {
+        int t = r->threads[ti];
+        prepare_outputs(c);
+        snprintf(fault_context, sizeof fault_context, "%s [%s] %s with %d threads", r->op, r->variant, c->shape, t);
+        omp_set_num_threads(t);
+        c->call(c);
+        omp_set_num_threads(prev);
+        if (check_canaries(r, c, t)) break;
+        if (ti == 0) {
+            check_values(r, c);
+            for (int o = 0; o < c->n_out; o++) {
+                first[o] = xmalloc(c->out[o].n * sizeof(float) + 1);
+                memcpy(first[o], c->out[o].p, c->out[o].n * sizeof(float));
+            }
+            continue;
+        }
+        for (int o = 0; o < c->n_out; o++)
+            for (size_t i = 0; i < c->out[o].n; i++)
+                if (memcmp(&first[o][i], &c->out[o].p[i], sizeof(float))) {
+                    case_fail(r, c, "%s[%zu] differs between %d and %d threads (%.9g vs %.9g)", c->out_name[o], i,
+                              r->threads[0], t, first[o][i], c->out[o].p[i]);
+                    break;
+                }
+    }
+    for (int o = 0; o < MAX_OUT; o++) free(first[o]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matmuls: a float64 oracle
+// ---------------------------------------------------------------------------------------------
+
+enum { NT, NN, TN };
+
+static void call_matmul(const Case *c) {
+    void (*f)(float *, const float *, const float *, int, int, int, int) =
+        c->mode == NT ? c->k->matmul_nt : c->mode == NN ? c->k->matmul_nn : c->k->matmul_tn;
+    f(c->out[0].p, c->a[0], c->a[1], c->M, c->N, c->K, c->acc);
+}
+
+static void matmul_oracle(Case *c, const float *c0, float *expect, double *scale) {
+    const float *a = c->a[0], *b = c->a[1];
+    int M = c->M, N = c->N, K = c->K;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = c0 ? c0[(size_t)i * N + j] : 0, sa = fabs(s);
+            for (int k = 0; k < K; k++) {
+                double x = c->mode == TN ? a[(size_t)k * M + i] : a[(size_t)i * K + k];
+                double y = c->mode == NT ? b[(size_t)j * K + k] : b[(size_t)k * N + j];
+                s += x * y;
+                sa += fabs(x * y);
+            }
+            expect[(size_t)i * N + j] = (float)s;
+            scale[(size_t)i * N + j] = sa > 0 ? sa : 1e-30;
+        }
+}
+
+static void check_matmul_shape(Run *r, const Kernels *k, int layout, int M, int N, int K, int acc, int misalign,
+                               Rng *rng) {
+    Case c = {.k = k, .call = call_matmul, .mode = layout, .M = M, .N = N, .K = K, .acc = acc};
+    snprintf(c.shape, sizeof c.shape, "M=%d N=%d K=%d accumulate=%d", M, N, K, acc);
+    size_t nc = (size_t)M * N;
+    c.a[0] = case_input(&c, (size_t)M * K, rng, -1, 1);
+    c.a[1] = case_input(&c, (size_t)N * K, rng, -1, 1);
+    float *c0 = NULL;
+    if (acc) fill(c0 = case_own(&c, nc * sizeof(float)), nc, rng, -1, 1);
+    float *expect = case_own(&c, nc * sizeof(float));
+    double *scale = case_own(&c, nc * sizeof(double));
+    matmul_oracle(&c, c0, expect, scale);
+    case_output(&c, "c", nc, c0, expect, misalign);
+    c.scale[0] = scale;
+    case_run(r, &c);
+    case_free(&c);
+}
+
+static void check_matmul(Run *r, const Kernels *k, int layout, int quick, Rng *rng) {
+    static const int small[][3] = {{1, 1, 1},    {1, 33, 17},  {3, 5, 7},     {14, 32, 16},  {15, 33, 31},
+                                   {33, 1, 5},   {29, 70, 129}, {64, 128, 385}, {2, 17, 1000}, {1, 300, 40}};
+    static const int big[][3] = {{100, 130, 260}, {1, 1000, 128}, {128, 128, 512}, {17, 530, 777},
+                                 {300, 300, 300}, {1024, 128, 128}, {28, 64, 4096}};
+    int i = 0;
+    for (size_t s = 0; s < sizeof small / sizeof *small; s++, i++)
+        check_matmul_shape(r, k, layout, small[s][0], small[s][1], small[s][2], i % 2, i % 3 == 1, rng);
+    if (quick) return;
+    for (size_t s = 0; s < sizeof big / sizeof *big; s++)
+        for (int acc = 0; acc < 2; acc++, i++)
+            check_matmul_shape(r, k, layout, big[s][0], big[s][1], big[s][2], acc, i % 3 == 1, rng);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Other ops: the ref kernel is the oracle
+// ---------------------------------------------------------------------------------------------
+
+// A buffer of n floats (freed with the case) holding x, or uniform values when x is NULL.
+static float *owned(Case *c, size_t n, const float *x, Rng *r, float lo, float hi) {
+    float *p = case_own(c, n * sizeof(float));
+    if (x) memcpy(p, x, n * sizeof(float));
+    else fill(p, n, r, lo, hi);
+    return p;
+}
+
+static const int32_t *case_indices(Case *c, size_t n, int range, Rng *r, int ignore_every) {
+    GBuf *b = &c->in[c->n_in++];
+    *b = gb_input(n);
+    int32_t *idx = (int32_t *)b->p;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = ignore_every && i % (size_t)ignore_every == 1 ? -1 : (int32_t)(rng_next(r) % (uint64_t)range);
+    gb_seal(b);
+    return idx;
+}
+
+static void call_embedding_fwd(const Case *c) { c->k->embedding_fwd(c->out[0].p, c->idx, c->a[0], c->N, c->K); }
+static void call_embedding_bwd(const Case *c) { c->k->embedding_bwd(c->out[0].p, c->a[0], c->idx, c->N, c->K); }
+
+static void check_embedding(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
+    static const int shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {64, 128, 50}, {33, 130, 1000}, {1024, 640, 300}};
+    int n = quick ? 4 : 5;
+    for (int s = 0; s < n; s++) {
+        int N = shapes[s][0], C = shapes[s][1], V = shapes[s][2];
+        Case c = {.k = k, .N = N, .K = C};
+        snprintf(c.shape, sizeof c.shape, "N=%d C=%d vocab=%d", N, C, V);
+        c.idx = case_indices(&c, (size_t)N, V, rng, 0);
+        if (!bwd) {
+            c.call = call_embedding_fwd;
+            c.a[0] = case_input(&c, (size_t)V * C, rng, -1, 1);
+            float *expect = owned(&c, (size_t)N * C, NULL, rng, 0, 0);
+            ref_embedding_fwd(expect, c.idx, c.a[0], N, C);
+            case_output(&c, "out", (size_t)N * C, NULL, expect, s % 2);
+        } else {
+            c.call = call_embedding_bwd;
+            c.a[0] = case_input(&c, (size_t)N * C, rng, -1, 1);
+            float *init = owned(&c, (size_t)V * C, NULL, rng, -1, 1);
+            float *expect = owned(&c, (size_t)V * C, init, rng, 0, 0);
+            ref_embedding_bwd(expect, c.a[0], c.idx, N, C);
+            case_output(&c, "dwte", (size_t)V * C, init, expect, s % 2);
+        }
+        case_run(r, &c);
+        case_free(&c);
+    }
+}
+
+static void call_rmsnorm_fwd(const Case *c) { c->k->rmsnorm_fwd(c->out[0].p, c->out[1].p, c->a[0], c->N, c->K); }
+static void call_rmsnorm_bwd(const Case *c) {
+    c->k->rmsnorm_bwd(c->out[0].p, c->a[0], c->a[1], c->a[2], c->N, c->K, c->acc);
+}
+
+// dx = rstd (dout - out mean(dout out)) cancels to ~0 when C is tiny: measure its error against
+// the size of the terms, rstd (|dout| + |out| mean|dout out|) (+ |dx| before, when accumulating),
+// as matmuls are measured against sum |a||b|.
+static const double *rmsnorm_bwd_scale(Case *c, const float *dout, const float *out, const float *rstd,
+                                       const float *init, int N, int C) {
+    double *scale = case_own(c, (size_t)N * C * sizeof(double));
+    for (int n = 0; n < N; n++) {
+        const float *g = dout + (size_t)n * C, *y = out + (size_t)n * C;
+        double m = 0;
+        for (int i = 0; i < C; i++) m += fabs((double)g[i] * y[i]);
+        m /= C;
+        for (int i = 0; i < C; i++) {
+            size_t at = (size_t)n * C + i;
+            scale[at] = rstd[n] * (fabs(g[i]) + fabs(y[i]) * m) + (init ? fabs(init[at]) : 0) + 1e-30;
+        }
+    }
+    return scale;
+}
+
+static void check_rmsnorm(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
+    static const int shapes[][2] = {{1, 1}, {3, 17}, {33, 128}, {5, 1000}, {64, 640}, {4096, 128}};
+    int n = quick ? 5 : 6;
+    for (int s = 0; s < n; s++)
+        for (int acc = 0; acc <= bwd; acc++) {
+            int N = shapes[s][0], C = shapes[s][1];
+            size_t nc = (size_t)N * C;
+            Case c = {.k = k, .N = N, .K = C, .acc = acc};
+            snprintf(c.shape, sizeof c.shape, "N=%d C=%d%s", N, C, bwd ? (acc ? " accumulate=1" : " accumulate=0") : "");
+            c.a[0] = case_input(&c, nc, rng, -2, 2);
+            float *out = owned(&c, nc, NULL, rng, 0, 0), *rstd = owned(&c, (size_t)N, NULL, rng, 0, 0);
+            ref_rmsnorm_fwd(out, rstd, c.a[0], N, C);
+            if (!bwd) {
+                c.call = call_rmsnorm_fwd;
+                case_output(&c, "out", nc, NULL, out, s % 2);
+                case_output(&c, "rstd", (size_t)N, NULL, rstd, 0);
+            } else {
+                c.call = call_rmsnorm_bwd;
+                c.a[1] = c.a[0];
+                c.a[0] = case_input(&c, nc, rng, -1, 1);  // dout
+                c.a[2] = case_input_copy(&c, rstd, (size_t)N);
+                float *init = acc ? owned(&c, nc, NULL, rng, -1, 1) : NULL;
+                float *expect = owned(&c, nc, init, rng, 0, 0);
+                ref_rmsnorm_bwd(expect, c.a[0], c.a[1], c.a[2], N, C, acc);
+                case_output(&c, "dx", nc, init, expect, s % 2);
+                c.scale[0] = rmsnorm_bwd_scale(&c, c.a[0], out, rstd, init, N, C);
+            }
+            case_run(r, &c);
+            case_free(&c);
+        }
+}
+
+static void call_rope(const Case *c) {
+    (c->mode ? c->k->rope_bwd : c->k->rope_fwd)(c->out[0].p, c->a[0], c->a[1], c->B, c->T, c->H, c->D);
+}
+
+static void check_rope(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
+    static const int shapes[][4] = {{1, 1, 1, 2}, {2, 5, 3, 6}, {1, 17, 2, 34}, {2, 64, 4, 128}, {1, 33, 5, 130},
+                                    {4, 256, 5, 128}};
+    int n = quick ? 5 : 6;
+    for (int s = 0; s < n; s++) {
+        int B = shapes[s][0], T = shapes[s][1], nh = shapes[s][2], D = shapes[s][3];
+        size_t nx = (size_t)B * T * nh * D, nt = (size_t)T * (D / 2);
+        Case c = {.k = k, .call = call_rope, .mode = bwd, .B = B, .T = T, .H = nh, .D = D};
+        snprintf(c.shape, sizeof c.shape, "B=%d T=%d nh=%d D=%d", B, T, nh, D);
+        float *ang = owned(&c, nt, NULL, rng, -3.2f, 3.2f), *cs = owned(&c, nt, NULL, rng, 0, 0);
+        float *sn = owned(&c, nt, NULL, rng, 0, 0);
+        for (size_t i = 0; i < nt; i++) cs[i] = cosf(ang[i]), sn[i] = sinf(ang[i]);
+        c.a[0] = case_input_copy(&c, cs, nt);
+        c.a[1] = case_input_copy(&c, sn, nt);
+        float *x = owned(&c, nx, NULL, rng, -1, 1), *expect = owned(&c, nx, x, rng, 0, 0);
+        (bwd ? ref_rope_bwd : ref_rope_fwd)(expect, c.a[0], c.a[1], B, T, nh, D);
+        case_output(&c, bwd ? "dx" : "x", nx, x, expect, s % 2);
+        case_run(r, &c);
+        case_free(&c);
+    }
+}
+
+static void call_attention_fwd(const Case *c) {
+    c->k->attention_fwd(c->out[0].p, c->out[1].p, c->a[0], c->a[1], c->a[2], c->B, c->T, c->H, c->Hkv, c->D);
+}
+static void call_attention_bwd(const Case *c) {
+    c->k->attention_bwd(c->out[0].p, c->out[1].p, c->out[2].p, c->a[3], c->a[4], c->a[5], c->a[0], c->a[1], c->a[2],
+                        c->B, c->T, c->H, c->Hkv, c->D);
+}
+
+static void check_attention(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
+    static const int shapes[][5] = {{1, 1, 1, 1, 1},  {1, 5, 2, 1, 3},    {2, 17, 4, 2, 16}, {1, 33, 3, 1, 20},
+                                    {1, 64, 2, 2, 128}, {2, 100, 4, 1, 64}, {1, 256, 2, 1, 128}, {1, 300, 2, 2, 64}};
+    int n = quick ? 6 : 8;
+    for (int s = 0; s < n; s++) {
+        int B = shapes[s][0], T = shapes[s][1], H = shapes[s][2], Hkv = shapes[s][3], D = shapes[s][4];
+        size_t nq = (size_t)B * T * H * D, nkv = (size_t)B * T * Hkv * D, nl = (size_t)B * H * T;
+        Case c = {.k = k, .B = B, .T = T, .H = H, .Hkv = Hkv, .D = D};
+        snprintf(c.shape, sizeof c.shape, "B=%d T=%d H=%d Hkv=%d D=%d", B, T, H, Hkv, D);
+        c.a[0] = case_input(&c, nq, rng, -2, 2);
+        c.a[1] = case_input(&c, nkv, rng, -2, 2);
+        c.a[2] = case_input(&c, nkv, rng, -1, 1);
+        float *out = owned(&c, nq, NULL, rng, 0, 0), *lse = owned(&c, nl, NULL, rng, 0, 0);
+        ref_attention_fwd(out, lse, c.a[0], c.a[1], c.a[2], B, T, H, Hkv, D);
+        if (!bwd) {
+            c.call = call_attention_fwd;
+            case_output(&c, "out", nq, NULL, out, s % 2);
+            case_output(&c, "lse", nl, NULL, lse, 0);
+        } else {
+            c.call = call_attention_bwd;
+            c.a[3] = case_input(&c, nq, rng, -1, 1);  // dout
+            c.a[4] = case_input_copy(&c, out, nq);
+            c.a[5] = case_input_copy(&c, lse, nl);
+            float *dq = owned(&c, nq, NULL, rng, 0, 0), *dk = owned(&c, nkv, NULL, rng, 0, 0);
+            float *dv = owned(&c, nkv, NULL, rng, 0, 0);
+            ref_attention_bwd(dq, dk, dv, c.a[3], c.a[4], c.a[5], c.a[0], c.a[1], c.a[2], B, T, H, Hkv, D);
+            case_output(&c, "dq", nq, NULL, dq, s % 2);
+            case_output(&c, "dk", nkv, NULL, dk, 0);
+            case_output(&c, "dv", nkv, NULL, dv, 1);
+        }
+        case_run(r, &c);
+        case_free(&c);
+    }
+}
+
+static void call_relu2(const Case *c) {
+    if (c->mode) c->k->relu2_bwd(c->out[0].p, c->a[0], c->a[1], c->n);
+    else c->k->relu2_fwd(c->out[0].p, c->a[1], c->n);
+}
+
+static void check_relu2(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
+    static const size_t sizes[] = {1, 7, 16, 17, 1000, 4097, 65537, 2097152 + 3};
+    int n = quick ? 6 : 8;
+    for (int s = 0; s < n; s++) {
+        size_t sz = sizes[s];
+        Case c = {.k = k, .call = call_relu2, .mode = bwd, .n = sz};
+        snprintf(c.shape, sizeof c.shape, "n=%zu", sz);
+        c.a[0] = case_input(&c, sz, rng, -1, 1);  // dout (bwd)
+        c.a[1] = case_input(&c, sz, rng, -1, 1);  // x
+        float *expect = owned(&c, sz, NULL, rng, 0, 0);
+        if (bwd) ref_relu2_bwd(expect, c.a[0], c.a[1], sz);
+        else ref_relu2_fwd(expect, c.a[1], sz);
+        case_output(&c, bwd ? "dx" : "out", sz, NULL, expect, s % 2);
+        case_run(r, &c);
+        case_free(&c);
+    }
+}
+
+// A loss is logsumexp(c) - c[target], the difference of two numbers of the size of the capped
+// logits: its error is measured against max |c| of its row (+ |loss|), not against the loss,
+// which can be exactly 0.
+static const double *softcap_loss_scale(Case *c, const float *logits, const float *losses, int N, int V, float cap) {
+    double *scale = case_own(c, (size_t)N * sizeof(double));
+    for (int n = 0; n < N; n++) {
+        double m = 0;
+        for (int i = 0; i < V; i++) {
+            double z = logits[(size_t)n * V + i], v = fabs(cap > 0 ? cap * tanh(z / cap) : z);
+            m = v > m ? v : m;
+        }
+        scale[n] = m + fabs((double)losses[n]) + 1e-30;
+    }
+    return scale;
+}
+
+// mode 0: losses only; 1: dlogits in its own buffer; 2: dlogits overwrites the logits.
+static void call_softcap(const Case *c) {
+    float *dl = c->mode == 0 ? NULL : c->out[1].p;
+    const float *logits = c->mode == 2 ? c->out[1].p : c->a[0];
+    c->k->softcap_ce(c->out[0].p, dl, logits, c->idx, c->N, c->K, c->cap, c->dscale);
+}
+
+static void check_softcap(Run *r, const Kernels *k, int quick, Rng *rng) {
+    static const struct {
+        int N, V;
+        float cap, dscale;
+    } shapes[] = {{1, 2, 15, 1}, {3, 17, 0, 0.5f}, {5, 100, 15, 0.2f}, {16, 1000, 30, 1}, {4, 8192, 15, 0.25f},
+                  {64, 8192, 15, 1.0f / 64}};
+    int n = quick ? 5 : 6;
+    for (int s = 0; s < n; s++)
+        for (int mode = 0; mode < 3; mode++) {
+            int N = shapes[s].N, V = shapes[s].V;
+            size_t nl = (size_t)N * V;
+            Case c = {.k = k, .call = call_softcap, .mode = mode, .N = N, .K = V, .cap = shapes[s].cap,
+                      .dscale = shapes[s].dscale};
+            snprintf(c.shape, sizeof c.shape, "N=%d V=%d cap=%g dscale=%g %s", N, V, shapes[s].cap, shapes[s].dscale,
+                     mode == 0 ? "(no grad)" : mode == 1 ? "(grad)" : "(grad in place)");
+            c.idx = case_indices(&c, (size_t)N, V, rng, 3);  // every third target ignored (-1)
+            float *logits = owned(&c, nl, NULL, rng, -20, 20);
+            c.a[0] = case_input_copy(&c, logits, nl);
+            float *losses = owned(&c, (size_t)N, NULL, rng, 0, 0), *dl = owned(&c, nl, NULL, rng, 0, 0);
+            ref_softcap_ce(losses, dl, logits, c.idx, N, V, shapes[s].cap, shapes[s].dscale);
+            case_output(&c, "losses", (size_t)N, NULL, losses, 0);
+            c.scale[0] = softcap_loss_scale(&c, logits, losses, N, V, shapes[s].cap);
+            if (mode) case_output(&c, "dlogits", nl, mode == 2 ? logits : NULL, dl, s % 2);
+            case_run(r, &c);
+            case_free(&c);
+        }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+// ---------------------------------------------------------------------------------------------
+
+int lab_check_op(const Kernels *k, int op, const LabCheckOpts *o, LabOpResult *res) {
+    static const int full_threads[] = {1, 2, 3}, quick_threads[] = {1, 2};
+    memset(res, 0, sizeof *res);
+    Run r = {.op = KERNEL_OP_NAMES[op], .variant = kernels_op_source(k, op), .res = res};
+    r.threads = o->threads ? o->threads : o->quick ? quick_threads : full_threads;
+    r.n_threads = o->threads ? o->n_threads : o->quick ? 2 : 3;
+    r.tol = res->tol = o->tol > 0 ? o->tol : lab_default_tol(op);
+    Rng rng;
+    rng_seed(&rng, 0x1ab0 + (uint64_t)op);
+    FaultHandlers old;
+    faults_catch(&old);
+    const char *name = KERNEL_OP_NAMES[op];
+    int bwd = strstr(name, "_bwd") != NULL;
+    if (!strncmp(name, "matmul", 6)) check_matmul(&r, k, !strcmp(name, "matmul_nt") ? NT : !strcmp(name, "matmul_nn") ? NN : TN, o->quick, &rng);
+    else if (!strncmp(name, "embedding", 9)) check_embedding(&r, k, bwd, o->quick, &rng);
+    else if (!strncmp(name, "rmsnorm", 7)) check_rmsnorm(&r, k, bwd, o->quick, &rng);
+    else if (!strncmp(name, "rope", 4)) check_rope(&r, k, bwd, o->quick, &rng);
+    else if (!strncmp(name, "attention", 9)) check_attention(&r, k, bwd, o->quick, &rng);
+    else if (!strncmp(name, "relu2", 5)) check_relu2(&r, k, bwd, o->quick, &rng);
+    else check_softcap(&r, k, o->quick, &rng);
+    faults_release(&old);
+    return res->failures > 0;
+}
+
+void lab_print_result(FILE *f, const char *op, const char *variant, const LabOpResult *r) {
+    fprintf(f, "  %-14s %-12s max err %8.2e  tol %.0e  %3d cases  %s\n", op, variant, r->max_err, r->tol, r->cases,
+            r->failures ? "FAIL" : "PASS");
+    if (r->failures) fprintf(f, "      %d failed; first: %s\n", r->failures, r->first_failure);
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# tests/kernels/test_kernels_cli.sh — `frontier kernels check|bench`, FRONTIER_KERNELS and
+# `frontier info` (per-op variants, --peak with its cache). Runs from the project root with
+# ./frontier built. Only exit codes and output are checked, never timings.
+set -uo pipefail
+F=./frontier
+source tests/lib.sh
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+check "kernels: no subcommand"     2 "usage: frontier kernels"          $F kernels
+check "kernels: unknown"           2 "unknown command 'x'"              $F kernels x
+check "check --quick"              0 "PASS:"                            $F kernels check --quick
+check "check FRONTIER_KERNELS=ref" 0 "PASS: 14 op checks"               env FRONTIER_KERNELS=ref $F kernels check --quick
+check "check FRONTIER_KERNELS=avx2" 0 "PASS:"                           env FRONTIER_KERNELS=avx2 $F kernels check --quick
+check "check one op, 3 threads"    0 "matmul_tn"                        $F kernels check --quick --op matmul_tn --threads 1,3
+check "check unknown op"           2 "unknown op 'matmul_xx'"           $F kernels check --op matmul_xx
+check "check unknown variant"      2 "unknown variant 'fast'"           $F kernels check --variant fast
+check "check bad threads"          2 "--threads expects a list"         $F kernels check --threads 1,x
+check "bad FRONTIER_KERNELS"       2 "unknown kernel variant 'avx9'"    env FRONTIER_KERNELS=avx9 $F kernels check --quick
+check "bad override op"            2 "unknown op 'matmul'"              env FRONTIER_KERNELS=ref,matmul=ref $F info
+check "info lists op variants"     0 "softcap_ce"                       $F info
+check "info with an override"      0 "ref,matmul_nt=ref"                env FRONTIER_KERNELS=ref,matmul_nt=ref $F info
+if ! $F info | grep -q "amx (no:"; then
+  check "amx forced"               0 "kernels:        amx"              env FRONTIER_KERNELS=amx $F info
+else
+  check "amx falls back"           0 "amx needs AMX-TILE"               env FRONTIER_KERNELS=amx $F info
+fi
+check "info --peak measures"       0 "measured now, saved to $tmp/peak.json" $F info --peak --cache "$tmp"
+check "info --peak is cached"      0 "cached in $tmp/peak.json"         $F info --peak --cache "$tmp"
+python3 -c "import json,sys; m=json.load(open('$tmp/peak.json'))['machines'][0]; sys.exit(not (m['fp32_all_gflops'] > 0 and m['triad_gbs'] > 0))" \
+  && ok "peak.json has the figures" || bad "peak.json lacks fp32_all_gflops / triad_gbs"
+check "bench one op"               0 "| relu2_fwd"                      $F kernels bench --op relu2_fwd --variant ref --seconds 0.01 --cache "$tmp"
+check "bench unknown op"           2 "unknown op 'nope'"                $F kernels bench --op nope --cache "$tmp"
+check "bench unknown preset"       2 "--preset: unknown preset 'big'"             $F kernels bench --preset big --op relu2_fwd --cache "$tmp"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,319 @@
+// tests/kernels/test_kernels_lab.c — the kernel registry (variants, FRONTIER_KERNELS parsing,
+// the profiled wrapper), the lab's checker (every available variant passes it; out-of-bounds
+// writes, unwritten outputs and thread-dependent results are caught), and the fast matmuls'
+// bitwise invariance to the thread count. No timing assertions.
+#include "test_util.h"
+
+#include <omp.h>
+
+#include "kernels/cpu.h"
+#include "kernels/kernels.h"
+#include "kernels/lab.h"
+#include "kernels/ref.h"
+#include "kernels/simd_matmul.h"
+#include "util/rng.h"
+
+static const int THREADS[] = {1, 2};
+static const LabCheckOpts QUICK = {.quick = 1, .threads = THREADS, .n_threads = 2};
+
+// ---------------------------------------------------------------------------------------------
+// The check grid passes for every variant this CPU runs (and the bf16 matmuls at their tolerance)
+// ---------------------------------------------------------------------------------------------
+
+static void expect_pass(const Kernels *k, int op, const LabCheckOpts *o) {
+    LabOpResult r;
+    int failed = lab_check_op(k, op, o, &r);
+    if (failed) print_error("%s [%s]: %s\n", KERNEL_OP_NAMES[op], kernels_op_source(k, op), r.first_failure);
+    assert_int_equal(failed, 0);
+    assert_true(r.cases > 0);
+    assert_true(r.max_err <= r.tol);
+}
+
+static void test_every_variant_passes(void **state) {
+    (void)state;
+    int checked = 0;
+    for (int v = 0; v < KERNEL_VARIANT_COUNT; v++) {
+        const Kernels *k = kernels_variant((KernelVariant)v);
+        if (!k) continue;
+        for (int op = 0; op < KERNEL_OP_COUNT; op++) {
+            // ops a variant takes from below were checked with that variant
+            if (v > 0 && !strcmp(kernels_op_source(k, op), kernels_op_source(kernels_variant((KernelVariant)(v - 1)), op)))
+                continue;
+            expect_pass(k, op, &QUICK);
+            checked++;
+        }
+    }
+    assert_true(checked >= KERNEL_OP_COUNT);
+}
+
+static void test_bf16_matmuls_within_their_tolerance(void **state) {
+    (void)state;
+    if (!cpu_info()->avx512_bf16) skip();
+    Kernels k = KERNELS_REF;
+    k.matmul_nt = avx512bf16_matmul_nt, k.matmul_nn = avx512bf16_matmul_nn, k.matmul_tn = avx512bf16_matmul_tn;
+    LabCheckOpts o = QUICK;
+    o.tol = LAB_BF16_MATMUL_TOL;
+    for (int op = 0; op < 3; op++) expect_pass(&k, op, &o);
+    o.tol = 1e-5;  // and they really are coarser than fp32
+    LabOpResult r;
+    assert_int_equal(lab_check_op(&k, 0, &o, &r), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Broken kernels are caught
+// ---------------------------------------------------------------------------------------------
+
+static void nt_writes_past_end(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
+    ref_matmul_nt(c, a, b, M, N, K, acc);
+    c[(size_t)M * N] = 0.0f;  // one element too many
+}
+
+static void nt_writes_before_start(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
+    ref_matmul_nt(c, a, b, M, N, K, acc);
+    c[-1] = 1.0f;
+}
+
+static void nt_skips_last(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
+    float keep = c[(size_t)M * N - 1];  // the NaN the lab put there
+    ref_matmul_nt(c, a, b, M, N, K, acc);
+    if (!acc) c[(size_t)M * N - 1] = keep;
+}
+
+static void nt_thread_dependent(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
+    ref_matmul_nt(c, a, b, M, N, K, acc);
+    c[0] += 1e-7f * (float)omp_get_max_threads();  // within tolerance, but not the same bits
+}
+
+static void relu2_off_by_one(float *out, const float *x, size_t n) {
+    ref_relu2_fwd(out, x, n);
+    out[n] = 0.0f;
+}
+
+static void expect_failure(Kernels *k, int op, const char *needle) {
+    LabOpResult r;
+    assert_int_equal(lab_check_op(k, op, &QUICK, &r), 1);
+    assert_true(r.failures > 0);
+    if (!strstr(r.first_failure, needle)) {
+        print_error("failure \"%s\" lacks \"%s\"\n", r.first_failure, needle);
+        fail();
+    }
+}
+
+static void test_out_of_bounds_writes_are_caught(void **state) {
+    (void)state;
+    Kernels k = KERNELS_REF;
+    k.matmul_nt = nt_writes_past_end;
+    expect_failure(&k, kernel_op_index("matmul_nt"), "wrote outside c");
+    k.matmul_nt = nt_writes_before_start;
+    expect_failure(&k, kernel_op_index("matmul_nt"), "first before it");
+    k.relu2_fwd = relu2_off_by_one;
+    expect_failure(&k, kernel_op_index("relu2_fwd"), "wrote outside out");
+}
+
+static void test_unwritten_output_is_caught(void **state) {
+    (void)state;
+    Kernels k = KERNELS_REF;
+    k.matmul_nt = nt_skips_last;
+    expect_failure(&k, kernel_op_index("matmul_nt"), "= nan");
+}
+
+static void test_thread_dependence_is_caught(void **state) {
+    (void)state;
+    Kernels k = KERNELS_REF;
+    k.matmul_nt = nt_thread_dependent;
+    expect_failure(&k, kernel_op_index("matmul_nt"), "differs between 1 and 2 threads");
+}
+
+// ---------------------------------------------------------------------------------------------
+// FRONTIER_KERNELS parsing and the registry
+// ---------------------------------------------------------------------------------------------
+
+static void test_parse_overrides(void **state) {
+    (void)state;
+    KernelSelection s;
+    assert_int_equal(kernels_parse("ref", &s), 0);
+    assert_string_equal(s.name, "ref");
+    assert_ptr_equal(s.table.matmul_nt, ref_matmul_nt);
+
+    if (kernels_variant_available(KV_AVX512, NULL)) {
+        assert_int_equal(kernels_parse("avx512,matmul_nt=ref, softcap_ce = ref", &s), 0);
+        assert_string_equal(s.name, "avx512,matmul_nt=ref,softcap_ce=ref");
+        assert_string_equal(s.table.name, s.name);
+        assert_ptr_equal(s.table.matmul_nt, ref_matmul_nt);
+        assert_ptr_equal(s.table.matmul_nn, avx512_matmul_nn);
+        assert_ptr_equal(s.table.softcap_ce, ref_softcap_ce);
+        assert_string_equal(kernels_op_source(&s.table, kernel_op_index("matmul_nt")), "ref");
+        assert_string_equal(kernels_op_source(&s.table, kernel_op_index("matmul_tn")), "avx512");
+        assert_string_equal(s.note, "");
+    }
+    if (kernels_variant_available(KV_AVX2, NULL)) {  // avx2 has no attention: it comes from ref
+        assert_int_equal(kernels_parse("avx2", &s), 0);
+        assert_ptr_equal(s.table.matmul_tn, avx2_matmul_tn);
+        assert_string_equal(kernels_op_source(&s.table, kernel_op_index("attention_fwd")), "ref");
+    }
+    // no base: the best available, with the override
+    assert_int_equal(kernels_parse("matmul_nn=ref", &s), 0);
+    assert_ptr_equal(s.table.matmul_nn, ref_matmul_nn);
+    assert_int_equal(kernel_variant_index(strtok(s.name, ",")), (int)kernels_best_variant());
+    // empty and "auto": the best available
+    assert_int_equal(kernels_parse("", &s), 0);
+    assert_string_equal(s.name, KERNEL_VARIANT_NAMES[kernels_best_variant()]);
+    assert_int_equal(kernels_parse("auto", &s), 0);
+    assert_string_equal(s.name, KERNEL_VARIANT_NAMES[kernels_best_variant()]);
+}
+
+static void test_parse_errors(void **state) {
+    (void)state;
+    KernelSelection s;
+    assert_int_equal(kernels_parse("avx9000", &s), -1);
+    assert_error_contains("unknown kernel variant 'avx9000'");
+    assert_error_contains("have: auto, ref, avx2, avx512, amx");
+    assert_int_equal(kernels_parse("ref,matmul_xx=ref", &s), -1);
+    assert_error_contains("unknown op 'matmul_xx'");
+    assert_error_contains("softcap_ce");
+    assert_int_equal(kernels_parse("ref,matmul_nt=fast", &s), -1);
+    assert_error_contains("unknown kernel variant 'fast'");
+    assert_int_equal(kernels_parse("ref,,matmul_nt=ref", &s), -1);
+    assert_error_contains("empty item");
+    assert_int_equal(kernels_parse("ref,", &s), -1);
+    assert_error_contains("empty item");
+    assert_int_equal(kernels_parse("ref,avx2", &s), -1);
+    assert_error_contains("should be op=variant");
+    assert_int_equal(kernels_parse("matmul_nt=ref,matmul_nt=avx2", &s), -1);
+    assert_error_contains("given twice");
+}
+
+static void test_unavailable_variant_falls_back(void **state) {
+    (void)state;
+    KernelSelection s;
+    const char *why;
+    if (kernels_variant_available(KV_AMX, &why)) skip();  // only testable without AMX
+    assert_non_null(why);
+    assert_null(kernels_variant(KV_AMX));
+    assert_int_equal(kernels_parse("amx,rope_fwd=amx", &s), 0);
+    assert_non_null(strstr(s.note, "amx needs"));
+    assert_non_null(strstr(s.note, "using"));
+    assert_non_null(strstr(s.name, ",rope_fwd="));
+    assert_int_equal(kernel_variant_index(strtok(s.name, ",")), (int)kernels_best_variant());  // amx -> avx512 here
+}
+
+static void test_every_table_is_complete(void **state) {
+    (void)state;
+    for (int v = 0; v < KERNEL_VARIANT_COUNT; v++) {
+        const Kernels *k = kernels_variant((KernelVariant)v);
+        if (!k) continue;
+        assert_string_equal(k->name, KERNEL_VARIANT_NAMES[v]);
+        for (int op = 0; op < KERNEL_OP_COUNT; op++) {
+            const char *src = kernels_op_source(k, op);
+            int sv = kernel_variant_index(src);
+            assert_true(sv >= 0 && sv <= v);  // from this variant or a lower one, never missing
+        }
+    }
+}
+
+static void test_select_and_profiled_wrapper(void **state) {
+    (void)state;
+    assert_int_equal(kernels_select("ref,matmul_nt=ref"), 0);
+    assert_string_equal(kernels()->name, "ref,matmul_nt=ref");
+    assert_int_equal(kernels_select("matmul_tn=ref"), 0);
+    const Kernels *base = kernels();
+    kernels_set_profiling(1);
+    const Kernels *p = kernels();
+    assert_string_equal(p->name, "profiled");
+    assert_string_equal(kernels_op_source(p, 0), "profiled");
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c1[4], c2[4];
+    p->matmul_nt(c1, a, b, 2, 2, 3, 0);  // through the wrapper: the same result as the base
+    base->matmul_nt(c2, a, b, 2, 2, 3, 0);
+    assert_memory_equal(c1, c2, sizeof c1);
+    assert_true(c1[0] == 1 && c1[1] == 6 && c1[2] == 4 && c1[3] == 15);
+    kernels_set_profiling(0);
+    assert_ptr_equal(kernels(), base);
+    assert_int_equal(kernels_select("nope"), -1);  // a bad spec leaves the active table alone
+    assert_ptr_equal(kernels(), base);
+    assert_int_equal(kernels_select(NULL), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fast matmuls: bitwise identical whatever the thread count, M, or AVX2 vs AVX-512
+// ---------------------------------------------------------------------------------------------
+
+typedef void (*Matmul)(float *, const float *, const float *, int, int, int, int);
+
+static float *random_floats(size_t n, Rng *r) {
+    float *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = (float)(2 * rng_uniform(r) - 1);
+    return x;
+}
+
+static void run_threads(Matmul f, float *c, const float *a, const float *b, int M, int N, int K, int acc,
+                        const float *c0, int threads) {
+    int prev = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    if (acc) memcpy(c, c0, (size_t)M * N * sizeof *c);
+    f(c, a, b, M, N, K, acc);
+    omp_set_num_threads(prev);
+}
+
+static void test_fast_matmuls_thread_invariant(void **state) {
+    (void)state;
+    static const int shapes[][3] = {{300, 200, 130}, {64, 1000, 96}, {129, 77, 700}, {1, 513, 64}};
+    Matmul fns[2][3] = {{avx512_matmul_nt, avx512_matmul_nn, avx512_matmul_tn},
+                        {avx2_matmul_nt, avx2_matmul_nn, avx2_matmul_tn}};
+    int have[2] = {kernels_variant_available(KV_AVX512, NULL), kernels_variant_available(KV_AVX2, NULL)};
+    if (!have[0] && !have[1]) skip();
+    Rng r;
+    rng_seed(&r, 3);
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        size_t nc = (size_t)M * N;
+        float *a = random_floats((size_t)M * K, &r), *b = random_floats((size_t)N * K, &r), *c0 = random_floats(nc, &r);
+        float *first = malloc(nc * sizeof *first), *c = malloc(nc * sizeof *c);
+        for (int layout = 0; layout < 3; layout++)
+            for (int acc = 0; acc < 2; acc++) {
+                int have_first = 0;
+                for (int isa = 0; isa < 2; isa++) {
+                    if (!have[isa]) continue;
+                    for (int t = 1; t <= 4; t++) {
+                        run_threads(fns[isa][layout], c, a, b, M, N, K, acc, c0, t);
+                        if (!have_first) memcpy(first, c, nc * sizeof *c), have_first = 1;
+                        else assert_memory_equal(first, c, nc * sizeof *c);  // any thread count, either ISA
+                    }
+                }
+            }
+        free(a), free(b), free(c0), free(first), free(c);
+    }
+}
+
+static void test_fast_matmul_rows_independent_of_m(void **state) {
+    (void)state;
+    if (!kernels_variant_available(KV_AVX512, NULL)) skip();
+    int M = 45, N = 70, K = 300;
+    Rng r;
+    rng_seed(&r, 4);
+    float *a = random_floats((size_t)M * K, &r), *b = random_floats((size_t)N * K, &r);
+    float *c = malloc((size_t)M * N * sizeof *c), row[70];
+    avx512_matmul_nt(c, a, b, M, N, K, 0);
+    for (int i = 0; i < M; i += 11) {  // one row alone (the sampler's M = 1) gives the same bits
+        avx512_matmul_nt(row, a + (size_t)i * K, b, 1, N, K, 0);
+        assert_memory_equal(row, c + (size_t)i * N, sizeof row);
+    }
+    free(a), free(b), free(c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_variant_passes),
+        cmocka_unit_test(test_bf16_matmuls_within_their_tolerance),
+        cmocka_unit_test(test_out_of_bounds_writes_are_caught),
+        cmocka_unit_test(test_unwritten_output_is_caught),
+        cmocka_unit_test(test_thread_dependence_is_caught),
+        cmocka_unit_test(test_parse_overrides),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_unavailable_variant_falls_back),
+        cmocka_unit_test(test_every_table_is_complete),
+        cmocka_unit_test(test_select_and_profiled_wrapper),
+        cmocka_unit_test(test_fast_matmuls_thread_invariant),
+        cmocka_unit_test(test_fast_matmul_rows_independent_of_m),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
