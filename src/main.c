@@ -22,6 +22,7 @@ static const char USAGE[] =
     "  report      a self-contained HTML report (plots, budget, kernels) of a run folder\n"
     "  score       competition scores of several runs: val_bpb rank, CORE, phase-2 composite\n"
     "  kernels     the kernel lab: check every variant against the reference; benchmark them\n"
+    "  research    unattended time-budgeted experiments over a search space (autoresearch)\n"
     "  help        this text\n\n"
     "Run `frontier <command> --help` for a command's options.\n";
 
@@ -46,6 +47,7 @@ static int dispatch(int argc, char **argv) {
     if (!strcmp(cmd, "report")) return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "score")) return cmd_score(argc - 2, argv + 2);
     if (!strcmp(cmd, "kernels")) return cmd_kernels(argc - 2, argv + 2);
+    if (!strcmp(cmd, "research")) return cmd_research(argc - 2, argv + 2);
     fprintf(stderr, "frontier: unknown command '%s'\n\n%s", cmd, USAGE);
     return FRONTIER_EXIT_USAGE;
 }

@@ -13,3 +13,4 @@ int cmd_sample(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
+int cmd_research(int argc, char **argv);

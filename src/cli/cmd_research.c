@@ -1,0 +1,188 @@
+// cli/cmd_research.c — `frontier research` (the autoresearch loop, research/research.h) and
+// `frontier research report DIR` (its progress page and summary, research/report.h).
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "research/report.h"
+#include "research/research.h"
+#include "util/error.h"
+#include "util/fileio.h"
+#include "util/mem.h"
+
+// "90s", "5m", "1.5h", "300" -> seconds; -1 if malformed (the syntax of `frontier train --budget`).
+static double parse_duration(const char *s) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !isfinite(v)) return -1;
+    if (!strcmp(end, "s") || !*end) return v;
+    if (!strcmp(end, "m") || !strcmp(end, "min")) return v * 60;
+    if (!strcmp(end, "h")) return v * 3600;
+    return -1;
+}
+
+// A shipped default (research/space.json, research/program.md): in the current folder, else next
+// to the frontier binary. Returns the path to use (malloc'ed); the first candidate if neither.
+static char *shipped_file(const char *rel) {
+    if (path_exists(rel)) return xstrdup(rel);
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            char *p = path_join(exe, rel);
+            if (path_exists(p)) return p;
+            free(p);
+        }
+    }
+    return xstrdup(rel);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "frontier research: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see frontier research --help)\n");
+    va_end(ap);
+    return FRONTIER_EXIT_USAGE;
+}
+
+static int cmd_research_report(int argc, char **argv) {
+    const char *out = NULL, *md = NULL;
+    Option opts[] = {
+        {"out", OPT_STRING, &out, "FILE", "where to write the page (default DIR/report.html)", 0, 0, 0},
+        {"md", OPT_STRING, &md, "FILE", "where to write the markdown summary (default DIR/summary.md)", 0, 0, 0},
+        {0, 0, 0, 0, 0, 0, 0, 0},
+    };
+    StringList pos = {0};
+    const char *usage = "frontier research report DIR [--out FILE] [--md FILE]";
+    int rc = parse_args(usage,
+                        "Write the progress of a research folder as a self-contained HTML page (inline SVG: val_bpb "
+                        "per trial, kept trials labelled with their change, the running best as a step line; the "
+                        "numbers, the kept changes, the best config and the ledger) and a markdown summary (best "
+                        "config, improvement over the baseline, seed spread, kept changes). Reads DIR/results.tsv "
+                        "and, when present, research.json, base.json and best.json. Files are written atomically.",
+                        opts, argc, argv, &pos);
+    if (rc != ARGS_OK) {
+        string_list_free(&pos);
+        return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE;
+    }
+    if (pos.n != 1) {
+        fprintf(stderr, "%s: expected one DIR, got %d arguments\n", usage, pos.n);
+        string_list_free(&pos);
+        return FRONTIER_EXIT_USAGE;
+    }
+    rc = research_report_write(pos.items[0], out, md);
+    if (rc == 0) {
+        char *html = out ? xstrdup(out) : path_join(pos.items[0], "report.html");
+        char *sum = md ? xstrdup(md) : path_join(pos.items[0], "summary.md");
+        printf("report %s\nsummary %s\n", html, sum);
+        free(html);
+        free(sum);
+    }
+    string_list_free(&pos);
+    return rc == 0 ? 0 : report_error();
+}
+
+static const char SUMMARY[] =
+    "  frontier research --budget-per-trial TIME (--trials N | --hours H) [--strategy greedy|random|halving]\n"
+    "                    [--space FILE] [--base CONFIG.json] [--out DIR] [--proposer CMD] [--threshold X] [--confirm]\n"
+    "  frontier research report DIR\n\n"
+    "Unattended experiments in the manner of karpathy/autoresearch: each trial trains a config from scratch "
+    "for the same wall-clock budget (a separate `frontier train` process; a crash ends only that trial, a hang "
+    "is killed at twice the budget plus the evaluation allowance) and is scored by val_bpb on the pinned "
+    "validation set. First the base config runs with --baseline-seeds seeds (the seed spread is the noise "
+    "estimate); then the strategy proposes changes from the search space: greedy (one setting moved from the "
+    "best), random (every param drawn afresh), halving (successive halving: a bracket of greedy candidates at "
+    "budget/eta^(rungs-1), the best 1/eta promoted rung by rung to the full budget), or an external agent "
+    "(--proposer CMD gets research/program.md, the space and the ledger as JSON on stdin and prints one JSON "
+    "change). A change is kept only if it beats the best by more than --threshold (auto: the seed spread), "
+    "with --confirm only after a re-run with another seed agrees. Every trial is a row of DIR/results.tsv "
+    "(fsync'ed); DIR/best.json is the best full config (`frontier train --config DIR/best.json` reproduces "
+    "it). Rerunning the same command continues after the last recorded trial. See docs/research.md.\n\n"
+    "  frontier research report DIR    the progress chart (HTML) and summary.md of a research folder";
+
+int cmd_research(int argc, char **argv) {
+    if (argc >= 1 && !strcmp(argv[0], "report")) return cmd_research_report(argc - 1, argv + 1);
+    const char *budget = NULL, *hours = NULL, *space = NULL, *strategy = NULL, *out = "runs/research", *base = NULL;
+    const char *proposer = NULL, *proposer_timeout = "10m", *program = NULL, *threshold = "auto", *eval_margin = "5m";
+    int trials = 0, confirm = 0, baseline_seeds = 2, eta = 3, rungs = 2, bracket = 0, keep_weights = 0;
+    int64_t seed = 1;
+    Option opts[] = {
+        {"budget-per-trial", OPT_STRING, &budget, "TIME", "training budget of a trial: 90s, 2m, 5m (required)", 0, 0, 0},
+        {"trials", OPT_INT, &trials, "N", "stop when the ledger has N trials (baselines and rejected proposals count)", 1, 1000000, 0},
+        {"hours", OPT_STRING, &hours, "H", "stop before a trial that would take the ledger's wall time past H hours", 0, 0, 0},
+        {"space", OPT_STRING, &space, "FILE", "search space (default research/space.json)", 0, 0, 0},
+        {"strategy", OPT_STRING, &strategy, "NAME", "greedy, random or halving (default greedy)", 0, 0, 0},
+        {"seed", OPT_INT64, &seed, "S", "seed of the proposals (the trainer's seed is in the base config)", 0, INT64_MAX, 0},
+        {"out", OPT_STRING, &out, "DIR", "research folder; rerun with the same DIR to continue", 0, 0, 0},
+        {"base", OPT_STRING, &base, "CONFIG.json", "base config (frontier train --config format; default: the trainer's defaults)", 0, 0, 0},
+        {"proposer", OPT_STRING, &proposer, "CMD", "agent mode: run CMD via /bin/sh -c for each proposal", 0, 0, 0},
+        {"proposer-timeout", OPT_STRING, &proposer_timeout, "TIME", "kill the proposer after this long (its proposal is rejected)", 0, 0, 0},
+        {"program", OPT_STRING, &program, "FILE", "the protocol sent to the proposer (default research/program.md)", 0, 0, 0},
+        {"threshold", OPT_STRING, &threshold, "X|auto", "keep a change only if val_bpb < best - X; auto = the baseline's seed spread", 0, 0, 0},
+        {"confirm", OPT_FLAG, &confirm, NULL, "re-run a winning change with seed + 1; keep it only if the mean of both wins", 0, 0, 0},
+        {"baseline-seeds", OPT_INT, &baseline_seeds, "N", "seeds the baseline runs with (2 or more measures the noise)", 1, 100, 0},
+        {"eta", OPT_INT, &eta, "N", "halving: keep the best 1/N of each rung; budgets grow N-fold per rung", 2, 100, 0},
+        {"rungs", OPT_INT, &rungs, "N", "halving: rungs, the last at the full budget", 1, 8, 0},
+        {"bracket", OPT_INT, &bracket, "N", "halving: candidates per bracket at the first rung (0 = eta^(rungs-1))", 0, 10000, 0},
+        {"eval-margin", OPT_STRING, &eval_margin, "TIME", "least time allowed for start-up + evaluation before a trial counts as hung", 0, 0, 0},
+        {"keep-weights", OPT_FLAG, &keep_weights, NULL, "keep every trial's weights (default: only kept and pending trials')", 0, 0, 0},
+        {0, 0, 0, 0, 0, 0, 0, 0},
+    };
+    const char *usage = "frontier research [options]";
+    int rc = parse_args(usage, SUMMARY, opts, argc, argv, NULL);
+    if (rc != ARGS_OK) return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE;
+
+    ResearchOptions o;
+    memset(&o, 0, sizeof o);
+    if (!budget) return usage_error("--budget-per-trial is required");
+    if ((o.budget_s = parse_duration(budget)) <= 0) return usage_error("--budget-per-trial '%s': expected a duration like 90s, 2m or 5m", budget);
+    if (!trials && !hours) return usage_error("give --trials N or --hours H (or both)");
+    if (hours) {
+        char *end;
+        o.hours = strtod(hours, &end);
+        if (end == hours || *end || !(o.hours > 0) || !isfinite(o.hours)) return usage_error("--hours '%s': expected a positive number of hours", hours);
+    }
+    if (!strcmp(threshold, "auto")) o.threshold = -1;
+    else {
+        char *end;
+        o.threshold = strtod(threshold, &end);
+        if (end == threshold || *end || !(o.threshold >= 0)) return usage_error("--threshold '%s': expected a number >= 0 or auto", threshold);
+    }
+    if (!strategy || !strcmp(strategy, "greedy")) o.strategy = STRAT_GREEDY;
+    else if (!strcmp(strategy, "random")) o.strategy = STRAT_RANDOM;
+    else if (!strcmp(strategy, "halving")) o.strategy = STRAT_HALVING;
+    else return usage_error("--strategy '%s': expected greedy, random or halving", strategy);
+    if (proposer && o.strategy != STRAT_GREEDY)
+        return usage_error("--proposer replaces the strategy (the agent proposes one change to the best at a time); drop --strategy %s", strategy);
+    if (proposer) o.strategy = STRAT_AGENT;
+    if ((o.proposer_timeout_s = parse_duration(proposer_timeout)) <= 0) return usage_error("--proposer-timeout '%s': expected a duration like 30s or 10m", proposer_timeout);
+    if ((o.eval_margin_s = parse_duration(eval_margin)) < 0) return usage_error("--eval-margin '%s': expected a duration like 90s or 5m", eval_margin);
+    if (!*out) return usage_error("--out '%s': expected a folder", out);
+
+    char *space_path = space ? xstrdup(space) : shipped_file("research/space.json");
+    char *program_path = program ? xstrdup(program) : shipped_file("research/program.md");
+    o.out_dir = out, o.space_path = space_path, o.base_path = base, o.proposer = proposer, o.program_path = program_path;
+    o.max_trials = trials, o.seed = (uint64_t)seed, o.confirm = confirm, o.baseline_seeds = baseline_seeds;
+    o.eta = eta, o.rungs = rungs, o.keep_weights = keep_weights, o.exe = "/proc/self/exe";
+    o.bracket = bracket;
+    if (!o.bracket) {
+        o.bracket = 1;
+        for (int r = 1; r < rungs; r++) o.bracket *= eta;
+    }
+    rc = research_run(&o);
+    free(space_path);
+    free(program_path);
+    if (rc == 130) return 130;
+    return rc == 0 ? 0 : report_error();
+}

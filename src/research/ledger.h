@@ -1,0 +1,48 @@
+// research/ledger.h — DIR/results.tsv, the append-only record of every trial.
+//
+// One header line, then one tab-separated row per trial, in trial order (1, 2, 3, ...):
+//
+//   trial parent kind budget_s change val_bpb tokens tok_per_s mfu peak_mb wall_s status description
+//
+// parent: the trial whose config this one changes ("-" for the first baseline); kind: baseline,
+// greedy, random, agent, rung0..rungN (successive-halving screens), final (the full-budget rung),
+// confirm; change: compact JSON of the settings that differ from the parent's config (derived
+// ones included); numbers are "-" when there is none (a crash, a rejected proposal); status:
+// keep, discard, pending, screen, replicate, crash, timeout, rejected (docs/research.md).
+// Tabs and newlines in the description become spaces.
+//
+// Durability: a row is written with one write() and fsync'ed before the next trial starts. A row
+// cut short (the process killed mid-write: no final newline) is dropped on load and reported via
+// *valid_len, so the caller can truncate the file there before appending again. Any other
+// malformed row is an error naming file and line: the ledger is never silently rewritten.
+#pragma once
+#include <stddef.h>
+
+typedef struct {
+    int trial, parent;  // parent 0 = none
+    char kind[16];
+    double budget_s;
+    char *change;       // compact JSON object
+    double val_bpb, tokens, tok_per_s, mfu, peak_mb, wall_s;  // NaN = "-"
+    char status[16];
+    char *description;
+} LedgerRow;
+
+extern const char LEDGER_HEADER[];  // the header line, with its newline
+
+// Load path (a missing file is an empty ledger). *rows is malloc'ed (free with ledger_free).
+// *valid_len: the byte length of the well-formed part (shorter than the file after a torn row).
+int ledger_load(const char *path, LedgerRow **rows, int *n, size_t *valid_len);
+// Parse a ledger held in memory; origin names it in errors.
+int ledger_parse(const char *text, size_t len, const char *origin, LedgerRow **rows, int *n, size_t *valid_len);
+void ledger_free(LedgerRow *rows, int n);
+
+// Append one row (writing the header first if the file is new or empty), fsync.
+int ledger_append(const char *path, const LedgerRow *row);
+// Truncate path to len bytes (dropping a torn last row), fsync.
+int ledger_truncate(const char *path, size_t len);
+
+// The row as its TSV line, with newline (malloc'ed).
+char *ledger_format_row(const LedgerRow *row);
+
+int ledger_status_ok(const char *status);  // a finished training run (has a val_bpb)

@@ -1,0 +1,380 @@
+// research/plan.c — the strategies as pure functions of the ledger (see plan.h).
+#include "research/plan.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+#include "util/mem.h"
+#include "util/rng.h"
+
+enum { MAX_DRAWS = 2000 };  // proposals drawn before giving up on finding an untried feasible one
+
+// ---------------------------------------------------------------------------------------------
+// Replaying the ledger
+// ---------------------------------------------------------------------------------------------
+
+// parent config + a recorded change (already complete: derived settings included).
+static cJSON *merge(const cJSON *parent, const char *change_json, int trial) {
+    cJSON *change = cJSON_Parse(change_json), *c = cJSON_Duplicate(parent, 1);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, change) {
+        if (!cJSON_GetObjectItemCaseSensitive(c, it->string)) {
+            err_set("trial %d changes \"%s\", which is not a setting of the base config", trial, it->string);
+            cJSON_Delete(c), c = NULL;
+            break;
+        }
+        cJSON_ReplaceItemInObjectCaseSensitive(c, it->string, cJSON_Duplicate(it, 1));
+    }
+    cJSON_Delete(change);
+    return c;
+}
+
+static void note_baseline(PlanState *st, const LedgerRow *r, int i) {
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    st->n_baseline++;
+    for (int k = 0; k <= i; k++)
+        if (!strcmp(st->rows[k].kind, "baseline") && ledger_status_ok(st->rows[k].status)) {
+            double v = st->rows[k].val_bpb;
+            lo = fmin(lo, v), hi = fmax(hi, v), sum += v;
+        }
+    st->baseline_mean = sum / st->n_baseline;
+    st->spread = st->n_baseline >= 2 ? hi - lo : 0;
+    if (st->best < 0 && r->parent == 0) st->best = i;
+    if (st->best >= 0 && !strcmp(st->rows[st->best].kind, "baseline")) st->best_score = st->baseline_mean;
+}
+
+int plan_state_build(const PlanCtx *ctx, const LedgerRow *rows, int n, PlanState *st) {
+    memset(st, 0, sizeof *st);
+    st->rows = rows, st->n = n, st->best = -1, st->best_score = NAN, st->baseline_mean = NAN;
+    st->configs = xcalloc((size_t)n + 1, sizeof *st->configs);
+    for (int i = 0; i < n; i++) {
+        const LedgerRow *r = &rows[i];
+        if (!strcmp(r->status, "rejected")) continue;
+        const cJSON *parent = r->parent ? st->configs[r->parent - 1] : ctx->base;
+        if (!parent) return err_set("trial %d: its parent %d has no config", r->trial, r->parent);
+        if (!(st->configs[i] = merge(parent, r->change, r->trial))) return -1;
+        if (!ledger_status_ok(r->status)) continue;
+        if (!strcmp(r->kind, "baseline")) note_baseline(st, r, i);
+        else if (!strcmp(r->status, "keep") && !strcmp(r->kind, "confirm")) {
+            st->best = r->parent - 1;
+            st->best_score = 0.5 * (rows[r->parent - 1].val_bpb + r->val_bpb);
+        } else if (!strcmp(r->status, "keep")) {
+            st->best = i, st->best_score = r->val_bpb;
+        }
+    }
+    st->threshold = ctx->threshold >= 0 ? ctx->threshold : st->spread;
+    return 0;
+}
+
+void plan_state_free(PlanState *st) {
+    for (int i = 0; i < st->n; i++) cJSON_Delete(st->configs[i]);
+    free(st->configs);
+    memset(st, 0, sizeof *st);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Proposals
+// ---------------------------------------------------------------------------------------------
+
+static int tried_before(const PlanState *st, const cJSON *config) {
+    for (int i = 0; i < st->n; i++)
+        if (st->configs[i] && cJSON_Compare(st->configs[i], config, 1)) return st->rows[i].trial;
+    return 0;
+}
+
+// Draw changes until one is feasible, changes something and was not tried before.
+static int draw(const PlanCtx *ctx, const PlanState *st, TrialPlan *p, const cJSON *from, int sample) {
+    Rng rng;
+    rng_seed(&rng, ctx->seed ^ ((uint64_t)p->trial * 0x9E3779B97F4A7C15ULL));
+    char last_err[512] = "";
+    for (int k = 0; k < MAX_DRAWS; k++) {
+        cJSON *change = sample ? space_sample(ctx->space, &rng) : space_mutate(ctx->space, &rng, from);
+        cJSON *config, *diff;
+        if (space_apply(ctx->space, from, change, &config, &diff) != 0) {
+            snprintf(last_err, sizeof last_err, "%s", err_msg());
+            cJSON_Delete(change);
+            continue;
+        }
+        if (diff->child && !tried_before(st, config)) {
+            p->change = change, p->config = config, p->diff = diff;
+            return 0;
+        }
+        cJSON_Delete(change), cJSON_Delete(config), cJSON_Delete(diff);
+    }
+    return err_set("no untried feasible %s found in %d draws (last infeasible one: %s); the space is exhausted "
+                   "around the best or its constraints exclude nearly everything",
+                   sample ? "sample" : "one-setting change", MAX_DRAWS, last_err[0] ? last_err : "none");
+}
+
+static void set_kind(TrialPlan *p, const char *kind, int parent, double budget) {
+    snprintf(p->kind, sizeof p->kind, "%s", kind);
+    p->parent = parent, p->budget_s = budget;
+}
+
+static int seed_change(TrialPlan *p, const cJSON *from, double seed) {
+    p->change = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p->change, "seed", seed);
+    p->config = cJSON_Duplicate(from, 1);
+    cJSON_ReplaceItemInObjectCaseSensitive(p->config, "seed", cJSON_CreateNumber(seed));
+    p->diff = cJSON_Duplicate(p->change, 1);
+    return 0;
+}
+
+static double config_seed(const cJSON *c) {
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(c, "seed");
+    return cJSON_IsNumber(s) ? s->valuedouble : 42;
+}
+
+static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xprintf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+    va_end(ap);
+    return s ? s : xstrdup("");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Successive halving
+// ---------------------------------------------------------------------------------------------
+
+double plan_rung_budget(const PlanCtx *ctx, int r) {
+    double b = ctx->budget_s / pow(ctx->eta, ctx->rungs - 1 - r);
+    return round(b * 10) / 10;
+}
+
+int plan_rung_size(const PlanCtx *ctx, int r) {
+    int n = ctx->bracket;
+    for (int k = 0; k < r; k++) n = (n + ctx->eta - 1) / ctx->eta;
+    return n;
+}
+
+static int rung_of(const PlanCtx *ctx, const char *kind) {
+    if (!strcmp(kind, "final")) return ctx->rungs - 1;
+    if (!strncmp(kind, "rung", 4)) return atoi(kind + 4);
+    return -1;
+}
+
+typedef struct {
+    int *idx[16];   // row indices per rung
+    int count[16];
+    int any;
+} Bracket;
+
+static int ok_at(const PlanState *st, const Bracket *b, int r) {
+    int k = 0;
+    for (int i = 0; i < b->count[r]; i++) k += ledger_status_ok(st->rows[b->idx[r][i]].status);
+    return k;
+}
+
+// Rows planned at rung r of bracket b (known once rung r-1 is complete).
+static int planned(const PlanCtx *ctx, const PlanState *st, const Bracket *b, int r) {
+    if (r == 0) return ctx->bracket;
+    int prev = planned(ctx, st, b, r - 1), ok = ok_at(st, b, r - 1), up = (prev + ctx->eta - 1) / ctx->eta;
+    return up < ok ? up : ok;
+}
+
+// The first rung with rows still to run, or -1 when the bracket is complete.
+static int open_rung(const PlanCtx *ctx, const PlanState *st, const Bracket *b) {
+    for (int r = 0; r < ctx->rungs; r++)
+        if (b->count[r] < planned(ctx, st, b, r)) return r;
+    return -1;
+}
+
+static void bracket_reset(Bracket *b) {
+    for (int r = 0; r < 16; r++) b->count[r] = 0;
+    b->any = 0;
+}
+
+// The current bracket: rows of rung kinds, a new bracket starting at a rung-0 row after a
+// complete one.
+static void current_bracket(const PlanCtx *ctx, const PlanState *st, Bracket *b) {
+    for (int r = 0; r < 16; r++) b->idx[r] = xcalloc((size_t)st->n + 1, sizeof(int)), b->count[r] = 0;
+    b->any = 0;
+    for (int i = 0; i < st->n; i++) {
+        int r = rung_of(ctx, st->rows[i].kind);
+        if (r < 0 || r >= ctx->rungs) continue;
+        if (r == 0 && b->any && open_rung(ctx, st, b) < 0) bracket_reset(b);
+        b->idx[r][b->count[r]++] = i;
+        b->any = 1;
+    }
+}
+
+static int by_val(const PlanState *st, int a, int b) {
+    double va = st->rows[a].val_bpb, vb = st->rows[b].val_bpb;
+    return va < vb ? -1 : va > vb ? 1 : st->rows[a].trial - st->rows[b].trial;
+}
+
+static int plan_halving(const PlanCtx *ctx, const PlanState *st, TrialPlan *p) {
+    Bracket b;
+    current_bracket(ctx, st, &b);
+    int r = b.any ? open_rung(ctx, st, &b) : -1, rc = 0;
+    if (r <= 0) {
+        if (r < 0) p->new_bracket = 1;
+        char kind[16];
+        snprintf(kind, sizeof kind, ctx->rungs > 1 ? "rung0" : "final");
+        set_kind(p, kind, st->rows[st->best].trial, plan_rung_budget(ctx, 0));
+        rc = draw(ctx, st, p, st->configs[st->best], 0);
+        if (rc == 0) {
+            char *d = space_describe_diff(st->configs[st->best], p->diff);
+            p->description = xprintf("%s", d);
+            free(d);
+        }
+    } else {  // promote the next best of rung r-1
+        int n = 0, *ok = xmalloc(((size_t)b.count[r - 1] + 1) * sizeof *ok);
+        for (int i = 0; i < b.count[r - 1]; i++)
+            if (ledger_status_ok(st->rows[b.idx[r - 1][i]].status)) ok[n++] = b.idx[r - 1][i];
+        for (int i = 1; i < n; i++)  // insertion sort by val_bpb, then trial id
+            for (int k = i; k > 0 && by_val(st, ok[k - 1], ok[k]) > 0; k--) {
+                int t = ok[k];
+                ok[k] = ok[k - 1], ok[k - 1] = t;
+            }
+        int pick = ok[b.count[r]];
+        char kind[16];
+        if (r == ctx->rungs - 1) snprintf(kind, sizeof kind, "final");
+        else snprintf(kind, sizeof kind, "rung%d", r);
+        set_kind(p, kind, st->rows[pick].trial, plan_rung_budget(ctx, r));
+        p->change = cJSON_CreateObject();
+        p->config = cJSON_Duplicate(st->configs[pick], 1);
+        p->diff = cJSON_CreateObject();
+        const LedgerRow *pr = &st->rows[pick];
+        // Describe the candidate by its change from the best it came from (the rung-0 row).
+        const LedgerRow *root = pr;
+        while (rung_of(ctx, root->kind) > 0 && root->parent) root = &st->rows[root->parent - 1];
+        char *orig = xstrdup(root->description);
+        char *cut = strstr(orig, "; ");
+        if (cut) *cut = 0;
+        p->description = xprintf("%s (promoted #%d: %.4f, %d of %d at %g s)", orig, pr->trial, pr->val_bpb,
+                                 b.count[r] + 1, n, pr->budget_s);
+        free(orig);
+        free(ok);
+    }
+    for (int k = 0; k < 16; k++) free(b.idx[k]);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The next trial
+// ---------------------------------------------------------------------------------------------
+
+static int count_kind(const PlanState *st, const char *kind) {
+    int k = 0;
+    for (int i = 0; i < st->n; i++) k += !strcmp(st->rows[i].kind, kind);
+    return k;
+}
+
+static int plan_baseline(const PlanCtx *ctx, const PlanState *st, TrialPlan *p, int nb) {
+    if (nb == 0) {
+        set_kind(p, "baseline", 0, ctx->budget_s);
+        p->change = cJSON_CreateObject();
+        p->config = cJSON_Duplicate(ctx->base, 1);
+        p->diff = cJSON_CreateObject();
+        p->description = xprintf("baseline (seed %.0f)", config_seed(ctx->base));
+        return 0;
+    }
+    double seed = config_seed(ctx->base) + nb;
+    set_kind(p, "baseline", 1, ctx->budget_s);
+    seed_change(p, st->configs[0], seed);
+    p->description = xprintf("baseline, seed %.0f (measures the seed spread)", seed);
+    return 0;
+}
+
+int plan_next(const PlanCtx *ctx, const PlanState *st, TrialPlan *p) {
+    memset(p, 0, sizeof *p);
+    p->trial = st->n + 1;
+    int nb = count_kind(st, "baseline");
+    if (nb > 0 && !ledger_status_ok(st->rows[0].status))
+        return err_set("the baseline (trial 1) ended with status %s: the base config does not train; fix it (see "
+                       "trials/0001/train.log) and start again with another --out",
+                       st->rows[0].status);
+    if (nb < ctx->baseline_seeds) return plan_baseline(ctx, st, p, nb);
+    const LedgerRow *last = st->n ? &st->rows[st->n - 1] : NULL;
+    if (ctx->confirm && last && !strcmp(last->status, "pending")) {
+        const cJSON *cand = st->configs[st->n - 1];
+        double seed = config_seed(cand) + 1;
+        set_kind(p, "confirm", last->trial, last->budget_s);
+        seed_change(p, cand, seed);
+        p->description = xprintf("confirm #%d with seed %.0f", last->trial, seed);
+        return 0;
+    }
+    const cJSON *best = st->configs[st->best];
+    int best_id = st->rows[st->best].trial, rc = 0;
+    switch (ctx->strategy) {
+    case STRAT_HALVING: return plan_halving(ctx, st, p);
+    case STRAT_AGENT:
+        set_kind(p, "agent", best_id, ctx->budget_s);
+        p->needs_proposal = 1;
+        return 0;
+    case STRAT_RANDOM:
+        set_kind(p, "random", 1, ctx->budget_s);
+        rc = draw(ctx, st, p, st->configs[0], 1);
+        if (rc == 0) p->description = xprintf("random sample: %d settings differ from the base", cJSON_GetArraySize(p->diff));
+        return rc;
+    case STRAT_GREEDY:
+        set_kind(p, "greedy", best_id, ctx->budget_s);
+        rc = draw(ctx, st, p, best, 0);
+        if (rc == 0) p->description = space_describe_diff(best, p->diff);
+        return rc;
+    }
+    return err_set("unknown strategy");
+}
+
+int plan_take_proposal(const PlanCtx *ctx, const PlanState *st, TrialPlan *p, const cJSON *change, const char *desc) {
+    const cJSON *best = st->configs[st->best];
+    if (space_validate_change(ctx->space, change) != 0) return -1;
+    cJSON *config, *diff;
+    if (space_apply(ctx->space, best, change, &config, &diff) != 0) return -1;
+    int dup = diff->child ? tried_before(st, config) : 0;
+    if (!diff->child || dup) {
+        cJSON_Delete(config), cJSON_Delete(diff);
+        if (dup) return err_set("this config was already tried as trial %d (see the ledger)", dup);
+        return err_set("the change sets every setting to the value the best config already has");
+    }
+    p->change = cJSON_Duplicate(change, 1), p->config = config, p->diff = diff;
+    char *d = space_describe_diff(best, diff);
+    p->description = desc && *desc ? xprintf("%s (%s)", d, desc) : xstrdup(d);
+    free(d);
+    return 0;
+}
+
+void plan_free(TrialPlan *p) {
+    cJSON_Delete(p->change);
+    cJSON_Delete(p->config);
+    cJSON_Delete(p->diff);
+    free(p->description);
+    memset(p, 0, sizeof *p);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decisions
+// ---------------------------------------------------------------------------------------------
+
+void plan_decide(const PlanCtx *ctx, const PlanState *st, const TrialPlan *p, double val, const char *failed,
+                 char status[16], char **verdict) {
+    double bar = st->best_score - st->threshold;
+    if (failed) {
+        snprintf(status, 16, "%s", failed);
+        *verdict = xprintf("%s", failed);
+    } else if (!strcmp(p->kind, "baseline")) {
+        snprintf(status, 16, "%s", p->parent ? "replicate" : "keep");
+        *verdict = p->parent ? xprintf("%.4f (first seed %.4f: spread %.4f)", val, st->rows[0].val_bpb,
+                                       fabs(val - st->rows[0].val_bpb))
+                             : xprintf("%.4f", val);
+    } else if (rung_of(ctx, p->kind) >= 0 && strcmp(p->kind, "final")) {
+        snprintf(status, 16, "screen");
+        *verdict = xprintf("%.4f at %g s", val, p->budget_s);
+    } else if (!strcmp(p->kind, "confirm")) {
+        double mean = 0.5 * (st->rows[p->parent - 1].val_bpb + val);
+        snprintf(status, 16, "%s", mean < bar ? "keep" : "discard");
+        *verdict = xprintf("mean with #%d %.4f vs best %.4f - threshold %.4f", p->parent, mean, st->best_score, st->threshold);
+    } else {
+        snprintf(status, 16, "%s", val < bar ? (ctx->confirm ? "pending" : "keep") : "discard");
+        *verdict = xprintf("%.4f vs best %.4f - threshold %.4f", val, st->best_score, st->threshold);
+    }
+}

@@ -1,0 +1,498 @@
+// research/research.c — the experiment loop: settings, base probe, plan -> run -> record, resume
+// (see research.h).
+#include "research/research.h"
+
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "model/config.h"
+#include "research/ledger.h"
+#include "research/proc.h"
+#include "research/proposer.h"
+#include "research/report.h"
+#include "research/trial.h"
+#include "util/error.h"
+#include "util/fileio.h"
+#include "util/mem.h"
+
+const char *const STRATEGY_NAMES[] = {"greedy", "random", "halving", "agent"};
+
+enum { MAX_REJECTIONS = 10 };  // consecutive rejected proposals before agent mode gives up
+
+typedef struct {
+    const ResearchOptions *o;
+    Space space;
+    cJSON *user_base, *base;
+    char *program;          // agent mode: the protocol text
+    char *ledger_path;
+    int lock_fd;
+    int best_written;       // row index last written to best.json (-1: none)
+} Research;
+
+static char *dir_file(const Research *R, const char *name) { return path_join(R->o->out_dir, name); }
+
+static char *trial_dir(const Research *R, int id) {
+    char name[64];
+    snprintf(name, sizeof name, "trials/%04d", id);
+    return dir_file(R, name);
+}
+
+static int write_json(const char *path, const cJSON *j) {
+    char *text = cJSON_Print(j);
+    size_t n = strlen(text);
+    text = xrealloc(text, n + 2);
+    text[n] = '\n', text[n + 1] = 0;
+    int rc = write_file_atomic(path, text, n + 1);
+    free(text);
+    return rc;
+}
+
+static cJSON *read_json_object(const char *path, const char *what) {
+    char *text = read_file(path, NULL);
+    if (!text) { err_prefix("%s", what); return NULL; }
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        err_set("%s %s: not a JSON object", what, path);
+        return NULL;
+    }
+    return j;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setting up DIR: lock, settings, base
+// ---------------------------------------------------------------------------------------------
+
+static int lock_dir(Research *R) {
+    char *path = dir_file(R, ".lock");
+    R->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int rc = 0;
+    if (R->lock_fd < 0) rc = err_errno("cannot open %s", path);
+    else if (flock(R->lock_fd, LOCK_EX | LOCK_NB) != 0)
+        rc = err_set("%s is in use by another frontier research (it holds %s); wait for it or use another --out",
+                     R->o->out_dir, path);
+    free(path);
+    return rc;
+}
+
+static cJSON *settings_json(const Research *R) {
+    const ResearchOptions *o = R->o;
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "strategy", STRATEGY_NAMES[o->strategy]);
+    cJSON_AddNumberToObject(s, "budget_s", o->budget_s);
+    cJSON_AddNumberToObject(s, "seed", (double)o->seed);
+    cJSON_AddNumberToObject(s, "baseline_seeds", o->baseline_seeds);
+    if (o->strategy == STRAT_HALVING) {
+        cJSON_AddNumberToObject(s, "eta", o->eta);
+        cJSON_AddNumberToObject(s, "rungs", o->rungs);
+        cJSON_AddNumberToObject(s, "bracket", o->bracket);
+    }
+    cJSON_AddItemToObject(s, "space", cJSON_Duplicate(R->space.json, 1));
+    cJSON_AddItemToObject(s, "base", cJSON_Duplicate(R->user_base, 1));
+    // Informational (may change between invocations; the ledger records what each trial used):
+    if (o->threshold >= 0) cJSON_AddNumberToObject(s, "threshold", o->threshold);
+    else cJSON_AddStringToObject(s, "threshold", "auto");
+    cJSON_AddBoolToObject(s, "confirm", o->confirm);
+    if (o->proposer) cJSON_AddStringToObject(s, "proposer", o->proposer);
+    return s;
+}
+
+// research.json: written once the base is resolved (so a base that does not train can be fixed
+// and the same command rerun); later invocations must define the same search.
+static int check_settings(Research *R, int write) {
+    static const char *const fixed[] = {"strategy", "budget_s", "seed", "baseline_seeds", "eta", "rungs", "bracket",
+                                        "space", "base", NULL};
+    char *path = dir_file(R, "research.json");
+    cJSON *now = settings_json(R), *then = NULL;
+    int rc = 0;
+    if (!path_exists(path)) rc = write ? write_json(path, now) : 0;
+    else if (!(then = read_json_object(path, "--out"))) rc = -1;
+    else
+        for (int i = 0; fixed[i] && rc == 0; i++) {
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(now, fixed[i]), *b = cJSON_GetObjectItemCaseSensitive(then, fixed[i]);
+            if ((a || b) && !(a && b && cJSON_Compare(a, b, 1))) {
+                char *was = b ? cJSON_PrintUnformatted(b) : xstrdup("(unset)");
+                if (strlen(was) > 60) strcpy(was + 57, "...");
+                rc = err_set("%s was started with another %s (%s); rerun it with the settings it was started with, or "
+                             "use another --out", R->o->out_dir, fixed[i], was);
+                free(was);
+            }
+        }
+    cJSON_Delete(now);
+    cJSON_Delete(then);
+    free(path);
+    return rc;
+}
+
+// Every setting of the base, as the trainer resolves it: the config.json of a one-step run of
+// `frontier train --config BASE`. Also prepares the data, so the first trial does not pay for it.
+static int probe_base(Research *R, const char *base_path) {
+    const ResearchOptions *o = R->o;
+    char *dir = dir_file(R, "probe"), *run = path_join(dir, "run"), *log = path_join(dir, "train.log");
+    int rc = remove_tree(dir) == 0 && mkdir_p(dir) == 0 ? 0 : -1;
+    const char *argv[16];
+    int a = 0;
+    argv[a++] = o->exe, argv[a++] = "train";
+    if (o->base_path) argv[a++] = "--config", argv[a++] = o->base_path;
+    argv[a++] = "--steps", argv[a++] = "1", argv[a++] = "--eval-tokens", argv[a++] = "1";
+    argv[a++] = "--run-dir", argv[a++] = run, argv[a++] = "--quiet", argv[a] = NULL;
+    printf("research: resolving the base config (a one-step run, log in %s)\n", log);
+    fflush(stdout);
+    ProcSpec spec = {argv, NULL, log, NULL, 0, 3600, NULL};
+    ProcResult pr;
+    if (rc == 0) rc = proc_run(&spec, &pr);
+    if (rc == 0 && pr.interrupted) rc = err_set("interrupted");
+    else if (rc == 0 && (pr.exit_code != 0 || pr.signal)) {
+        size_t n;
+        char *text = read_file(log, &n), *line = text ? strstr(text, "error:") : NULL;
+        if (line) line[strcspn(line, "\n")] = 0;
+        rc = err_set("the base config does not train (%s%s%s); see %s", proc_describe(&pr), line ? ": " : "",
+                     line ? line : "", log);
+        free(text);
+    }
+    cJSON *cfg = NULL;
+    char *cfg_path = path_join(run, "config.json");
+    if (rc == 0 && !(cfg = read_json_object(cfg_path, "probe"))) rc = -1;
+    if (rc == 0) {
+        // Settings that say how long or where, not what is trained: trials set them.
+        static const char *const drop[] = {"run-dir", "steps", "stop-after", "budget", "quiet", "eval-tokens", NULL};
+        for (int i = 0; drop[i]; i++) cJSON_DeleteItemFromObjectCaseSensitive(cfg, drop[i]);
+        const cJSON *et = cJSON_GetObjectItemCaseSensitive(R->user_base, "eval-tokens");
+        cJSON_AddItemToObject(cfg, "eval-tokens", et ? cJSON_Duplicate(et, 1) : cJSON_CreateNumber(0));
+        cJSON_AddBoolToObject(cfg, "quiet", 0);
+        rc = write_json(base_path, cfg);
+        trial_drop_weights(dir);
+    }
+    R->base = cfg;
+    free(cfg_path);
+    free(dir);
+    free(run);
+    free(log);
+    return rc;
+}
+
+static int setup(Research *R) {
+    const ResearchOptions *o = R->o;
+    R->best_written = -1;
+    R->lock_fd = -1;
+    if (space_load(&R->space, o->space_path) != 0) return -1;
+    if (mkdir_p(o->out_dir) != 0 || lock_dir(R) != 0) return -1;
+    R->user_base = o->base_path ? read_json_object(o->base_path, "--base") : cJSON_CreateObject();
+    if (!R->user_base) return -1;
+    if (o->proposer && !(R->program = read_file(o->program_path, NULL))) return err_prefix("--program");
+    if (check_settings(R, 0) != 0) return -1;
+    R->ledger_path = dir_file(R, "results.tsv");
+    // base.json counts only once research.json exists: before that it may come from another base.
+    char *base_path = dir_file(R, "base.json"), *settings = dir_file(R, "research.json");
+    int settled = path_exists(settings) && path_exists(base_path);
+    int rc = settled ? ((R->base = read_json_object(base_path, "--out")) ? 0 : -1) : probe_base(R, base_path);
+    free(base_path);
+    free(settings);
+    if (rc != 0 || space_check_base(&R->space, R->base) != 0) return -1;
+    return check_settings(R, 1);
+}
+
+static void teardown(Research *R) {
+    space_free(&R->space);
+    cJSON_Delete(R->user_base);
+    cJSON_Delete(R->base);
+    free(R->program);
+    free(R->ledger_path);
+    if (R->lock_fd >= 0) close(R->lock_fd);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time
+// ---------------------------------------------------------------------------------------------
+
+static double config_fpt(const cJSON *c) {
+    static const char *const keys[] = {"depth", "n-embd", "n-head", "n-kv-head", "head-dim", "seq-len", "vocab-size", "mlp-ratio"};
+    double v[8];
+    for (int i = 0; i < 8; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(c, keys[i]);
+        if (!cJSON_IsNumber(x)) return NAN;
+        v[i] = x->valuedouble;
+    }
+    ModelConfig m = {(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5], (int)v[6], (int)v[7], 1e4f, 0, 0};
+    return model_config_flops_per_token(&m);
+}
+
+double research_trial_limit(const ResearchOptions *o, const PlanState *st, const cJSON *config, double budget_s) {
+    double margin = o->eval_margin_s, f = config ? config_fpt(config) : NAN;
+    for (int i = 0; i < st->n; i++) {
+        const LedgerRow *r = &st->rows[i];
+        if (!ledger_status_ok(r->status) || !isfinite(r->wall_s) || !st->configs[i]) continue;
+        double over = fmax(0, r->wall_s - r->budget_s), fi = config_fpt(st->configs[i]);
+        double scale = isfinite(f) && isfinite(fi) && fi > 0 ? f / fi : 1;
+        margin = fmax(margin, 3 * over * scale);
+    }
+    return 2 * budget_s + margin;
+}
+
+static double elapsed_s(const PlanState *st) {
+    double t = 0;
+    for (int i = 0; i < st->n; i++)
+        if (isfinite(st->rows[i].wall_s)) t += st->rows[i].wall_s;
+    return t;
+}
+
+// Mean time a trial takes beyond its budget (start-up, excluded steps, evaluation).
+static double mean_overhead(const PlanState *st) {
+    double sum = 0;
+    int k = 0;
+    for (int i = 0; i < st->n; i++)
+        if (ledger_status_ok(st->rows[i].status) && isfinite(st->rows[i].wall_s))
+            sum += fmax(0, st->rows[i].wall_s - st->rows[i].budget_s), k++;
+    return k ? sum / k : 0;
+}
+
+// Expected wall time of what plan p starts: one trial, or a whole new halving bracket.
+static double expected_s(const PlanCtx *ctx, const PlanState *st, const TrialPlan *p) {
+    double over = mean_overhead(st);
+    if (!p->new_bracket) return p->budget_s + over;
+    double t = 0;
+    for (int r = 0; r < ctx->rungs; r++) t += plan_rung_size(ctx, r) * (plan_rung_budget(ctx, r) + over);
+    return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records
+// ---------------------------------------------------------------------------------------------
+
+static int write_best(Research *R, const PlanState *st) {
+    if (st->best < 0 || st->best == R->best_written) return 0;
+    cJSON *c = cJSON_Duplicate(st->configs[st->best], 1);
+    cJSON_DeleteItemFromObjectCaseSensitive(c, "budget");
+    cJSON_AddStringToObject(c, "budget", trial_budget_text(st->rows[st->best].budget_s));
+    char *path = dir_file(R, "best.json");
+    int rc = write_json(path, c);
+    free(path);
+    cJSON_Delete(c);
+    if (rc == 0) R->best_written = st->best;
+    return rc;
+}
+
+static char *join_desc(const char *what, const char *verdict) {
+    size_t n = strlen(what ? what : "") + strlen(verdict) + 4;
+    char *s = xmalloc(n);
+    snprintf(s, n, "%s%s%s", what && *what ? what : "", what && *what ? "; " : "", verdict);
+    return s;
+}
+
+static int record(Research *R, LedgerRow *row) {
+    int rc = ledger_append(R->ledger_path, row);
+    free(row->change);
+    free(row->description);
+    return rc;
+}
+
+static LedgerRow row_for(const TrialPlan *p) {
+    LedgerRow row;
+    memset(&row, 0, sizeof row);
+    row.trial = p->trial, row.parent = p->parent, row.budget_s = p->budget_s;
+    snprintf(row.kind, sizeof row.kind, "%s", p->kind);
+    row.val_bpb = row.tokens = row.tok_per_s = row.mfu = row.peak_mb = row.wall_s = NAN;
+    return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agent mode
+// ---------------------------------------------------------------------------------------------
+
+static cJSON *agent_bundle(const Research *R, const PlanState *st, const TrialPlan *p) {
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "protocol", R->program);
+    cJSON_AddNumberToObject(b, "trial", p->trial);
+    cJSON_AddNumberToObject(b, "budget_s", p->budget_s);
+    cJSON_AddItemToObject(b, "space", cJSON_Duplicate(R->space.json, 1));
+    cJSON_AddItemToObject(b, "base", cJSON_Duplicate(R->base, 1));
+    cJSON *best = cJSON_AddObjectToObject(b, "best");
+    cJSON_AddNumberToObject(best, "trial", st->rows[st->best].trial);
+    cJSON_AddNumberToObject(best, "val_bpb", st->best_score);
+    cJSON_AddItemToObject(best, "config", cJSON_Duplicate(st->configs[st->best], 1));
+    cJSON_AddItemToObject(best, "change_from_base", space_config_diff(R->base, st->configs[st->best]));
+    cJSON *bl = cJSON_AddObjectToObject(b, "baseline");
+    cJSON_AddNumberToObject(bl, "val_bpb", st->baseline_mean);
+    cJSON_AddNumberToObject(bl, "seed_spread", st->spread);
+    cJSON_AddNumberToObject(b, "threshold", st->threshold);
+    char *ledger = read_file(R->ledger_path, NULL);
+    cJSON_AddStringToObject(b, "ledger", ledger ? ledger : LEDGER_HEADER);
+    free(ledger);
+    return b;
+}
+
+// 0: p now has a change; 1: rejected (row recorded); 130: interrupted; -1: error.
+static int ask_agent(Research *R, const PlanCtx *ctx, const PlanState *st, TrialPlan *p, int *rejections) {
+    char *dir = trial_dir(R, p->trial);
+    remove_tree(dir);  // what an interrupted attempt left
+    cJSON *bundle = agent_bundle(R, st, p);
+    printf("trial %d (agent): asking the proposer\n", p->trial);
+    fflush(stdout);
+    Proposal pr;
+    int rc = proposer_run(R->o->proposer, dir, bundle, R->o->proposer_timeout_s, &pr);
+    cJSON_Delete(bundle);
+    free(dir);
+    if (pr.interrupted) {
+        proposal_free(&pr);
+        return 130;
+    }
+    if (rc == 0) rc = plan_take_proposal(ctx, st, p, pr.change, pr.description);
+    if (rc == 0) {
+        proposal_free(&pr);
+        *rejections = 0;
+        return 0;
+    }
+    LedgerRow row = row_for(p);
+    row.change = pr.change ? cJSON_PrintUnformatted(pr.change) : xstrdup("{}");
+    row.wall_s = pr.wall_s;
+    snprintf(row.status, sizeof row.status, "rejected");
+    row.description = join_desc("rejected", err_msg());
+    printf("trial %d: rejected: %s\n", p->trial, err_msg());
+    proposal_free(&pr);
+    if (record(R, &row) != 0) return -1;
+    if (++*rejections >= MAX_REJECTIONS)
+        return err_set("the proposer's last %d proposals were all rejected; stopping (see the ledger and "
+                       "trials/*/proposer.log)", MAX_REJECTIONS);
+    return 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One trial
+// ---------------------------------------------------------------------------------------------
+
+// 0: recorded; 130: interrupted (not recorded); -1: error.
+static int run_trial(Research *R, const PlanCtx *ctx, const PlanState *st, TrialPlan *p) {
+    const ResearchOptions *o = R->o;
+    double limit = research_trial_limit(o, st, p->config, p->budget_s);
+    char *dir = trial_dir(R, p->trial);
+    if (!p->needs_proposal) remove_tree(dir);  // what an interrupted attempt left
+    char from[32] = "";
+    if (p->parent) snprintf(from, sizeof from, " from #%d", p->parent);
+    printf("trial %d (%s%s, %g s budget, limit %.0f s): %s\n", p->trial, p->kind, from, p->budget_s, limit,
+           p->description ? p->description : "");
+    fflush(stdout);
+    TrialResult tr;
+    int rc = trial_run(o->exe, dir, p->trial, p->config, p->budget_s, limit, &tr);
+    if (rc != 0 || tr.interrupted) {
+        free(dir);
+        return rc != 0 ? -1 : 130;
+    }
+    LedgerRow row = row_for(p);
+    char *verdict = NULL;
+    plan_decide(ctx, st, p, tr.ok ? tr.val_bpb : NAN, tr.ok ? NULL : tr.timed_out ? "timeout" : "crash", row.status, &verdict);
+    if (!tr.ok) {  // the status says crash/timeout; the error says why
+        free(verdict);
+        verdict = xstrdup(tr.error);
+    }
+    row.change = cJSON_PrintUnformatted(p->diff);
+    row.val_bpb = tr.val_bpb, row.tokens = tr.tokens, row.tok_per_s = tr.tok_per_s, row.mfu = tr.mfu;
+    row.peak_mb = tr.peak_mb, row.wall_s = tr.wall_s;
+    row.description = join_desc(p->description, verdict);
+    printf("trial %d: %s: %s [%.0f s]\n", p->trial, row.status, verdict, tr.wall_s);
+    fflush(stdout);
+    free(verdict);
+    if (!o->keep_weights && strcmp(row.status, "keep") && strcmp(row.status, "pending")) trial_drop_weights(dir);
+    free(dir);
+    return record(R, &row);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loop
+// ---------------------------------------------------------------------------------------------
+
+// Load the ledger (dropping a torn last row) and replay it.
+static int load_state(Research *R, const PlanCtx *ctx, LedgerRow **rows, int *n, PlanState *st) {
+    size_t valid;
+    if (ledger_load(R->ledger_path, rows, n, &valid) != 0) return -1;
+    int64_t size = 0;
+    if (path_exists(R->ledger_path) && file_stat(R->ledger_path, &size, NULL) == 0 && (size_t)size > valid) {
+        printf("research: %s ends with a torn row (the process was killed while writing it); dropping it\n", R->ledger_path);
+        if (ledger_truncate(R->ledger_path, valid) != 0) return -1;
+    }
+    if (plan_state_build(ctx, *rows, *n, st) != 0) return err_prefix("%s", R->ledger_path);
+    return 0;
+}
+
+// 1 when a limit says stop before starting p.
+static int limits_reached(const Research *R, const PlanCtx *ctx, const PlanState *st, const TrialPlan *p) {
+    const ResearchOptions *o = R->o;
+    if (o->hours > 0 && st->n > 0) {
+        double used = elapsed_s(st), need = expected_s(ctx, st, p);
+        if (used + need > o->hours * 3600) {
+            printf("research: --hours %g reached (%.0f s used, the next %s needs about %.0f s)\n", o->hours, used,
+                   p->new_bracket ? "bracket" : "trial", need);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int loop(Research *R) {
+    const ResearchOptions *o = R->o;
+    PlanCtx ctx = {o->strategy, o->budget_s, o->baseline_seeds, o->threshold, o->confirm, o->eta, o->rungs, o->bracket,
+                   o->seed, &R->space, R->base};
+    int rejections = 0, first = 1;
+    for (;;) {
+        LedgerRow *rows = NULL;
+        int n = 0, rc = 0, stop = 0;
+        PlanState st;
+        memset(&st, 0, sizeof st);
+        if (load_state(R, &ctx, &rows, &n, &st) != 0) rc = -1;
+        if (rc == 0 && first && n > 0) printf("research: resuming %s after trial %d\n", o->out_dir, n);
+        first = 0;
+        if (rc == 0) rc = write_best(R, &st);
+        if (rc == 0 && o->max_trials > 0 && n >= o->max_trials) {
+            printf("research: --trials %d reached\n", o->max_trials);
+            stop = 1;
+        }
+        if (rc == 0 && proc_interrupted()) rc = 130;
+        TrialPlan p;
+        memset(&p, 0, sizeof p);
+        if (rc == 0 && !stop) {
+            if (plan_next(&ctx, &st, &p) != 0) {
+                rc = n > 0 && !ledger_status_ok(rows[0].status) ? err_prefix("%s", o->out_dir) : 0;  // else: the space is exhausted
+                if (rc == 0) printf("research: stopping: %s\n", err_msg()), stop = 1;
+            }
+        }
+        if (rc == 0 && !stop) stop = limits_reached(R, &ctx, &st, &p);
+        if (rc == 0 && !stop && p.needs_proposal) {
+            int a = ask_agent(R, &ctx, &st, &p, &rejections);
+            rc = a == 1 ? 0 : a;
+            if (a == 1) stop = 2;  // recorded as rejected: plan again
+        }
+        if (rc == 0 && !stop) rc = run_trial(R, &ctx, &st, &p);
+        plan_free(&p);
+        plan_state_free(&st);
+        ledger_free(rows, n);
+        if (rc != 0) return rc;
+        if (stop == 1) return 0;
+    }
+}
+
+int research_run(const ResearchOptions *o) {
+    Research R;
+    memset(&R, 0, sizeof R);
+    R.o = o;
+    proc_catch_signals();
+    int rc = setup(&R);
+    if (rc == 0) rc = loop(&R);
+    if (rc != 0 && proc_interrupted()) rc = 130;
+    if (rc == 130) printf("research: interrupted; the trial in flight was not recorded. Rerun the same command to continue.\n");
+    if (R.ledger_path && path_exists(R.ledger_path) && (rc == 0 || rc == 130)) {
+        char saved[1024];
+        snprintf(saved, sizeof saved, "%s", err_msg());
+        if (research_report_write(o->out_dir, NULL, NULL) == 0)
+            printf("research: %s/summary.md and %s/report.html written\n", o->out_dir, o->out_dir);
+        else fprintf(stderr, "frontier research: warning: no report: %s\n", err_msg());
+        err_set("%s", saved);
+    }
+    teardown(&R);
+    return rc;
+}

@@ -1,0 +1,53 @@
+// research/research.h — `frontier research`: the unattended experiment loop.
+//
+// DIR (--out) holds everything, and the ledger is the state:
+//   research.json   the settings that define the search (strategy, budget, seed, space, base,
+//                   baseline seeds, halving shape); a rerun with other values is refused
+//   base.json       the base config resolved to every setting (a one-step probe run of
+//                   `frontier train --config BASE` wrote it; probe/ keeps that run's log)
+//   results.tsv     the ledger (research/ledger.h), one fsync'ed row per finished trial
+//   best.json       the best config so far, budget included: `frontier train --config
+//                   DIR/best.json` reproduces it (written atomically after every change of best)
+//   trials/NNNN/    one folder per trial (research/trial.h; proposer files in agent mode)
+//   summary.md, report.html   written when the loop ends (also by `frontier research report`)
+//   .lock           held (flock) while a research runs in DIR: two at once are refused
+//
+// Resume: rerunning the same command with the same DIR continues after the last recorded trial.
+// A trial that was running when the research process died was never recorded: its folder is
+// wiped and it runs again under the same id (the trainer child dies with its parent, see
+// research/proc.h). --trials counts all rows of the ledger; --hours counts the wall time the
+// ledger's rows add up to, so a resumed research ends where an uninterrupted one would have.
+#pragma once
+#include <stdint.h>
+
+#include "research/plan.h"
+
+typedef struct {
+    const char *out_dir;
+    const char *space_path;
+    const char *base_path;        // NULL: the trainer's defaults
+    const char *proposer;         // agent mode: the command; NULL: a built-in strategy
+    const char *program_path;     // the protocol text sent to the proposer
+    Strategy strategy;
+    double budget_s;
+    int max_trials;               // 0: no limit
+    double hours;                 // 0: no limit
+    uint64_t seed;
+    double threshold;             // < 0: auto (the baseline's seed spread)
+    int confirm;
+    int baseline_seeds, eta, rungs, bracket;
+    double eval_margin_s;         // least allowance for start-up + evaluation in the hang limit
+    double proposer_timeout_s;
+    int keep_weights;             // keep every trial's weights (default: only kept ones)
+    const char *exe;              // the frontier binary for trials ("/proc/self/exe")
+} ResearchOptions;
+
+// Run (or resume) the research. 0 when it ended normally (trial or time limit reached, or the
+// space exhausted), 130 when interrupted by SIGINT/SIGTERM, -1 + err on an error.
+int research_run(const ResearchOptions *o);
+
+// The hang limit of a trial: 2 x budget + max(eval_margin, 3 x the largest start-up+evaluation
+// time seen so far, scaled by the trial's FLOPs per token relative to that trial's).
+double research_trial_limit(const ResearchOptions *o, const PlanState *st, const struct cJSON *config, double budget_s);
+
+extern const char *const STRATEGY_NAMES[];  // indexed by Strategy

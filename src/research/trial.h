@@ -1,0 +1,38 @@
+// research/trial.h — one training trial: `frontier train` in a child process, then its summary.
+//
+// Layout of a trial folder DIR/trials/NNNN/: trial.json (the full config, budget included: what
+// `frontier train --config` reads), train.log (the child's stdout and stderr), run/ (the run
+// folder: config.json, metrics.jsonl, summary.json, and the weights unless they were deleted).
+// The child is `<exe> train --config trial.json --run-dir run --quiet`, where exe is
+// /proc/self/exe: the very binary that runs the research.
+//
+// Tests can make a trial fail on purpose: FRONTIER_RESEARCH_FAULT="crash:3,hang:5,signal:7"
+// makes trial 3 exit 1, trial 5 hang (it is killed at the limit) and trial 7 die of SIGKILL,
+// instead of training.
+#pragma once
+
+struct cJSON;
+
+typedef struct {
+    int ok;                 // trained and has a val_bpb
+    int timed_out;
+    int interrupted;        // the research process got SIGINT/SIGTERM: do not record the trial
+    double val_bpb, tokens, tok_per_s, mfu, peak_mb, wall_s;
+    double train_s;         // timed training seconds (summary timed_s), NaN if unknown
+    char error[512];        // why it failed: the child's last error line, or how it ended
+} TrialResult;
+
+// Run trial `id` in trial_dir (created if missing; a run/ left there by an interrupted attempt
+// is removed first) with `config` (budget_s is written into it as "budget"). limit_s: the hang limit.
+// -1 + err only for problems of the research itself (cannot write the folder, cannot fork).
+int trial_run(const char *exe, const char *trial_dir, int id, const struct cJSON *config, double budget_s,
+              double limit_s, TrialResult *res);
+
+// The fault FRONTIER_RESEARCH_FAULT asks for at trial id ("crash", "hang", "signal"), or NULL.
+const char *trial_fault(int id);
+
+// Delete the weights (*.safetensors) of a finished trial's run folder to save disk.
+void trial_drop_weights(const char *trial_dir);
+
+// "120s" for a budget in seconds (static buffer).
+const char *trial_budget_text(double budget_s);

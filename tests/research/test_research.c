@@ -1,0 +1,751 @@
+// tests/research/test_research.c — the pieces of `frontier research` that need no training: the
+// search space (parsing, errors with key paths, derive, constraints, agent-change validation),
+// proposals (always feasible, within the space, deterministic for a seed), the ledger (format,
+// parse, torn rows, corruption), the planner (baseline seeds, keep/discard with a threshold,
+// --confirm, successive halving, resume = replay), the process runner (exit codes, signals, hang
+// limits that kill the whole process group) and the proposer's output parsing.
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "test_util.h"
+
+#include "research/ledger.h"
+#include "research/plan.h"
+#include "research/proc.h"
+#include "research/proposer.h"
+#include "research/research.h"
+#include "research/space.h"
+
+static const char BASE[] =
+    "{\"preset\":\"cpu\",\"depth\":2,\"n-embd\":128,\"n-head\":1,\"n-kv-head\":1,\"head-dim\":128,\"seq-len\":256,"
+    "\"vocab-size\":8192,\"mlp-ratio\":4,\"rope-base\":100000,\"softcap\":15,\"qk-norm\":1,\"batch-tokens\":4096,"
+    "\"device-batch\":16,\"lr-batch-ref\":4096,\"matrix-lr\":0.02,\"embedding-lr\":0.3,\"unembedding-lr\":0.008,"
+    "\"weight-decay\":0.2,\"momentum-start\":0.85,\"momentum-end\":0.95,\"warmup-steps\":10,\"warmdown\":0.5,"
+    "\"final-lr-frac\":0.05,\"ortho\":\"polar-express\",\"normuon\":0,\"muon-eq\":0,\"cautious-wd\":0,\"seed\":42,"
+    "\"eval-tokens\":0,\"threads\":0,\"quiet\":false}";
+
+static cJSON *base_config(void) {
+    cJSON *b = cJSON_Parse(BASE);
+    assert_non_null(b);
+    return b;
+}
+
+// The shipped default space, checked against the base.
+static void load_default_space(Space *s, cJSON *base) {
+    if (space_load(s, "research/space.json") != 0) fail_msg("%s", err_msg());
+    if (space_check_base(s, base) != 0) fail_msg("%s", err_msg());
+}
+
+static int parse_fails_with(const char *json, const char *needle) {
+    Space s;
+    int rc = space_parse(&s, json, "space.json");
+    space_free(&s);
+    if (rc == 0) {
+        print_error("space parsed but should fail: %s\n", json);
+        return 0;
+    }
+    if (!strstr(err_msg(), needle)) {
+        print_error("error \"%s\" lacks \"%s\"\n", err_msg(), needle);
+        return 0;
+    }
+    return 1;
+}
+
+static double num(const cJSON *c, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, key);
+    assert_non_null(v);
+    return cJSON_IsBool(v) ? cJSON_IsTrue(v) : v->valuedouble;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Space
+// ---------------------------------------------------------------------------------------------
+
+static void test_space_default_parses(void **state) {
+    (void)state;
+    cJSON *base = base_config();
+    Space s;
+    load_default_space(&s, base);
+    assert_true(s.n_params >= 15);
+    assert_non_null(space_find(&s, "matrix-lr"));
+    assert_true(space_find(&s, "matrix-lr")->log);
+    assert_int_equal(space_find(&s, "normuon")->type, PARAM_BOOL);
+    assert_int_equal(space_find(&s, "normuon")->bool_as_json_bool, 0);  // the trainer's 0|1 toggle
+    assert_true(s.n_derive >= 2 && s.n_cons >= 3);
+    space_free(&s);
+    cJSON_Delete(base);
+}
+
+static void test_space_errors_name_the_key_path(void **state) {
+    (void)state;
+    assert_true(parse_fails_with("{\n\"params\": {\n  \"depth\": {\"type\": \"int\",, }}}", "space.json:3: not valid JSON"));
+    assert_true(parse_fails_with("[1]", "must be a JSON object"));
+    assert_true(parse_fails_with("{\"parms\": {}}", "unknown field \"parms\""));
+    assert_true(parse_fails_with("{\"params\": {}}", "params: must be a non-empty object"));
+    assert_true(parse_fails_with("{\"params\": {\"depth\": 3}}", "params.depth: must be an object"));
+    assert_true(parse_fails_with("{\"params\": {\"depth\": {\"min\": 1}}}", "params.depth.type: missing"));
+    assert_true(parse_fails_with("{\"params\": {\"depth\": {\"type\": \"integer\"}}}", "params.depth.type: unknown type \"integer\""));
+    assert_true(parse_fails_with("{\"params\": {\"depth\": {\"type\": \"int\", \"min\": 5, \"max\": 1}}}",
+                                 "params.depth: min 5 is greater than max 1"));
+    assert_true(parse_fails_with("{\"params\": {\"depth\": {\"type\": \"int\", \"max\": 1}}}", "params.depth: missing \"min\""));
+    assert_true(parse_fails_with("{\"params\": {\"depth\": {\"type\": \"int\", \"min\": \"1\", \"max\": 4}}}",
+                                 "params.depth.min: must be a number"));
+    assert_true(parse_fails_with("{\"params\": {\"depth\": {\"type\": \"int\", \"min\": 1.5, \"max\": 4}}}",
+                                 "params.depth: an int param needs integer"));
+    assert_true(parse_fails_with("{\"params\": {\"lr\": {\"type\": \"float\", \"min\": 0, \"max\": 1, \"log\": true}}}",
+                                 "params.lr: a log scale needs min > 0"));
+    assert_true(parse_fails_with("{\"params\": {\"lr\": {\"type\": \"float\", \"min\": 0, \"max\": 1, \"lgo\": true}}}",
+                                 "params.lr: unknown field \"lgo\""));
+    assert_true(parse_fails_with("{\"params\": {\"T\": {\"type\": \"choice\", \"values\": []}}}", "params.T.values: must be a non-empty list"));
+    assert_true(parse_fails_with("{\"params\": {\"T\": {\"type\": \"choice\", \"values\": [64, 128, 64]}}}",
+                                 "params.T.values[2]: repeats values[0]"));
+    assert_true(parse_fails_with("{\"params\": {\"T\": {\"type\": \"choice\", \"values\": [[1]]}}}", "params.T.values[0]: must be a number"));
+    assert_true(parse_fails_with("{\"params\": {\"x\": {\"type\": \"bool\", \"min\": 0}}}", "params.x: unknown field \"min\""));
+    assert_true(parse_fails_with("{\"params\": {\"x\": {\"type\": \"bool\"}}, \"derive\": {\"n-head\": {\"divide\": [1, 2]}}}",
+                                 "derive.n-head: expected a number, a setting name"));
+    assert_true(parse_fails_with("{\"params\": {\"x\": {\"type\": \"bool\"}}, \"derive\": {\"n-head\": {\"div\": [\"a\", {\"mul\": [1]}]}}}",
+                                 "derive.n-head.div[1]"));
+    assert_true(parse_fails_with("{\"params\": {\"x\": {\"type\": \"bool\"}}, \"derive\": {\"a\": {\"mul\": [\"a\", 2]}}}", "derive.a: reads itself"));
+    assert_true(parse_fails_with("{\"params\": {\"x\": {\"type\": \"bool\"}}, \"constraints\": [{\"divides\": [\"a\", \"b\"]}, {\"lt\": [1, 2]}]}",
+                                 "constraints[1]: expected {\"divides\""));
+    assert_true(parse_fails_with("{\"params\": {\"x\": {\"type\": \"bool\"}}, \"derive\": {\"a\": \"b\", \"b\": \"c\"}}",
+                                 "derive.b: must come before derive.a"));
+}
+
+static void test_space_checked_against_the_base(void **state) {
+    (void)state;
+    cJSON *base = base_config();
+    Space s;
+    assert_int_equal(space_parse(&s, "{\"params\": {\"matrx-lr\": {\"type\": \"float\", \"min\": 0.01, \"max\": 0.1}}}", "sp.json"), 0);
+    assert_int_equal(space_check_base(&s, base), -1);
+    assert_error_contains("sp.json: params.matrx-lr: not a setting of frontier train");
+    space_free(&s);
+    assert_int_equal(space_parse(&s, "{\"params\": {\"ortho\": {\"type\": \"choice\", \"values\": [1, 2]}}}", "sp.json"), 0);
+    assert_int_equal(space_check_base(&s, base), -1);
+    assert_error_contains("params.ortho.values[0]: the setting is a string");
+    space_free(&s);
+    assert_int_equal(space_parse(&s, "{\"params\": {\"quiet\": {\"type\": \"bool\"}}, \"constraints\": [{\"le\": [\"depth\", \"dept\"]}]}", "sp.json"), 0);
+    assert_int_equal(space_check_base(&s, base), -1);
+    assert_error_contains("constraints[0]: \"dept\" is not a setting");
+    space_free(&s);
+    assert_int_equal(space_parse(&s, "{\"params\": {\"quiet\": {\"type\": \"bool\"}}}", "sp.json"), 0);
+    assert_int_equal(space_check_base(&s, base), 0);
+    assert_int_equal(s.params[0].bool_as_json_bool, 1);  // a JSON bool setting stays a JSON bool
+    space_free(&s);
+    cJSON_Delete(base);
+}
+
+static void test_space_apply_derives_and_checks(void **state) {
+    (void)state;
+    cJSON *base = base_config(), *child, *diff;
+    Space s;
+    load_default_space(&s, base);
+    // width 256 with head-dim 128: n-head follows (2), and n-kv-head follows n-head
+    cJSON *ch = cJSON_Parse("{\"n-embd\": 256}");
+    assert_int_equal(space_apply(&s, base, ch, &child, &diff), 0);
+    assert_int_equal((int)num(child, "n-head"), 2);
+    assert_int_equal((int)num(child, "n-kv-head"), 2);
+    char *d = cJSON_PrintUnformatted(diff);
+    assert_string_equal(d, "{\"n-embd\":256,\"n-head\":2,\"n-kv-head\":2}");
+    free(d);
+    // from there, GQA: n-kv-head set explicitly is not overridden
+    cJSON *ch2 = cJSON_Parse("{\"n-kv-head\": 1}"), *child2, *diff2;
+    assert_int_equal(space_apply(&s, child, ch2, &child2, &diff2), 0);
+    assert_int_equal((int)num(child2, "n-kv-head"), 1);
+    assert_int_equal((int)num(child2, "n-head"), 2);
+    cJSON_Delete(ch2), cJSON_Delete(child2), cJSON_Delete(diff2);
+    cJSON_Delete(ch), cJSON_Delete(child), cJSON_Delete(diff);
+    // 192 is not a multiple of head-dim 128: infeasible, and the message says why
+    ch = cJSON_Parse("{\"n-embd\": 192}");
+    assert_int_equal(space_apply(&s, base, ch, &child, &diff), -1);
+    assert_error_contains("n-embd/head-dim");
+    cJSON_Delete(ch);
+    // longer sequences: the micro-batch shrinks so it still divides the batch
+    ch = cJSON_Parse("{\"seq-len\": 512}");
+    assert_int_equal(space_apply(&s, base, ch, &child, &diff), 0);
+    assert_int_equal((int)num(child, "device-batch"), 8);
+    cJSON_Delete(ch), cJSON_Delete(child), cJSON_Delete(diff);
+    // values outside the space are refused with the param's name
+    ch = cJSON_Parse("{\"matrix-lr\": 0.5}");
+    assert_int_equal(space_apply(&s, base, ch, &child, &diff), -1);
+    assert_error_contains("matrix-lr: 0.5 is above the maximum 0.08");
+    cJSON_Delete(ch);
+    space_free(&s);
+    cJSON_Delete(base);
+}
+
+static void test_space_validate_agent_change(void **state) {
+    (void)state;
+    cJSON *base = base_config();
+    Space s;
+    load_default_space(&s, base);
+    struct {
+        const char *json, *error;
+    } cases[] = {
+        {"{\"matrix-lr\": 0.03, \"normuon\": true}", NULL},
+        {"{\"warmdown\": 0.7}", NULL},
+        {"{}", "non-empty JSON object"},
+        {"[1]", "non-empty JSON object"},
+        {"{\"matrx-lr\": 0.03}", "\"matrx-lr\" is not a param of the space"},
+        {"{\"n-head\": 2}", "\"n-head\" is derived by the space"},
+        {"{\"matrix-lr\": 0.001}", "matrix-lr: 0.001 is below the minimum 0.005"},
+        {"{\"matrix-lr\": \"0.03\"}", "matrix-lr: 0.03 is not a number"},
+        {"{\"depth\": 2.5}", "depth: 2.5 is not an integer"},
+        {"{\"warmdown\": 0.33}", "warmdown: 0.33 is not on the grid 0.2 + k*0.05"},
+        {"{\"seq-len\": 300}", "seq-len: 300 is not one of the choices [128,256,512]"},
+        {"{\"normuon\": 2}", "normuon: 2 is not a toggle"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cJSON *c = cJSON_Parse(cases[i].json);
+        int rc = space_validate_change(&s, c);
+        if (!cases[i].error && rc != 0) fail_msg("%s: %s", cases[i].json, err_msg());
+        if (cases[i].error) {
+            if (rc == 0) fail_msg("%s was accepted", cases[i].json);
+            if (!strstr(err_msg(), cases[i].error)) fail_msg("%s: \"%s\" lacks \"%s\"", cases[i].json, err_msg(), cases[i].error);
+        }
+        cJSON_Delete(c);
+    }
+    space_free(&s);
+    cJSON_Delete(base);
+}
+
+// Every proposal that space_apply accepts satisfies the model's and the loader's rules.
+static void check_feasible(const Space *s, const cJSON *c, const cJSON *base) {
+    int C = (int)num(c, "n-embd"), D = (int)num(c, "head-dim"), H = (int)num(c, "n-head"), K = (int)num(c, "n-kv-head");
+    int T = (int)num(c, "seq-len"), B = (int)num(c, "device-batch"), N = (int)num(c, "batch-tokens");
+    assert_int_equal(C % D, 0);
+    assert_int_equal(H, C / D);
+    assert_int_equal(H % K, 0);
+    assert_int_equal(N % (B * T), 0);
+    assert_true(num(c, "depth") * C * C <= 131072);
+    for (int i = 0; i < s->n_params; i++)
+        if (strcmp(s->params[i].name, "n-kv-head") &&  // derived from n-head unless set: any divisor
+            space_check_value(&s->params[i], cJSON_GetObjectItemCaseSensitive(c, s->params[i].name)) != 0) {
+            // a param the proposal did not touch keeps the base's value, which may lie outside
+            const cJSON *bv = cJSON_GetObjectItemCaseSensitive(base, s->params[i].name);
+            if (!cJSON_Compare(bv, cJSON_GetObjectItemCaseSensitive(c, s->params[i].name), 1)) fail_msg("%s", err_msg());
+        }
+}
+
+static void test_proposals_respect_the_space(void **state) {
+    (void)state;
+    cJSON *base = base_config();
+    Space s;
+    load_default_space(&s, base);
+    Rng r;
+    rng_seed(&r, 7);
+    int ok_mut = 0, ok_sample = 0;
+    cJSON *cur = cJSON_Duplicate(base, 1);
+    for (int i = 0; i < 400; i++) {
+        cJSON *ch = space_mutate(&s, &r, cur), *child, *diff;
+        assert_int_equal(cJSON_GetArraySize(ch), 1);  // greedy moves one setting
+        if (space_apply(&s, cur, ch, &child, &diff) == 0) {
+            check_feasible(&s, child, base);
+            ok_mut++;
+            cJSON_Delete(cur), cur = child;  // walk on, so later moves start from varied configs
+            cJSON_Delete(diff);
+        }
+        cJSON_Delete(ch);
+        ch = space_sample(&s, &r);
+        assert_int_equal(cJSON_GetArraySize(ch), s.n_params);
+        if (space_apply(&s, base, ch, &child, &diff) == 0) {
+            check_feasible(&s, child, base);
+            ok_sample++;
+            cJSON_Delete(child), cJSON_Delete(diff);
+        }
+        cJSON_Delete(ch);
+    }
+    assert_true(ok_mut > 200);
+    assert_true(ok_sample > 20);
+    cJSON_Delete(cur);
+    space_free(&s);
+    cJSON_Delete(base);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ledger
+// ---------------------------------------------------------------------------------------------
+
+static LedgerRow row(int trial, int parent, const char *kind, const char *change, double val, const char *status) {
+    LedgerRow r;
+    memset(&r, 0, sizeof r);
+    r.trial = trial, r.parent = parent, r.budget_s = 120, r.val_bpb = val;
+    r.tokens = r.tok_per_s = r.mfu = r.peak_mb = NAN, r.wall_s = 200;
+    snprintf(r.kind, sizeof r.kind, "%s", kind);
+    snprintf(r.status, sizeof r.status, "%s", status);
+    r.change = (char *)change;
+    r.description = (char *)"what; verdict";
+    return r;
+}
+
+static void test_ledger_roundtrip_and_append(void **state) {
+    (void)state;
+    char *dir = test_tmpdir("ledger");
+    char *path = path_join(dir, "results.tsv");
+    LedgerRow a = row(1, 0, "baseline", "{}", 2.1131, "keep");
+    a.tokens = 933888, a.tok_per_s = 3097.3, a.mfu = 0.0761, a.peak_mb = 583.8;
+    a.description = (char *)"tabs\tand\nnewlines become spaces";
+    LedgerRow b = row(2, 1, "greedy", "{\"matrix-lr\":0.03}", NAN, "crash");
+    assert_int_equal(ledger_append(path, &a), 0);
+    assert_int_equal(ledger_append(path, &b), 0);
+    LedgerRow *rows;
+    int n;
+    size_t valid;
+    assert_int_equal(ledger_load(path, &rows, &n, &valid), 0);
+    assert_int_equal(n, 2);
+    int64_t size;
+    file_stat(path, &size, NULL);
+    assert_int_equal((int64_t)valid, size);
+    assert_int_equal(rows[0].trial, 1);
+    assert_int_equal(rows[0].parent, 0);
+    assert_string_equal(rows[0].kind, "baseline");
+    assert_true(fabs(rows[0].val_bpb - 2.1131) < 1e-9);
+    assert_true(fabs(rows[0].tokens - 933888) < 1e-9);
+    assert_string_equal(rows[0].description, "tabs and newlines become spaces");
+    assert_int_equal(rows[1].parent, 1);
+    assert_true(isnan(rows[1].val_bpb));
+    assert_string_equal(rows[1].change, "{\"matrix-lr\":0.03}");
+    assert_string_equal(rows[1].status, "crash");
+    ledger_free(rows, n);
+    char *text = read_file(path, NULL);
+    assert_true(!strncmp(text, LEDGER_HEADER, strlen(LEDGER_HEADER)));
+    free(text);
+    remove_tree(dir);
+    free(path);
+    free(dir);
+}
+
+static void test_ledger_torn_and_corrupt_rows(void **state) {
+    (void)state;
+    LedgerRow a = row(1, 0, "baseline", "{}", 2.5, "keep"), b = row(2, 1, "greedy", "{\"depth\":3}", 2.4, "keep");
+    char *la = ledger_format_row(&a), *lb = ledger_format_row(&b);
+    char text[4096];
+    // a torn last row (killed mid-write): dropped, and valid_len says where the good part ends
+    int good = snprintf(text, sizeof text, "%s%s", LEDGER_HEADER, la);
+    snprintf(text + good, sizeof text - good, "%.20s", lb);
+    LedgerRow *rows;
+    int n;
+    size_t valid;
+    assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal((int)valid, good);
+    ledger_free(rows, n);
+    // a row in the middle that is wrong: an error naming the line
+    snprintf(text, sizeof text, "%s%s2\t1\tgreedy\n%s", LEDGER_HEADER, la, lb);
+    assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), -1);
+    assert_error_contains("r.tsv:3: expected 13 tab-separated fields, got 3");
+    // duplicated or missing trial numbers
+    snprintf(text, sizeof text, "%s%s%s", LEDGER_HEADER, la, la);
+    assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), -1);
+    assert_error_contains("r.tsv:3: trial \"1\", expected 2");
+    snprintf(text, sizeof text, "%s%s", LEDGER_HEADER, lb);
+    assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), -1);
+    assert_error_contains("expected 1");
+    snprintf(text, sizeof text, "trial\tval_bpb\n%s", la);
+    assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), -1);
+    assert_error_contains("r.tsv:1: not a frontier research ledger");
+    // a finished status without a val_bpb
+    LedgerRow c = row(1, 0, "baseline", "{}", NAN, "keep");
+    char *lc = ledger_format_row(&c);
+    snprintf(text, sizeof text, "%s%s", LEDGER_HEADER, lc);
+    assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), -1);
+    assert_error_contains("status keep needs a val_bpb");
+    free(la), free(lb), free(lc);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planner
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+    cJSON *base;
+    Space space;
+    PlanCtx ctx;
+    LedgerRow rows[64];
+    int n;
+} Fixture;
+
+static void fixture_init(Fixture *f, Strategy strat) {
+    memset(f, 0, sizeof *f);
+    f->base = base_config();
+    load_default_space(&f->space, f->base);
+    f->ctx = (PlanCtx){strat, 120, 2, -1, 0, 3, 2, 3, 1, &f->space, f->base};
+}
+
+static void fixture_free(Fixture *f) {
+    for (int i = 0; i < f->n; i++) free(f->rows[i].change), free(f->rows[i].description);
+    space_free(&f->space);
+    cJSON_Delete(f->base);
+}
+
+// Plan the next trial, "run" it with the given val_bpb (NaN = crash), decide and record it, like
+// research.c does. Returns the row.
+static LedgerRow *step(Fixture *f, double val) {
+    PlanState st;
+    assert_int_equal(plan_state_build(&f->ctx, f->rows, f->n, &st), 0);
+    TrialPlan p;
+    if (plan_next(&f->ctx, &st, &p) != 0) fail_msg("plan_next: %s", err_msg());
+    assert_int_equal(p.trial, f->n + 1);
+    char *verdict;
+    LedgerRow *r = &f->rows[f->n];
+    memset(r, 0, sizeof *r);
+    plan_decide(&f->ctx, &st, &p, val, isnan(val) ? "crash" : NULL, r->status, &verdict);
+    r->trial = p.trial, r->parent = p.parent, r->budget_s = p.budget_s, r->val_bpb = val, r->wall_s = p.budget_s + 20;
+    r->tokens = r->tok_per_s = r->mfu = r->peak_mb = NAN;
+    snprintf(r->kind, sizeof r->kind, "%s", p.kind);
+    r->change = cJSON_PrintUnformatted(p.diff);
+    size_t n = strlen(p.description) + strlen(verdict) + 4;
+    r->description = malloc(n);
+    snprintf(r->description, n, "%s; %s", p.description, verdict);
+    free(verdict);
+    plan_free(&p);
+    plan_state_free(&st);
+    f->n++;
+    return r;
+}
+
+static void test_plan_baseline_then_greedy_keeps_only_improvements(void **state) {
+    (void)state;
+    Fixture f;
+    fixture_init(&f, STRAT_GREEDY);
+    LedgerRow *r = step(&f, 2.100);
+    assert_string_equal(r->kind, "baseline");
+    assert_int_equal(r->parent, 0);
+    assert_string_equal(r->status, "keep");
+    assert_string_equal(r->change, "{}");
+    r = step(&f, 2.110);
+    assert_string_equal(r->kind, "baseline");
+    assert_string_equal(r->change, "{\"seed\":43}");
+    assert_string_equal(r->status, "replicate");
+    // best = mean 2.105, threshold auto = spread 0.010: the bar is 2.095
+    r = step(&f, 2.096);
+    assert_string_equal(r->kind, "greedy");
+    assert_int_equal(r->parent, 1);
+    assert_string_equal(r->status, "discard");
+    r = step(&f, 2.090);
+    assert_string_equal(r->status, "keep");
+    int kept = r->trial;
+    r = step(&f, NAN);
+    assert_string_equal(r->status, "crash");
+    assert_int_equal(r->parent, kept);  // greedy moves from the new best
+    r = step(&f, 2.085);  // better, but not by more than the threshold
+    assert_string_equal(r->status, "discard");
+    PlanState st;
+    assert_int_equal(plan_state_build(&f.ctx, f.rows, f.n, &st), 0);
+    assert_int_equal(st.rows[st.best].trial, kept);
+    assert_true(fabs(st.best_score - 2.090) < 1e-12);
+    assert_true(fabs(st.spread - 0.010) < 1e-12);
+    assert_true(fabs(st.threshold - 0.010) < 1e-12);
+    // every greedy change is one param (plus what derives from it) and differs from the parent
+    for (int i = 2; i < f.n; i++) {
+        cJSON *c = cJSON_Parse(f.rows[i].change);
+        assert_true(cJSON_GetArraySize(c) >= 1);
+        cJSON_Delete(c);
+    }
+    plan_state_free(&st);
+    fixture_free(&f);
+}
+
+static void test_plan_is_deterministic_and_resumable(void **state) {
+    (void)state;
+    Fixture a, b;
+    fixture_init(&a, STRAT_GREEDY);
+    fixture_init(&b, STRAT_GREEDY);
+    const double vals[] = {2.1, 2.11, 2.2, 2.05, 2.3, 2.0, 2.2};
+    for (int i = 0; i < 7; i++) step(&a, vals[i]), step(&b, vals[i]);
+    for (int i = 0; i < 7; i++) {
+        assert_string_equal(a.rows[i].change, b.rows[i].change);
+        assert_int_equal(a.rows[i].parent, b.rows[i].parent);
+    }
+    // another seed proposes other changes
+    Fixture c;
+    fixture_init(&c, STRAT_GREEDY);
+    c.ctx.seed = 99;
+    int differ = 0;
+    for (int i = 0; i < 7; i++) step(&c, vals[i]), differ += strcmp(a.rows[i].change, c.rows[i].change) != 0;
+    assert_true(differ > 0);
+    // resume = replay: a state built from the first 5 rows plans what the 6th row was
+    PlanState st;
+    a.n = 5;
+    assert_int_equal(plan_state_build(&a.ctx, a.rows, 5, &st), 0);
+    TrialPlan p;
+    assert_int_equal(plan_next(&a.ctx, &st, &p), 0);
+    char *ch = cJSON_PrintUnformatted(p.diff);
+    assert_string_equal(ch, a.rows[5].change);
+    assert_int_equal(p.parent, a.rows[5].parent);
+    free(ch);
+    plan_free(&p);
+    plan_state_free(&st);
+    a.n = 7;
+    fixture_free(&a), fixture_free(&b), fixture_free(&c);
+}
+
+static void test_plan_confirm(void **state) {
+    (void)state;
+    Fixture f;
+    fixture_init(&f, STRAT_GREEDY);
+    f.ctx.confirm = 1, f.ctx.threshold = 0.005, f.ctx.baseline_seeds = 1;
+    step(&f, 2.100);
+    LedgerRow *r = step(&f, 2.050);
+    assert_string_equal(r->status, "pending");
+    int cand = r->trial;
+    r = step(&f, 2.120);  // the re-run disagrees: mean 2.085 still beats 2.100 - 0.005
+    assert_string_equal(r->kind, "confirm");
+    assert_int_equal(r->parent, cand);
+    assert_string_equal(r->change, "{\"seed\":43}");
+    assert_string_equal(r->status, "keep");
+    PlanState st;
+    assert_int_equal(plan_state_build(&f.ctx, f.rows, f.n, &st), 0);
+    assert_int_equal(st.rows[st.best].trial, cand);  // the kept config is the candidate's (its seed)
+    assert_true(fabs(st.best_score - 2.085) < 1e-12);
+    plan_state_free(&st);
+    r = step(&f, 2.070);
+    assert_string_equal(r->status, "pending");
+    r = step(&f, 2.120);  // mean 2.095 > 2.085 - 0.005: discarded
+    assert_string_equal(r->status, "discard");
+    r = step(&f, 2.2);
+    assert_string_equal(r->kind, "greedy");
+    assert_int_equal(r->parent, cand);
+    fixture_free(&f);
+}
+
+static void test_plan_halving(void **state) {
+    (void)state;
+    Fixture f;
+    fixture_init(&f, STRAT_HALVING);
+    f.ctx.baseline_seeds = 1, f.ctx.threshold = 0, f.ctx.eta = 3, f.ctx.rungs = 2, f.ctx.bracket = 5;
+    assert_true(fabs(plan_rung_budget(&f.ctx, 0) - 40) < 1e-9);
+    assert_true(fabs(plan_rung_budget(&f.ctx, 1) - 120) < 1e-9);
+    assert_int_equal(plan_rung_size(&f.ctx, 1), 2);
+    step(&f, 2.100);
+    const double screen[] = {2.40, 2.30, NAN, 2.35, 2.50};
+    for (int i = 0; i < 5; i++) {
+        LedgerRow *r = step(&f, screen[i]);
+        assert_string_equal(r->kind, "rung0");
+        assert_true(fabs(r->budget_s - 40) < 1e-9);
+        assert_string_equal(r->status, isnan(screen[i]) ? "crash" : "screen");
+    }
+    // the two best screens (#3: 2.30, then #5: 2.35) go to the full budget
+    LedgerRow *r = step(&f, 2.150);
+    assert_string_equal(r->kind, "final");
+    assert_int_equal(r->parent, 3);
+    assert_true(fabs(r->budget_s - 120) < 1e-9);
+    assert_string_equal(r->change, "{}");
+    assert_string_equal(r->status, "discard");
+    r = step(&f, 2.050);
+    assert_int_equal(r->parent, 5);
+    assert_string_equal(r->status, "keep");
+    // a new bracket starts from the new best
+    r = step(&f, 2.3);
+    assert_string_equal(r->kind, "rung0");
+    assert_int_equal(r->parent, 8);
+    fixture_free(&f);
+}
+
+static void test_plan_random_and_failed_baseline(void **state) {
+    (void)state;
+    Fixture f;
+    fixture_init(&f, STRAT_RANDOM);
+    f.ctx.baseline_seeds = 1;
+    step(&f, 2.1);
+    LedgerRow *r = step(&f, 2.2);
+    assert_string_equal(r->kind, "random");
+    assert_int_equal(r->parent, 1);
+    cJSON *c = cJSON_Parse(r->change);
+    assert_true(cJSON_GetArraySize(c) > 3);  // many settings drawn at once
+    cJSON_Delete(c);
+    fixture_free(&f);
+    fixture_init(&f, STRAT_GREEDY);
+    step(&f, NAN);
+    PlanState st;
+    TrialPlan p;
+    assert_int_equal(plan_state_build(&f.ctx, f.rows, f.n, &st), 0);
+    assert_int_equal(plan_next(&f.ctx, &st, &p), -1);
+    assert_error_contains("the baseline (trial 1) ended with status crash");
+    plan_state_free(&st);
+    fixture_free(&f);
+}
+
+static void test_plan_agent_proposals(void **state) {
+    (void)state;
+    Fixture f;
+    fixture_init(&f, STRAT_AGENT);
+    f.ctx.baseline_seeds = 1;
+    step(&f, 2.1);
+    PlanState st;
+    TrialPlan p;
+    assert_int_equal(plan_state_build(&f.ctx, f.rows, f.n, &st), 0);
+    assert_int_equal(plan_next(&f.ctx, &st, &p), 0);
+    assert_true(p.needs_proposal);
+    assert_string_equal(p.kind, "agent");
+    cJSON *bad = cJSON_Parse("{\"n-embd\": 192}");
+    assert_int_equal(plan_take_proposal(&f.ctx, &st, &p, bad, NULL), -1);
+    assert_error_contains("not a multiple");
+    cJSON *same = cJSON_Parse("{\"depth\": 2}");
+    assert_int_equal(plan_take_proposal(&f.ctx, &st, &p, same, NULL), -1);
+    assert_error_contains("already has");
+    cJSON *good = cJSON_Parse("{\"warmdown\": 0.7}");
+    assert_int_equal(plan_take_proposal(&f.ctx, &st, &p, good, "longer warm-down"), 0);
+    assert_string_equal(p.description, "warmdown 0.5 -> 0.7 (longer warm-down)");
+    cJSON_Delete(bad), cJSON_Delete(same), cJSON_Delete(good);
+    plan_free(&p);
+    plan_state_free(&st);
+    fixture_free(&f);
+}
+
+static void test_trial_limit_scales_with_the_model(void **state) {
+    (void)state;
+    Fixture f;
+    fixture_init(&f, STRAT_GREEDY);
+    f.ctx.baseline_seeds = 1;
+    step(&f, 2.1);  // wall = budget + 20 s
+    PlanState st;
+    assert_int_equal(plan_state_build(&f.ctx, f.rows, f.n, &st), 0);
+    ResearchOptions o;
+    memset(&o, 0, sizeof o);
+    o.eval_margin_s = 10;
+    assert_true(fabs(research_trial_limit(&o, &st, f.base, 120) - (240 + 60)) < 1e-9);  // 3 x the 20 s seen
+    cJSON *big = cJSON_Duplicate(f.base, 1);
+    cJSON_ReplaceItemInObject(big, "depth", cJSON_CreateNumber(4));
+    assert_true(research_trial_limit(&o, &st, big, 120) > 240 + 60);  // more FLOPs per token, more time
+    o.eval_margin_s = 600;
+    assert_true(fabs(research_trial_limit(&o, &st, f.base, 120) - (240 + 600)) < 1e-9);
+    cJSON_Delete(big);
+    plan_state_free(&st);
+    fixture_free(&f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes and the proposer
+// ---------------------------------------------------------------------------------------------
+
+// Alive and not a zombie (an orphan's zombie lingers until init reaps it).
+static int alive(pid_t pid) {
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+static void test_proc_exit_signal_and_hang(void **state) {
+    (void)state;
+    char *dir = test_tmpdir("proc");
+    char *log = path_join(dir, "log"), *pidf = path_join(dir, "pid");
+    ProcResult r;
+    const char *exit3[] = {"/bin/sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+    ProcSpec s = {exit3, NULL, log, NULL, 0, 10, NULL};
+    assert_int_equal(proc_run(&s, &r), 0);
+    assert_int_equal(r.exit_code, 3);
+    assert_false(r.timed_out);
+    char *text = read_file(log, NULL);
+    assert_string_equal(text, "out\nerr\n");
+    free(text);
+    const char *killed[] = {"/bin/sh", "-c", "kill -9 $$", NULL};
+    s.argv = killed;
+    assert_int_equal(proc_run(&s, &r), 0);
+    assert_int_equal(r.signal, 9);
+    assert_string_equal(proc_describe(&r), "killed by signal 9 (Killed)");
+    // a hang: killed at the limit, with everything it started in its process group
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "sleep 60 & echo $! > %s; sleep 60", pidf);
+    const char *hang[] = {"/bin/sh", "-c", cmd, NULL};
+    s.argv = hang, s.limit_s = 0.5;
+    assert_int_equal(proc_run(&s, &r), 0);
+    assert_true(r.timed_out);
+    assert_true(r.wall_s >= 0.5 && r.wall_s < 5);
+    text = read_file(pidf, NULL);
+    assert_non_null(text);
+    pid_t bg = (pid_t)atoi(text);
+    free(text);
+    usleep(100000);
+    assert_true(bg > 0 && !alive(bg));  // the background sleep is gone too
+    // the test fault hooks
+    const char *none[] = {"/bin/true", NULL};
+    ProcSpec f = {none, NULL, log, NULL, 0, 10, "crash"};
+    assert_int_equal(proc_run(&f, &r), 0);
+    assert_int_equal(r.exit_code, 1);
+    f.fault = "hang", f.limit_s = 0.2;
+    assert_int_equal(proc_run(&f, &r), 0);
+    assert_true(r.timed_out);
+    const char *missing[] = {"/nonexistent/frontier", NULL};
+    s.argv = missing, s.limit_s = 10;
+    assert_int_equal(proc_run(&s, &r), 0);
+    assert_int_equal(r.exit_code, 127);
+    remove_tree(dir);
+    free(log), free(pidf), free(dir);
+}
+
+static void test_proposer_output(void **state) {
+    (void)state;
+    cJSON *c;
+    char *d;
+    assert_int_equal(proposer_parse_output("{\"matrix-lr\": 0.03}\n", &c, &d), 0);
+    assert_null(d);
+    assert_true(fabs(cJSON_GetObjectItem(c, "matrix-lr")->valuedouble - 0.03) < 1e-12);
+    cJSON_Delete(c);
+    assert_int_equal(proposer_parse_output("thinking...\nI will try a longer warm-down.\n{\"change\": {\"warmdown\": 0.7}, "
+                                           "\"description\": \"why\"}\n\n",
+                                           &c, &d),
+                     0);
+    assert_string_equal(d, "why");
+    assert_non_null(cJSON_GetObjectItem(c, "warmdown"));
+    cJSON_Delete(c), free(d);
+    assert_int_equal(proposer_parse_output("I propose matrix-lr = 0.03", &c, &d), -1);
+    assert_error_contains("the proposer's output is not a JSON object (got \"I propose matrix-lr = 0.03\")");
+    assert_int_equal(proposer_parse_output("", &c, &d), -1);
+    assert_int_equal(proposer_parse_output("{\"change\": 3}", &c, &d), -1);
+    assert_error_contains("\"change\" must be an object");
+    assert_int_equal(proposer_parse_output("{\"change\": {}, \"why\": \"x\"}", &c, &d), -1);
+    assert_error_contains("unexpected key \"why\"");
+}
+
+static void test_proposer_run(void **state) {
+    (void)state;
+    char *dir = test_tmpdir("proposer");
+    cJSON *bundle = cJSON_Parse("{\"trial\": 7}");
+    Proposal p;
+    // reads the bundle on stdin, answers on stdout
+    assert_int_equal(proposer_run("grep -q '\"trial\":' && echo '{\"depth\": 3}'", dir, bundle, 10, &p), 0);
+    assert_int_equal(cJSON_GetObjectItem(p.change, "depth")->valueint, 3);
+    proposal_free(&p);
+    assert_int_equal(proposer_run("echo oops >&2; exit 4", dir, bundle, 10, &p), -1);
+    assert_error_contains("the proposer failed: exit 4");
+    proposal_free(&p);
+    assert_int_equal(proposer_run("sleep 30", dir, bundle, 0.3, &p), -1);
+    assert_error_contains("timed out");
+    proposal_free(&p);
+    cJSON_Delete(bundle);
+    remove_tree(dir);
+    free(dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_space_default_parses),
+        cmocka_unit_test(test_space_errors_name_the_key_path),
+        cmocka_unit_test(test_space_checked_against_the_base),
+        cmocka_unit_test(test_space_apply_derives_and_checks),
+        cmocka_unit_test(test_space_validate_agent_change),
+        cmocka_unit_test(test_proposals_respect_the_space),
+        cmocka_unit_test(test_ledger_roundtrip_and_append),
+        cmocka_unit_test(test_ledger_torn_and_corrupt_rows),
+        cmocka_unit_test(test_plan_baseline_then_greedy_keeps_only_improvements),
+        cmocka_unit_test(test_plan_is_deterministic_and_resumable),
+        cmocka_unit_test(test_plan_confirm),
+        cmocka_unit_test(test_plan_halving),
+        cmocka_unit_test(test_plan_random_and_failed_baseline),
+        cmocka_unit_test(test_plan_agent_proposals),
+        cmocka_unit_test(test_trial_limit_scales_with_the_model),
+        cmocka_unit_test(test_proc_exit_signal_and_hang),
+        cmocka_unit_test(test_proposer_output),
+        cmocka_unit_test(test_proposer_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
