@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "dist/dist.h"
 #include "kernels/cpu.h"
 #include "kernels/kernels.h"
 #include "kernels/peak.h"
@@ -29,6 +30,7 @@ static void print_cpu(void) {
 }
 
 static void print_kernels(void) {
+    printf("mpi:            %s (%d rank%s now)\n", dist_backend(), dist_world(), dist_world() == 1 ? "" : "s");
     printf("kernel variants:");
     for (int v = 0; v < KERNEL_VARIANT_COUNT; v++) {
         const char *why;

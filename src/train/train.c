@@ -521,6 +521,7 @@ static int write_summary(const TrainConfig *cfg, const TrainResult *res, const c
     cJSON_AddStringToObject(hw, "cpu", ci->model);
     cJSON_AddNumberToObject(hw, "logical_cpus", ci->logical_cpus);
     cJSON_AddNumberToObject(hw, "threads", omp_get_max_threads());
+    cJSON_AddStringToObject(hw, "kernels", kernels()->name);
     cJSON_AddBoolToObject(hw, "avx512f", ci->avx512f);
     cJSON_AddBoolToObject(hw, "amx_bf16", ci->amx_bf16);
     char *commit = git_commit();
