@@ -29,6 +29,7 @@
 #include "kernels/avx512_vmath.h"
 #include "kernels/cpu.h"
 #include "kernels/ref.h"
+#include "util/rng.h"
 
 #define GUARD 16
 #define CANARY 12345.678f
@@ -38,12 +39,7 @@
 // ---------------------------------------------------------------------------------------------
 
 static uint64_t rng_state = 42;
-static uint64_t rnd_u64(void) {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+static uint64_t rnd_u64(void) { return splitmix64(&rng_state); }  // util/rng.h
 static double rnd_unif(void) { return (double)(rnd_u64() >> 11) * 0x1.0p-53; }
 static float rnd_normal(void) {
     double u1 = rnd_unif(), u2 = rnd_unif();
