@@ -30,7 +30,7 @@
 // ---------------------------------------------------------------------------------------------
 
 typedef struct {
-    const char *preset, *budget, *run_dir, *data, *cache, *resume, *config, *ortho;
+    const char *preset, *budget, *run_dir, *data, *cache, *resume, *config, *ortho, *precision;
     int depth, n_embd, n_head, n_kv_head, head_dim, seq_len, vocab_size, mlp_ratio, qk_norm;
     double rope_base, softcap;
     int64_t batch_tokens, steps, stop_after, eval_tokens, seed, lr_batch_ref;
@@ -46,6 +46,7 @@ static Flags default_flags(void) {
     OptimConfig o = d.optim;
     return (Flags){
         .preset = "cpu", .budget = "5m", .cache = "cache", .ortho = "polar-express",
+        .precision = kernels_precision_name((KernelPrecision)d.precision),
         .depth = d.model.depth, .n_embd = d.model.n_embd, .n_head = d.model.n_head, .n_kv_head = d.model.n_kv_head,
         .head_dim = d.model.head_dim, .seq_len = d.model.seq_len, .vocab_size = d.model.vocab_size,
         .mlp_ratio = d.model.mlp_ratio, .qk_norm = d.model.qk_norm, .rope_base = d.model.rope_base,
@@ -104,6 +105,8 @@ static Option *train_options(Flags *f, int with_resume) {
         R("muon-eq", OPT_INT, muon_eq, "0|1", "MuonEq row equilibration", 0, 1),
         R("muon-plus", OPT_INT, muon_plus, "0|1", "Muon+ Frobenius-norm snap", 0, 1),
         R("cautious-wd", OPT_INT, cautious_wd, "0|1", "cautious weight decay", 0, 1),
+        O("precision", OPT_STRING, precision, "fp32|bf16", "matmul operands in training steps: bf16 = mixed precision "
+          "(fp32 master weights, state and accumulation); evaluation is fp32"),
         R("excluded-steps", OPT_INT, excluded_steps, "N", "warm-up steps before the budget clock starts", 0, 1 << 20),
         R("seed", OPT_INT64, seed, "S", "seed for init and data order", 0, INT64_MAX),
         R("eval-tokens", OPT_INT64, eval_tokens, "N", "cap on validation tokens (0 = the whole set)", 0, INT64_MAX),
@@ -180,6 +183,9 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     else if (!strcmp(f->ortho, "newton-schulz")) o->ortho = ORTHO_NEWTON_SCHULZ;
     else return err_set("--ortho must be polar-express or newton-schulz, got '%s'", f->ortho);
     if (optim_config_check(o) != 0) return -1;
+    KernelPrecision prec;
+    if (kernels_precision_parse(f->precision, &prec) != 0) return -1;
+    c->precision = (int)prec;
     if (model_config_validate(m) != 0) return -1;
     // The batch and the learning-rate reference batch follow the preset unless given.
     int kit = !strcmp(f->preset, "kit-d10");

@@ -123,8 +123,12 @@ KernelVariant kernels_best_variant(void) {
     return (KernelVariant)v;
 }
 
+static const char *bf16_source(OpFn f);
+
 const char *kernels_op_source(const Kernels *k, int op) {
     OpFn f = op_get(k, op);
+    const char *b = bf16_source(f);
+    if (b) return b;
     for (int v = KERNEL_VARIANT_COUNT - 1; v >= 0; v--)
         if (op_get(OWN[v], op) == f) return KERNEL_VARIANT_NAMES[v];
     return k->name && !strcmp(k->name, "profiled") ? "profiled" : "custom";
@@ -229,9 +233,14 @@ int kernels_parse(const char *spec, KernelSelection *out) {
 // The active table
 // ---------------------------------------------------------------------------------------------
 
-static KernelSelection selected;
+static KernelSelection selected;   // as FRONTIER_KERNELS chose it (fp32)
+static Kernels precise;             // selected, with the matmuls of `precision`
+static char precise_name[sizeof selected.name + 8];
+static KernelPrecision precision;
 static const Kernels *active, *base;
 static int profiling;
+
+static int apply_precision(KernelPrecision p);
 
 int kernels_select(const char *spec) {
     KernelSelection s;
@@ -239,12 +248,79 @@ int kernels_select(const char *spec) {
     if (s.note[0]) fprintf(stderr, "frontier: kernels: %s\n", s.note);
     selected = s;
     selected.table.name = selected.name;
-    base = &selected.table;
-    active = profiling ? kernels_profiled(base) : base;
+    if (apply_precision(precision) != 0) {  // the new table cannot do bf16: back to fp32
+        fprintf(stderr, "frontier: kernels: %s; using fp32 matmuls\n", err_msg());
+        apply_precision(KP_FP32);
+    }
     return 0;
 }
 
 int kernels_init(void) { return kernels_select(getenv("FRONTIER_KERNELS")); }
+
+// ---------------------------------------------------------------------------------------------
+// Matmul precision
+// ---------------------------------------------------------------------------------------------
+
+int kernels_precision_parse(const char *s, KernelPrecision *p) {
+    if (!strcmp(s, "fp32")) *p = KP_FP32;
+    else if (!strcmp(s, "bf16")) *p = KP_BF16;
+    else return err_set("--precision must be fp32 or bf16, got '%s'", s);
+    return 0;
+}
+
+const char *kernels_precision_name(KernelPrecision p) { return p == KP_BF16 ? "bf16" : "fp32"; }
+
+KernelPrecision kernels_precision(void) {
+    kernels();
+    return precision;
+}
+
+typedef void (*MatmulFn)(float *, const float *, const float *, int, int, int, int);
+static const MatmulFn REF_BF16[3] = {ref_bf16_matmul_nt, ref_bf16_matmul_nn, ref_bf16_matmul_tn};
+static const MatmulFn FAST_BF16[3] = {avx512bf16_matmul_nt, avx512bf16_matmul_nn, avx512bf16_matmul_tn};
+
+static const char *bf16_source(OpFn f) {
+    for (int i = 0; i < 3; i++) {
+        if (f == (OpFn)REF_BF16[i]) return "ref_bf16";
+        if (f == (OpFn)FAST_BF16[i]) return "avx512_bf16";
+    }
+    return NULL;
+}
+
+// The bf16 twin of one of selected's matmuls: ref's is ref_bf16, any fast one's is AVX512_BF16's.
+static int bf16_twin(int op, MatmulFn *out) {
+    if (!strcmp(kernels_op_source(&selected.table, op), "ref")) { *out = REF_BF16[op]; return 0; }
+    const CpuInfo *c = cpu_info();
+    if (!(c->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL)))
+        return err_set("--precision bf16 needs AVX512_BF16 for the %s %s kernel (this CPU lacks it); use "
+                       "--precision fp32, or FRONTIER_KERNELS=ref for the slow reference bf16 matmuls",
+                       kernels_op_source(&selected.table, op), KERNEL_OP_NAMES[op]);
+    *out = FAST_BF16[op];
+    return 0;
+}
+
+static int apply_precision(KernelPrecision p) {
+    Kernels t = selected.table;
+    if (p == KP_BF16) {
+        for (int op = 0; op < 3; op++) {  // ops 0, 1, 2 of KERNEL_OPS: matmul_nt, _nn, _tn
+            MatmulFn f = NULL;
+            if (bf16_twin(op, &f)) return -1;
+            memcpy((char *)&t + OP_OFFSETS[op], &f, sizeof f);
+        }
+    }
+    snprintf(precise_name, sizeof precise_name, "%s%s", selected.name, p == KP_BF16 ? "+bf16" : "");
+    t.name = precise_name;
+    precise = t;
+    precision = p;
+    base = &precise;
+    active = profiling ? kernels_profiled(base) : base;
+    return 0;
+}
+
+int kernels_set_precision(KernelPrecision p) {
+    kernels();  // resolve the base table first
+    return apply_precision(p);
+}
 
 void kernels_set_profiling(int on) {
     kernels();  // resolve the base table first

@@ -122,3 +122,33 @@ int kernels_select(const char *spec);
 // kernels_select(getenv("FRONTIER_KERNELS")); commands call it early so that a bad value is a
 // usage error (exit 2) rather than a warning.
 int kernels_init(void);
+
+// ---------------------------------------------------------------------------------------------
+// Matmul precision: mixed-precision training (`frontier train --precision bf16`)
+//
+// fp32 (default): the table's own matmuls. bf16: the three matmuls round both operands to bf16
+// (nearest even) and accumulate the products in fp32, written as fp32 — what PyTorch's bf16
+// autocast does to a Linear. Everything else stays fp32: master weights, gradients, optimizer
+// state, norms, softmax, the loss. Which bf16 matmul: AVX512_BF16's vdpbf16ps kernels
+// (simd_matmul.h) in place of avx2/avx512/amx matmuls, the plain reference ref_bf16_matmul_*
+// in place of ref ones (so FRONTIER_KERNELS=ref --precision bf16 runs anywhere, slowly). A fast
+// table on a CPU without AVX512_BF16 is an error that says so (no silent 10x slowdown).
+// Error: products of bf16 values are exact in fp32, so only the operand rounding (relative
+// 2^-9 each) and the fp32 summation remain: |bf16 - exact| <~ 4e-3 * sum_k |a_ik||b_kj|.
+// The table keeps its name with "+bf16" appended (e.g. "avx512+bf16").
+// ---------------------------------------------------------------------------------------------
+
+typedef enum { KP_FP32, KP_BF16 } KernelPrecision;
+
+// "fp32" / "bf16" -> *p; -1 + err naming the value otherwise.
+int kernels_precision_parse(const char *s, KernelPrecision *p);
+const char *kernels_precision_name(KernelPrecision p);
+// Switch the active table's matmuls (and the profiler's wrapper around them). 0, or -1 + err.
+int kernels_set_precision(KernelPrecision p);
+KernelPrecision kernels_precision(void);
+
+// The reference bf16 matmuls: operands rounded to bf16 (round to nearest even, as vcvtneps2bf16),
+// then ref_matmul_*'s fp32 products and sums (ref_matmul.c).
+void ref_bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
+void ref_bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
+void ref_bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);

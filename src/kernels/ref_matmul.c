@@ -4,10 +4,13 @@
 // load of the other operand's row, and matmul_nt walks the weight in L2-sized column blocks.
 // Determinism: every output element is computed by the same code in the same order whatever
 // the thread count or M (leftover rows go through the same 4-row kernel via a padded copy).
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/kernels.h"
 #include "kernels/ref.h"
+#include "util/mem.h"
 
 #define RB 4      // output rows per register block
 #define NT_JB 64  // weight rows per L2 block in matmul_nt
@@ -125,4 +128,50 @@ void ref_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K
 
 void ref_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     rows_axpy(c, a, b, M, N, K, accumulate, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// bf16 operands (kernels.h, "Matmul precision"): round copies of both operands, then the fp32
+// products above. A product of two bf16 values has at most 16 significant bits, so it is exact
+// in fp32; the result differs from the AVX512_BF16 kernels only by summation order.
+// ---------------------------------------------------------------------------------------------
+
+// Round to the nearest bf16, ties to even, as vcvtneps2bf16 (NaN stays NaN, kept quiet).
+static float round_bf16(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) u |= 0x00400000u;
+    else u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static float *bf16_copy(const float *x, size_t n) {
+    float *y = xmalloc(n * sizeof *y + 1);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) y[i] = round_bf16(x[i]);
+    return y;
+}
+
+typedef void (*MatmulFn)(float *, const float *, const float *, int, int, int, int);
+
+static void bf16_matmul(MatmulFn f, float *c, const float *a, const float *b, int M, int N, int K, size_t na,
+                        size_t nb, int accumulate) {
+    float *ar = bf16_copy(a, na), *br = bf16_copy(b, nb);
+    f(c, ar, br, M, N, K, accumulate);
+    free(ar);
+    free(br);
+}
+
+void ref_bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    bf16_matmul(ref_matmul_nt, c, a, b, M, N, K, (size_t)M * K, (size_t)N * K, accumulate);
+}
+
+void ref_bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    bf16_matmul(ref_matmul_nn, c, a, b, M, N, K, (size_t)M * K, (size_t)K * N, accumulate);
+}
+
+void ref_bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
+    bf16_matmul(ref_matmul_tn, c, a, b, M, N, K, (size_t)K * M, (size_t)K * N, accumulate);
 }

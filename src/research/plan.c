@@ -87,13 +87,49 @@ static int tried_before(const PlanState *st, const cJSON *config) {
     return 0;
 }
 
+// How many trials of the ledger have moved each param of the space (rejected proposals excluded).
+static void count_moves(const PlanCtx *ctx, const PlanState *st, int *moves) {
+    for (int k = 0; k < ctx->space->n_params; k++) moves[k] = 0;
+    for (int i = 0; i < st->n; i++) {
+        if (!strcmp(st->rows[i].status, "rejected") || !st->rows[i].change) continue;
+        cJSON *c = cJSON_Parse(st->rows[i].change), *e;
+        cJSON_ArrayForEach(e, c)
+            for (int k = 0; k < ctx->space->n_params; k++)
+                if (!strcmp(e->string, ctx->space->params[k].name)) moves[k]++;
+        cJSON_Delete(c);
+    }
+}
+
+// The param a one-setting change moves: uniformly among the least-moved params that have not
+// failed too often in this round (every param is tried once before any is tried twice, so an
+// hour of screens covers the space instead of redrawing a few knobs); -1 when every param has
+// failed (then any param, at random).
+#define PARAM_FAILS 40
+static int least_moved(const PlanCtx *ctx, const int *moves, const int *fails, Rng *rng) {
+    int n = ctx->space->n_params, min = -1, count = 0;
+    for (int k = 0; k < n; k++)
+        if (fails[k] < PARAM_FAILS && (min < 0 || moves[k] < min)) min = moves[k];
+    if (min < 0) return -1;
+    for (int k = 0; k < n; k++) count += fails[k] < PARAM_FAILS && moves[k] == min;
+    int pick = (int)(rng_uniform(rng) * count);
+    for (int k = 0; k < n; k++)
+        if (fails[k] < PARAM_FAILS && moves[k] == min && pick-- == 0) return k;
+    return -1;
+}
+
 // Draw changes until one is feasible, changes something and was not tried before.
 static int draw(const PlanCtx *ctx, const PlanState *st, TrialPlan *p, const cJSON *from, int sample) {
     Rng rng;
     rng_seed(&rng, ctx->seed ^ ((uint64_t)p->trial * 0x9E3779B97F4A7C15ULL));
     char last_err[512] = "";
+    int np = ctx->space->n_params, *moves = xcalloc((size_t)np, sizeof *moves), *fails = xcalloc((size_t)np, sizeof *fails);
+    if (!sample) count_moves(ctx, st, moves);
     for (int k = 0; k < MAX_DRAWS; k++) {
-        cJSON *change = sample ? space_sample(ctx->space, &rng) : space_mutate(ctx->space, &rng, from);
+        int param = sample ? -1 : least_moved(ctx, moves, fails, &rng);
+        cJSON *change = sample ? space_sample(ctx->space, &rng)
+                        : param >= 0 ? space_mutate_param(ctx->space, &rng, from, param)
+                                     : space_mutate(ctx->space, &rng, from);
+        if (param >= 0) fails[param]++;  // counts only until a draw is taken
         cJSON *config, *diff;
         if (space_apply(ctx->space, from, change, &config, &diff) != 0) {
             snprintf(last_err, sizeof last_err, "%s", err_msg());
@@ -102,10 +138,12 @@ static int draw(const PlanCtx *ctx, const PlanState *st, TrialPlan *p, const cJS
         }
         if (diff->child && !tried_before(st, config)) {
             p->change = change, p->config = config, p->diff = diff;
+            free(moves), free(fails);
             return 0;
         }
         cJSON_Delete(change), cJSON_Delete(config), cJSON_Delete(diff);
     }
+    free(moves), free(fails);
     return err_set("no untried feasible %s found in %d draws (last infeasible one: %s); the space is exhausted "
                    "around the best or its constraints exclude nearly everything",
                    sample ? "sample" : "one-setting change", MAX_DRAWS, last_err[0] ? last_err : "none");

@@ -534,7 +534,11 @@ cJSON *space_sample(const Space *s, Rng *r) {
 
 cJSON *space_mutate(const Space *s, Rng *r, const cJSON *parent) {
     int k = (int)(rng_uniform(r) * s->n_params);
-    const Param *p = &s->params[k < s->n_params ? k : s->n_params - 1];
+    return space_mutate_param(s, r, parent, k < s->n_params ? k : s->n_params - 1);
+}
+
+cJSON *space_mutate_param(const Space *s, Rng *r, const cJSON *parent, int k) {
+    const Param *p = &s->params[k];
     const cJSON *cur = cJSON_GetObjectItemCaseSensitive(parent, p->name);
     cJSON *v;
     if (p->type == PARAM_BOOL) {

@@ -104,6 +104,8 @@ struct cJSON *space_sample(const Space *s, Rng *r);
 // May return a change equal to the parent's value when nothing else is possible (space_apply
 // then reports no difference).
 struct cJSON *space_mutate(const Space *s, Rng *r, const struct cJSON *parent);
+// The same move for param k (index in s->params) instead of a random one.
+struct cJSON *space_mutate_param(const Space *s, Rng *r, const struct cJSON *parent, int k);
 
 // The settings of child whose values differ from parent's (a new object).
 struct cJSON *space_config_diff(const struct cJSON *parent, const struct cJSON *child);

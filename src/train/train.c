@@ -44,6 +44,12 @@ TrainConfig train_defaults(void) {
 
 double machine_peak_flops(void) { return machine_peak_fp32_flops(NULL); }
 
+double machine_peak_flops_for(int precision) {
+    MachinePeak p;
+    if (precision == KP_BF16 && machine_peak_get(NULL, &p) == 0 && p.bf16_all > 0) return p.bf16_all;
+    return machine_peak_flops();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Setup: data, tokenizer, model, optimizer, loader (or all of it restored from a run folder)
 // ---------------------------------------------------------------------------------------------
@@ -333,8 +339,8 @@ static int open_run_folder(const TrainConfig *cfg, Run *r) {
 
 // The peak of every core training: each rank's measured peak for its OpenMP threads, summed over
 // the ranks (so 1 rank x 2 threads and 2 ranks x 1 thread are held to the same standard).
-static double run_peak_flops(void) {
-    double peak = machine_peak_flops();
+static double run_peak_flops(int precision) {
+    double peak = machine_peak_flops_for(precision);
     dist_allreduce_sum_f64(&peak, 1);
     return peak;
 }
@@ -373,17 +379,19 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     if (setup_data(cfg, &r) != 0 || setup_model(cfg, &r) != 0) goto done;
     if (cfg->resume && restore(cfg, &r) != 0) goto done;
     if (r.rank == 0 && open_run_folder(cfg, &r) != 0) goto done;
+    if (kernels_set_precision((KernelPrecision)cfg->precision) != 0) goto done;
 
     double flops_tok = model_config_flops_per_token(&cfg->model);
-    double peak = cfg->peak_flops > 0 ? cfg->peak_flops : run_peak_flops();
+    double peak = cfg->peak_flops > 0 ? cfg->peak_flops : run_peak_flops(cfg->precision);
     int64_t tok_step = cfg->batch_tokens;
     if (!cfg->resume) r.ctr.startup_s = now_seconds() - t_start;
     dist_bcast_f64(&r.ctr.startup_s, 1, 0);
     if (!cfg->quiet)
-        fprintf(stderr, "train: %zu params, %.1f MFLOP/token, batch %lld tokens = %d x %d x %d accum%s, %s %s, start-up %.1fs\n",
+        fprintf(stderr, "train: %zu params, %.1f MFLOP/token, batch %lld tokens = %d x %d x %d accum%s, %s %s, "
+                "kernels %s, start-up %.1fs\n",
                 model_config_num_params(&cfg->model), flops_tok / 1e6, (long long)tok_step, r.micro_rows,
                 cfg->model.seq_len, r.grad_accum, r.world > 1 ? " x ranks" : "", cfg->steps ? "steps" : "budget",
-                cfg->steps ? "fixed" : "wall-clock", r.ctr.startup_s);
+                cfg->steps ? "fixed" : "wall-clock", kernels()->name, r.ctr.startup_s);
     if (!cfg->quiet && r.world > 1)
         fprintf(stderr, "train: %d ranks (%s); optimizer state %.1f MiB per rank instead of %.1f MiB (ZeRO-1)\n",
                 r.world, dist_backend(), r.opt->n_state_own * 4.0 / (1 << 20), r.opt->n_state * 4.0 / (1 << 20));
@@ -439,6 +447,8 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->params = model_config_num_params(&cfg->model);
     res->flops_per_token = flops_tok;
     res->stopped_by = why;
+    snprintf(res->kernels, sizeof res->kernels, "%s", kernels()->name);
+    kernels_set_precision(KP_FP32);  // evaluate the fp32 master weights in fp32, whatever trained them
     if (cfg->profile_steps > 0 && r.rank == 0 && write_profile(cfg, &r) != 0) goto done;
     if (why != 2 && cfg->profile_steps == 0) {  // interrupted and profiling runs are not evaluated
         if (!cfg->quiet) fprintf(stderr, "eval: val_bpb on %s...\n", cfg->eval_tokens ? "part of the validation set" : "the whole validation set");
@@ -468,6 +478,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->total_s = now_seconds() - t_start;
     rc = r.rank == 0 ? write_summary(cfg, res, r.tok->id) : 0;
 done:
+    if (kernels_precision() != KP_FP32) kernels_set_precision(KP_FP32);
     free_run(&r);
     return rc;
 }
@@ -521,7 +532,7 @@ static int write_summary(const TrainConfig *cfg, const TrainResult *res, const c
     cJSON_AddStringToObject(hw, "cpu", ci->model);
     cJSON_AddNumberToObject(hw, "logical_cpus", ci->logical_cpus);
     cJSON_AddNumberToObject(hw, "threads", omp_get_max_threads());
-    cJSON_AddStringToObject(hw, "kernels", kernels()->name);
+    cJSON_AddStringToObject(hw, "kernels", res->kernels);  // as trained (evaluation is fp32)
     cJSON_AddBoolToObject(hw, "avx512f", ci->avx512f);
     cJSON_AddBoolToObject(hw, "amx_bf16", ci->amx_bf16);
     char *commit = git_commit();

@@ -35,6 +35,8 @@ typedef struct {
     const char *cache_dir;  // for prepare (default "cache")
     const char *resume;     // resume from this run folder
     const char *config_json;// every setting as JSON (written to config.json and the checkpoint)
+    int precision;          // KernelPrecision of the training steps' matmuls (KP_FP32 | KP_BF16);
+                            // evaluation is always fp32, so val_bpb compares across precisions
     int profile_steps;      // > 0: record this many steps after the excluded ones with the profiler,
                             // write trace.json / profile.csv / roofline.json, skip evaluation
 } TrainConfig;
@@ -57,10 +59,15 @@ typedef struct {
     int ranks;                      // data-parallel processes (1 without mpirun)
     int64_t optim_state_bytes;      // optimizer state of the whole model
     int64_t optim_state_bytes_per_rank;  // held by the busiest rank (ZeRO-1 sharding)
+    char kernels[176];              // the kernel table of the training steps, e.g. "avx512+bf16"
 } TrainResult;
 
 // Train, save, evaluate; writes the run folder. 0, or -1 + err (a NaN loss, bad data, ...).
 int train_run(const TrainConfig *cfg, TrainResult *res);
+
+// MFU's denominator for a precision: this machine's measured fp32 peak (below), or for bf16 its
+// measured AVX512_BF16 peak (the fp32 one if the CPU has none).
+double machine_peak_flops_for(int precision);
 
 // This machine's fp32 peak FLOP/s for this process's threads, measured once and cached in
 // cache/peak.json (kernels/peak.h; `frontier info --peak` prints it): the MFU denominator.
