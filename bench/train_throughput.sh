@@ -7,6 +7,10 @@
 # docs/perf.md.
 #
 #   bench/train_throughput.sh [ROUNDS]      (default 2; ~10 minutes on 2 cores)
+#   PRESETS=cpu bench/train_throughput.sh   (only these presets; default "cpu kit-d10")
+#
+# frontier runs twice per round: --precision bf16 (mixed precision, compared with PyTorch's bf16
+# autocast) where the CPU has AVX512_BF16, and --precision fp32 (compared with PyTorch fp32).
 #
 # Presets: `cpu` (the default: depth 2, width 128, T 256, batch 4096 = 16 x 256) and `kit-d10`
 # (depth 10, width 640) at a throughput batch of 2 rows x 1024 tokens x 2 accumulation steps
@@ -17,6 +21,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 ROUNDS=${1:-2}
+PRESETS=${PRESETS:-cpu kit-d10}
+PRECISIONS="fp32"; grep -qw avx512_bf16 /proc/cpuinfo && PRECISIONS="bf16 fp32"
 THREADS=$(nproc)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 declare -A STEPS=([cpu]=12 [kit-d10]=3)
@@ -32,34 +38,41 @@ body=$(mktemp)
   echo "$(bench_machine); git $(git rev-parse --short=12 HEAD). $THREADS threads on both sides; kernels: \`$(./frontier info | sed -n 's/^kernels: *//p')\`."
   echo "PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)') (Debian python3-torch) running tests/model/torch_ref.py's model and optimizers; $ROUNDS alternating rounds, medians."
   echo
-  echo "| preset | batch (tokens) | frontier tok/s | MFU | PyTorch bf16 tok/s | PyTorch fp32 tok/s | frontier / PyTorch bf16 | frontier / PyTorch fp32 |"
+  echo "| preset | batch (tokens) | frontier bf16 tok/s (MFU) | frontier fp32 tok/s (MFU) | PyTorch bf16 tok/s | PyTorch fp32 tok/s | frontier / PyTorch, bf16 | frontier / PyTorch, fp32 |"
   echo "|---|---|---|---|---|---|---|---|"
 } > "$body"
 
-for preset in cpu kit-d10; do
-  : > "$tmp/f"; : > "$tmp/b"; : > "$tmp/x"; : > "$tmp/mfu"
+for preset in $PRESETS; do
+  for f in f_bf16 f_fp32 m_bf16 m_fp32 b x; do : > "$tmp/$f"; done
   for round in $(seq 1 "$ROUNDS"); do
-    run="$tmp/$preset-$round"
-    # shellcheck disable=SC2086
-    ./frontier train ${FLAGS[$preset]} --steps $((STEPS[$preset] + 2)) --stop-after $((STEPS[$preset] + 2)) \
-      --threads "$THREADS" --run-dir "$run" --quiet > "$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
-    jv "$run/summary.json" tok_per_s >> "$tmp/f"
-    jv "$run/summary.json" mfu >> "$tmp/mfu"
+    for prec in $PRECISIONS; do
+      run="$tmp/$preset-$round-$prec"
+      # shellcheck disable=SC2086
+      ./frontier train ${FLAGS[$preset]} --precision "$prec" --steps $((STEPS[$preset] + 2)) \
+        --stop-after $((STEPS[$preset] + 2)) --threads "$THREADS" --run-dir "$run" --quiet > "$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+      jv "$run/summary.json" tok_per_s >> "$tmp/f_$prec"
+      jv "$run/summary.json" mfu >> "$tmp/m_$prec"
+    done
     for dt in bf16 fp32; do
       /usr/bin/python3 bench/torch_train.py "$run/config.json" --threads "$THREADS" --steps "${STEPS[$preset]}" \
         --dtype $dt > "$tmp/t.json"
       jv "$tmp/t.json" tok_per_s >> "$tmp/$([ $dt = bf16 ] && echo b || echo x)"
     done
-    echo "$preset round $round: frontier $(tail -1 "$tmp/f") tok/s, torch bf16 $(tail -1 "$tmp/b"), fp32 $(tail -1 "$tmp/x")" >&2
+    echo "$preset round $round: frontier bf16 $(tail -1 "$tmp/f_bf16") fp32 $(tail -1 "$tmp/f_fp32") tok/s, torch bf16 $(tail -1 "$tmp/b"), fp32 $(tail -1 "$tmp/x")" >&2
   done
-  f=$(median < "$tmp/f"); b=$(median < "$tmp/b"); x=$(median < "$tmp/x"); m=$(median < "$tmp/mfu")
-  bt=$(jv "$tmp/$preset-1/config.json" batch-tokens)
-  printf '| %s | %s | **%.0f** | %.1f%% | %.0f | %.0f | **%sx** | %sx |\n' "$preset" "$bt" "$f" \
-    "$(awk -v m="$m" 'BEGIN{print 100*m}')" "$b" "$x" "$(ratio "$f" "$b")" "$(ratio "$f" "$x")" >> "$body"
+  b=$(median < "$tmp/b"); x=$(median < "$tmp/x")
+  cell() {  # tok/s (MFU) of frontier at a precision, or "-"
+    [ -s "$tmp/f_$1" ] || { echo "-"; return; }
+    printf '**%.0f** (%.1f%%)' "$(median < "$tmp/f_$1")" "$(awk -v m="$(median < "$tmp/m_$1")" 'BEGIN{print 100*m}')"
+  }
+  vs() { [ -s "$tmp/f_$1" ] && echo "**$(ratio "$(median < "$tmp/f_$1")" "$2")x**" || echo "-"; }
+  bt=$(jv "$run/config.json" batch-tokens)
+  printf '| %s | %s | %s | %s | %.0f | %.0f | %s | %s |\n' "$preset" "$bt" "$(cell bf16)" "$(cell fp32)" "$b" "$x" \
+    "$(vs bf16 "$b")" "$(vs fp32 "$x")" >> "$body"
 done
 {
   echo
-  echo "MFU: model FLOPs (nanochat's 6N + attention convention, SPEC §1) per second over the machine's peak as \`frontier train\` reports it."
+  echo "MFU: model FLOPs (nanochat's 6N + attention convention, SPEC §1) per second over the machine's measured peak as \`frontier train\` reports it: the fp32 FMA peak for fp32, the vdpbf16ps peak for bf16."
   echo "Each frontier run trains on the prepared corpus; PyTorch trains on random token ids (throughput does not depend on the data)."
 } >> "$body"
 replace_section throughput "$body"

@@ -37,6 +37,15 @@ static const Kernels *bf16_matmuls(void) {
     return &t;
 }
 
+// The reference bf16 matmuls (--precision bf16 with FRONTIER_KERNELS=ref), checked with the fast ones.
+static const Kernels *ref_bf16_matmuls(void) {
+    static Kernels t;
+    t = KERNELS_REF;
+    t.name = "ref_bf16";
+    t.matmul_nt = ref_bf16_matmul_nt, t.matmul_nn = ref_bf16_matmul_nn, t.matmul_tn = ref_bf16_matmul_tn;
+    return &t;
+}
+
 static void add_table(Tables *t, const Kernels *k, const char *label) {
     for (int i = 0; i < t->n; i++)
         if (t->k[i] == k) return;
@@ -125,7 +134,7 @@ static int check_table(const Kernels *k, const char *label, int matmuls_only, in
             continue;
         }
         LabCheckOpts oo = *o;
-        if (matmuls_only) oo.tol = LAB_BF16_MATMUL_TOL;
+        oo.bf16_operands = matmuls_only;  // the bf16 tables: judged against bf16-rounded operands
         LabOpResult r;
         failed += lab_check_op(k, op, &oo, &r);
         lab_print_result(stdout, KERNEL_OP_NAMES[op], src, &r);
@@ -168,7 +177,10 @@ static int kernels_check_cmd(int argc, char **argv) {
     int n_done = 0, failed = 0;
     double t0 = now_seconds();
     for (int i = 0; i < t.n; i++) failed += check_table(t.k[i], t.label[i], 0, op_filter, &o, done, &n_done);
-    if (t.bf16 && op_filter <= 2) failed += check_table(bf16_matmuls(), BF16_LABEL, 1, op_filter, &o, done, &n_done);
+    if (t.bf16 && op_filter <= 2) {
+        failed += check_table(ref_bf16_matmuls(), "ref_bf16", 1, op_filter, &o, done, &n_done);
+        failed += check_table(bf16_matmuls(), BF16_LABEL, 1, op_filter, &o, done, &n_done);
+    }
     printf("%s: %d op check%s, %d failed (%.1f s)\n", failed ? "FAIL" : "PASS", n_done, n_done == 1 ? "" : "s", failed,
            now_seconds() - t0);
     return failed ? FRONTIER_EXIT_ERROR : 0;

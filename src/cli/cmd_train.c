@@ -46,7 +46,7 @@ static Flags default_flags(void) {
     OptimConfig o = d.optim;
     return (Flags){
         .preset = "cpu", .budget = "5m", .cache = "cache", .ortho = "polar-express",
-        .precision = kernels_precision_name((KernelPrecision)d.precision),
+        .precision = "auto",
         .depth = d.model.depth, .n_embd = d.model.n_embd, .n_head = d.model.n_head, .n_kv_head = d.model.n_kv_head,
         .head_dim = d.model.head_dim, .seq_len = d.model.seq_len, .vocab_size = d.model.vocab_size,
         .mlp_ratio = d.model.mlp_ratio, .qk_norm = d.model.qk_norm, .rope_base = d.model.rope_base,
@@ -105,8 +105,9 @@ static Option *train_options(Flags *f, int with_resume) {
         R("muon-eq", OPT_INT, muon_eq, "0|1", "MuonEq row equilibration", 0, 1),
         R("muon-plus", OPT_INT, muon_plus, "0|1", "Muon+ Frobenius-norm snap", 0, 1),
         R("cautious-wd", OPT_INT, cautious_wd, "0|1", "cautious weight decay", 0, 1),
-        O("precision", OPT_STRING, precision, "fp32|bf16", "matmul operands in training steps: bf16 = mixed precision "
-          "(fp32 master weights, state and accumulation); evaluation is fp32"),
+        O("precision", OPT_STRING, precision, "auto|fp32|bf16", "matmul operands in training steps: bf16 = mixed "
+          "precision (fp32 master weights, state and accumulation; evaluation is fp32); auto = bf16 where the CPU "
+          "has AVX512_BF16, else fp32"),
         R("excluded-steps", OPT_INT, excluded_steps, "N", "warm-up steps before the budget clock starts", 0, 1 << 20),
         R("seed", OPT_INT64, seed, "S", "seed for init and data order", 0, INT64_MAX),
         R("eval-tokens", OPT_INT64, eval_tokens, "N", "cap on validation tokens (0 = the whole set)", 0, INT64_MAX),
@@ -261,8 +262,10 @@ static void print_summary(const TrainConfig *c, const TrainResult *r) {
     printf("tokens seen    %lld  (%lld steps x %lld tokens)\n", (long long)r->tokens, (long long)r->steps,
            (long long)c->batch_tokens);
     printf("parameters     %zu  (%.1f MFLOP/token)\n", r->params, r->flops_per_token / 1e6);
-    printf("throughput     %.0f tok/s, MFU %.2f%% of %.0f GFLOP/s (measured fp32 peak of the cores used)\n",
-           r->tok_per_s, 100 * r->mfu, r->peak_flops / 1e9);
+    printf("throughput     %.0f tok/s, MFU %.2f%% of %.0f GFLOP/s (%s)\n", r->tok_per_s, 100 * r->mfu,
+           r->peak_flops / 1e9, c->peak_flops > 0 ? "--peak-flops" : c->precision == KP_BF16
+                                    ? "measured bf16 peak of the cores used: --precision bf16"
+                                    : "measured fp32 peak of the cores used");
     if (c->steps > 0) printf("budget         fixed %lld steps; timed %.1f s\n", (long long)c->steps, r->timed_s);
     else printf("budget         %.1f of %.0f s used (%.1f%%); start-up %.1f s and %d excluded steps %.1f s not counted\n",
                 r->timed_s, c->budget_s, 100 * r->timed_s / c->budget_s, r->startup_s, c->excluded_steps, r->excluded_s);
@@ -296,6 +299,7 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     f->rope_base = cfg.model.rope_base, f->softcap = cfg.model.softcap;
     f->batch_tokens = cfg.batch_tokens, f->device_batch = cfg.device_batch;
     f->lr_batch_ref = cfg.optim.ref_batch_tokens;
+    f->precision = kernels_precision_name((KernelPrecision)cfg.precision);  // auto, resolved
     // Data and cache folders are recorded as absolute paths, so `frontier eval` finds them from
     // anywhere (they live as long as the process).
     char *abs_data = f->data ? realpath(f->data, NULL) : NULL, *abs_cache = f->cache ? realpath(f->cache, NULL) : NULL;

@@ -261,10 +261,15 @@ int kernels_init(void) { return kernels_select(getenv("FRONTIER_KERNELS")); }
 // Matmul precision
 // ---------------------------------------------------------------------------------------------
 
+KernelPrecision kernels_precision_auto(void) {
+    return cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL) ? KP_BF16 : KP_FP32;
+}
+
 int kernels_precision_parse(const char *s, KernelPrecision *p) {
-    if (!strcmp(s, "fp32")) *p = KP_FP32;
+    if (!strcmp(s, "auto")) *p = kernels_precision_auto();
+    else if (!strcmp(s, "fp32")) *p = KP_FP32;
     else if (!strcmp(s, "bf16")) *p = KP_BF16;
-    else return err_set("--precision must be fp32 or bf16, got '%s'", s);
+    else return err_set("--precision must be auto, fp32 or bf16, got '%s'", s);
     return 0;
 }
 

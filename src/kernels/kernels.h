@@ -140,8 +140,12 @@ int kernels_init(void);
 
 typedef enum { KP_FP32, KP_BF16 } KernelPrecision;
 
-// "fp32" / "bf16" -> *p; -1 + err naming the value otherwise.
+// "fp32" / "bf16" -> *p; "auto" -> kernels_precision_auto(); -1 + err naming the value otherwise.
 int kernels_precision_parse(const char *s, KernelPrecision *p);
+// The default: bf16 where this CPU has bf16 matmul hardware (AVX512_BF16 with AVX-512), fp32
+// elsewhere. One-hour research on the cpu preset found bf16 the better recipe where it is fast
+// (docs/research.md); where it would only be emulated, fp32 is.
+KernelPrecision kernels_precision_auto(void);
 const char *kernels_precision_name(KernelPrecision p);
 // Switch the active table's matmuls (and the profiler's wrapper around them). 0, or -1 + err.
 int kernels_set_precision(KernelPrecision p);

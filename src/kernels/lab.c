@@ -168,6 +168,7 @@ struct Case {
     const float *a[6];
     const int32_t *idx;
     int M, N, K, acc, B, T, H, Hkv, D, mode;
+    int bf16;  // matmul: the oracle rounds the operands to bf16
     size_t n;
     float cap, dscale;
 };
@@ -226,6 +227,7 @@ typedef struct {
     const int *threads;
     int n_threads;
     double tol;
+    int bf16;  // LabCheckOpts.bf16_operands
     LabOpResult *res;
     int case_failed;
 } Run;
@@ -344,8 +346,9 @@ static void matmul_oracle(Case *c, const float *c0, float *expect, double *scale
         for (int j = 0; j < N; j++) {
             double s = c0 ? c0[(size_t)i * N + j] : 0, sa = fabs(s);
             for (int k = 0; k < K; k++) {
-                double x = c->mode == TN ? a[(size_t)k * M + i] : a[(size_t)i * K + k];
-                double y = c->mode == NT ? b[(size_t)j * K + k] : b[(size_t)k * N + j];
+                float xf = c->mode == TN ? a[(size_t)k * M + i] : a[(size_t)i * K + k];
+                float yf = c->mode == NT ? b[(size_t)j * K + k] : b[(size_t)k * N + j];
+                double x = c->bf16 ? ref_round_bf16(xf) : xf, y = c->bf16 ? ref_round_bf16(yf) : yf;
                 s += x * y;
                 sa += fabs(x * y);
             }
@@ -356,7 +359,7 @@ static void matmul_oracle(Case *c, const float *c0, float *expect, double *scale
 
 static void check_matmul_shape(Run *r, const Kernels *k, int layout, int M, int N, int K, int acc, int misalign,
                                Rng *rng) {
-    Case c = {.k = k, .call = call_matmul, .mode = layout, .M = M, .N = N, .K = K, .acc = acc};
+    Case c = {.k = k, .call = call_matmul, .mode = layout, .M = M, .N = N, .K = K, .acc = acc, .bf16 = r->bf16};
     snprintf(c.shape, sizeof c.shape, "M=%d N=%d K=%d accumulate=%d", M, N, K, acc);
     size_t nc = (size_t)M * N;
     c.a[0] = case_input(&c, (size_t)M * K, rng, -1, 1);
@@ -648,6 +651,7 @@ int lab_check_op(const Kernels *k, int op, const LabCheckOpts *o, LabOpResult *r
     r.threads = o->threads ? o->threads : o->quick ? quick_threads : full_threads;
     r.n_threads = o->threads ? o->n_threads : o->quick ? 2 : 3;
     r.tol = res->tol = o->tol > 0 ? o->tol : lab_default_tol(op);
+    r.bf16 = o->bf16_operands;
     Rng rng;
     rng_seed(&rng, 0x1ab0 + (uint64_t)op);
     FaultHandlers old;

@@ -3,6 +3,8 @@
 #pragma once
 #include "kernels/kernels.h"
 
+// x rounded to the nearest bf16 (ties to even, as vcvtneps2bf16; NaN stays NaN), as a float.
+float ref_round_bf16(float x);
 void ref_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void ref_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void ref_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);

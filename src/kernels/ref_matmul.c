@@ -137,7 +137,7 @@ void ref_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K
 // ---------------------------------------------------------------------------------------------
 
 // Round to the nearest bf16, ties to even, as vcvtneps2bf16 (NaN stays NaN, kept quiet).
-static float round_bf16(float x) {
+float ref_round_bf16(float x) {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
     if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) u |= 0x00400000u;
@@ -150,7 +150,7 @@ static float round_bf16(float x) {
 static float *bf16_copy(const float *x, size_t n) {
     float *y = xmalloc(n * sizeof *y + 1);
 #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) y[i] = round_bf16(x[i]);
+    for (size_t i = 0; i < n; i++) y[i] = ref_round_bf16(x[i]);
     return y;
 }
 

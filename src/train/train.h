@@ -36,7 +36,8 @@ typedef struct {
     const char *resume;     // resume from this run folder
     const char *config_json;// every setting as JSON (written to config.json and the checkpoint)
     int precision;          // KernelPrecision of the training steps' matmuls (KP_FP32 | KP_BF16);
-                            // evaluation is always fp32, so val_bpb compares across precisions
+                            // evaluation is always fp32, so val_bpb compares across precisions.
+                            // train_defaults: fp32; the CLI's default is kernels_precision_auto()
     int profile_steps;      // > 0: record this many steps after the excluded ones with the profiler,
                             // write trace.json / profile.csv / roofline.json, skip evaluation
 } TrainConfig;

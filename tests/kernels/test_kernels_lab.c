@@ -11,6 +11,7 @@
 #include "kernels/lab.h"
 #include "kernels/ref.h"
 #include "kernels/simd_matmul.h"
+#include "util/error.h"
 #include "util/rng.h"
 
 static const int THREADS[] = {1, 2};
@@ -48,15 +49,48 @@ static void test_every_variant_passes(void **state) {
 
 static void test_bf16_matmuls_within_their_tolerance(void **state) {
     (void)state;
+    Kernels ref16 = KERNELS_REF;  // the reference bf16 matmuls run anywhere
+    ref16.matmul_nt = ref_bf16_matmul_nt, ref16.matmul_nn = ref_bf16_matmul_nn, ref16.matmul_tn = ref_bf16_matmul_tn;
+    LabCheckOpts o = QUICK;
+    o.bf16_operands = 1;  // against an oracle with bf16-rounded operands: fp32 accumulation's tolerance
+    for (int op = 0; op < 3; op++) expect_pass(&ref16, op, &o);
+    LabOpResult r;
+    assert_int_equal(lab_check_op(&KERNELS_REF, 0, &o, &r), 1);  // an fp32 matmul is not a bf16 one
     if (!cpu_info()->avx512_bf16) skip();
     Kernels k = KERNELS_REF;
     k.matmul_nt = avx512bf16_matmul_nt, k.matmul_nn = avx512bf16_matmul_nn, k.matmul_tn = avx512bf16_matmul_tn;
-    LabCheckOpts o = QUICK;
-    o.tol = LAB_BF16_MATMUL_TOL;
     for (int op = 0; op < 3; op++) expect_pass(&k, op, &o);
-    o.tol = 1e-5;  // and they really are coarser than fp32
-    LabOpResult r;
+    o.bf16_operands = 0;  // and they really are coarser than fp32
     assert_int_equal(lab_check_op(&k, 0, &o, &r), 1);
+}
+
+// --precision bf16 swaps exactly the three matmuls for their bf16 twins, and back.
+static void test_precision_switches_the_matmuls(void **state) {
+    (void)state;
+    assert_int_equal(kernels_select("ref"), 0);
+    assert_int_equal(kernels_set_precision(KP_BF16), 0);
+    assert_ptr_equal(kernels()->matmul_nt, ref_bf16_matmul_nt);
+    assert_ptr_equal(kernels()->matmul_tn, ref_bf16_matmul_tn);
+    assert_ptr_equal(kernels()->rmsnorm_fwd, KERNELS_REF.rmsnorm_fwd);
+    assert_string_equal(kernels()->name, "ref+bf16");
+    assert_string_equal(kernels_op_source(kernels(), 1), "ref_bf16");
+    assert_int_equal(kernels_precision(), KP_BF16);
+    if (cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL)) {
+        assert_int_equal(kernels_select("avx512,matmul_nn=ref"), 0);  // the precision survives a new table
+        assert_ptr_equal(kernels()->matmul_nt, avx512bf16_matmul_nt);
+        assert_ptr_equal(kernels()->matmul_nn, ref_bf16_matmul_nn);
+        assert_string_equal(kernels()->name, "avx512,matmul_nn=ref+bf16");
+    }
+    assert_int_equal(kernels_set_precision(KP_FP32), 0);
+    assert_string_equal(kernels()->name, kernels_variant_available(KV_AVX512, NULL) && cpu_info()->avx512_bf16
+                                             ? "avx512,matmul_nn=ref" : "ref");
+    assert_ptr_equal(kernels()->matmul_nn, ref_matmul_nn);
+    KernelPrecision p;
+    assert_int_equal(kernels_precision_parse("bf16", &p), 0);
+    assert_int_equal(p, KP_BF16);
+    assert_int_equal(kernels_precision_parse("fp16", &p), -1);
+    assert_non_null(strstr(err_msg(), "fp32 or bf16"));
+    assert_int_equal(kernels_select(NULL), 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,6 +338,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_variant_passes),
         cmocka_unit_test(test_bf16_matmuls_within_their_tolerance),
+        cmocka_unit_test(test_precision_switches_the_matmuls),
         cmocka_unit_test(test_out_of_bounds_writes_are_caught),
         cmocka_unit_test(test_unwritten_output_is_caught),
         cmocka_unit_test(test_thread_dependence_is_caught),
