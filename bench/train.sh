@@ -20,7 +20,7 @@ body=$(mktemp)
 cat > "$body" <<MD
 ## Training: the main job (\`make run\` = \`frontier run\`)
 
-$(bench_machine); git $(j 'd["git_commit"]'). Kernels: \`$(j 'd["hardware"].get("kernels", "avx512")')\` (fp32), $(j 'd["hardware"]["threads"]') threads.
+$(bench_machine); git $(j 'd["git_commit"]'). Kernels: \`$(j 'd["hardware"].get("kernels", "avx512")')\` (precision $(j 'd["config"].get("precision", "fp32")')), $(j 'd["hardware"]["threads"]') threads.
 Command: \`make run\` (or \`bench/train.sh\`, which writes this section${FROM_NOTE:-}).
 
 | | |
@@ -29,18 +29,20 @@ Command: \`make run\` (or \`bench/train.sh\`, which writes this section${FROM_NO
 | budget | $(j 'd["budget_s"]') s; timed $(j 'd["timed_s"]' '.1f') s, start-up $(j 'd["startup_s"]' '.1f') s and $(j 'd["config"]["excluded-steps"]') excluded steps $(j 'd["excluded_s"]' '.1f') s reported apart |
 | batch | $(j 'd["config"]["batch-tokens"]') tokens/step, lr reference batch $(j 'd["config"]["lr-batch-ref"]') |
 | steps, tokens seen | $(j 'd["steps"]') steps, $(j 'd["tokens_trained"]') tokens |
-| throughput | **$(j 'd["tok_per_s"]' '.0f') tok/s**, MFU $(j '100*d["mfu"]' '.2f')% of $(j 'd["peak_flops"]/1e9' '.0f') GFLOP/s (the fp32 FMA peak: measured by \`frontier info --peak\` for runs after 2026-11-30 13:55, the 384 GFLOP/s estimate before) |
+| throughput | **$(j 'd["tok_per_s"]' '.0f') tok/s**, MFU $(j '100*d["mfu"]' '.2f')% of $(j 'd["peak_flops"]/1e9' '.0f') GFLOP/s (the measured $(j '"vdpbf16ps" if d["config"].get("precision") == "bf16" else "fp32 FMA"') peak, \`frontier info --peak\`) |
 | final training loss | $(j 'd["final_loss"]' '.3f') |
 | **val_bpb** | **$(j 'd["val_bpb"]' '.4f')** on the whole pinned validation set ($(j 'd["eval_tokens"]') tokens scored, T $(j 'd["eval_T"]')) |
 | peak memory | $(j 'd["peak_rss_bytes"]/2**20' '.0f') MiB |
 
-How the preset was chosen (`bench/preset_sweep.sh`: 90 s budget, val_bpb on the first 100,000 validation tokens, same machine,
+How the preset was chosen (\`bench/preset_sweep.sh\`: 90 s budget, val_bpb on the first 100,000 validation tokens, same machine,
 reference kernels): depth 4 / T 512 / batch 4096 with nanochat's lr batch scaling (reference 2^19)
 2.8171 at 971 tok/s; the same with the lr reference at the batch (scale 1) 2.3617; depth 2 / T 256 /
 batch 4096 (scale 1) **2.0897** at 3009 tok/s; depth 2 / T 256 / batch 2048 (scale 1) 2.1074. With
-the reference kernels the budget buys few tokens, so the small model wins. With the AVX-512
-kernels the same preset reaches ~1.92 (two seeds: 1.9311, 1.9030); a one-hour \`frontier research\`
-run found no single change that beats it by more than that seed spread (docs/research.md).
+the reference kernels the budget buys few tokens, so the small model wins. With the AVX-512 fp32
+kernels the same preset reaches 1.92 (seeds 42/43: 1.9223/1.9153 in the second research run,
+1.9311/1.9030 in the first). The one-hour \`frontier research\` run then found bf16 mixed precision
+(\`--precision bf16\`, now the default where the CPU has AVX512_BF16): 1.8911/1.8728 on the same seeds,
+confirmed by more than five times the seed spread (docs/research.md).
 MD
 replace_section train "$body"
 rm -f "$body"

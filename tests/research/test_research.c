@@ -448,6 +448,35 @@ static void test_plan_baseline_then_greedy_keeps_only_improvements(void **state)
     fixture_free(&f);
 }
 
+// Greedy moves every param of the space once before it moves any twice (all changes discarded,
+// so every proposal starts from the baseline: the default space's params are covered in turn).
+static void test_greedy_moves_the_least_moved_param(void **state) {
+    (void)state;
+    Fixture f;
+    fixture_init(&f, STRAT_GREEDY);
+    step(&f, 2.100), step(&f, 2.110);
+    int np = f.ctx.space->n_params, *moved = calloc((size_t)np, sizeof *moved);
+    for (int t = 0; t < np; t++) {
+        LedgerRow *r = step(&f, 2.5);  // worse than the best: discarded
+        assert_string_equal(r->status, "discard");
+        cJSON *c = cJSON_Parse(r->change), *e;
+        int params = 0;
+        cJSON_ArrayForEach(e, c)
+            for (int k = 0; k < np; k++)
+                if (!strcmp(e->string, f.ctx.space->params[k].name)) moved[k]++, params++;
+        assert_true(params >= 1);
+        cJSON_Delete(c);
+    }
+    // one param per trial, but a head-dim change also resets n-kv-head (a param derived from it):
+    // every param has been moved at least once, and none more than twice
+    for (int k = 0; k < np; k++) {
+        if (moved[k] == 0) fail_msg("param %s never moved in %d greedy trials", f.ctx.space->params[k].name, np);
+        assert_true(moved[k] <= 2);
+    }
+    free(moved);
+    fixture_free(&f);
+}
+
 static void test_plan_is_deterministic_and_resumable(void **state) {
     (void)state;
     Fixture a, b;
@@ -737,6 +766,7 @@ int main(void) {
         cmocka_unit_test(test_ledger_roundtrip_and_append),
         cmocka_unit_test(test_ledger_torn_and_corrupt_rows),
         cmocka_unit_test(test_plan_baseline_then_greedy_keeps_only_improvements),
+        cmocka_unit_test(test_greedy_moves_the_least_moved_param),
         cmocka_unit_test(test_plan_is_deterministic_and_resumable),
         cmocka_unit_test(test_plan_confirm),
         cmocka_unit_test(test_plan_halving),
