@@ -282,13 +282,15 @@ static int write_summary(const TrainConfig *cfg, const TrainResult *res, const c
 static int write_profile(const TrainConfig *cfg, Run *r) {
     prof_enable(0);
     kernels_set_profiling(0);
-    double peak = cfg->peak_flops > 0 ? cfg->peak_flops : machine_peak_flops(), bw = MACHINE_PEAK_BW;
+    // bf16 training: the roofline's compute roof is the bf16 peak (the matmuls run on it)
+    double peak = cfg->peak_flops > 0 ? cfg->peak_flops : machine_peak_flops_for(cfg->precision), bw = MACHINE_PEAK_BW;
     ProfSummary s;
     prof_summarize(&s);
     char *trace = path_join(cfg->run_dir, "trace.json"), *csv = path_join(cfg->run_dir, "profile.csv");
     char *roof = path_join(cfg->run_dir, "roofline.json");
     char rj[160];
-    int n = snprintf(rj, sizeof rj, "{\"peak_flops\": %.6g, \"peak_bw\": %.6g, \"source\": \"estimate\"}\n", peak, bw);
+    int n = snprintf(rj, sizeof rj, "{\"peak_flops\": %.6g, \"peak_bw\": %.6g, \"precision\": \"%s\"}\n", peak, bw,
+                     kernels_precision_name((KernelPrecision)cfg->precision));
     int rc = prof_write_trace(trace);
     if (rc == 0) rc = prof_write_csv(&s, csv, peak, bw);
     if (rc == 0) rc = write_file_atomic(roof, rj, (size_t)n);
