@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu.h"
 #include "kernels/peak.h"
 #include "kernels/simd_matmul.h"
 #include "model/config.h"
@@ -124,7 +125,13 @@ static double median(double *t, int n) {
     return t[n / 2];
 }
 
-static void frontier_run(const Product *p, float *c, const float *a, const float *b) {
+static void frontier_run(const Product *p, float *c, const float *a, const float *b, int bf16) {
+    if (bf16) {  // --precision bf16's matmuls: fp32 operands rounded to bf16 while packing
+        if (p->layout == NT) avx512bf16_matmul_nt(c, a, b, p->M, p->N, p->K, p->acc);
+        else if (p->layout == NN) avx512bf16_matmul_nn(c, a, b, p->M, p->N, p->K, p->acc);
+        else avx512bf16_matmul_tn(c, a, b, p->M, p->N, p->K, p->acc);
+        return;
+    }
     if (p->layout == NT) avx512_matmul_nt(c, a, b, p->M, p->N, p->K, p->acc);
     else if (p->layout == NN) avx512_matmul_nn(c, a, b, p->M, p->N, p->K, p->acc);
     else avx512_matmul_tn(c, a, b, p->M, p->N, p->K, p->acc);
@@ -140,11 +147,12 @@ typedef struct {
     const Product *p;
     float *c;
     const float *a, *b;
+    int bf16;
 } FrontierCall;
 
 static void frontier_call(const void *x) {
     const FrontierCall *f = x;
-    frontier_run(f->p, f->c, f->a, f->b);
+    frontier_run(f->p, f->c, f->a, f->b, f->bf16);
 }
 
 static void dnnl_call(const void *x) { dnnl_run(x); }
@@ -162,23 +170,28 @@ static void bench_product(const char *preset, const Product *p, double seconds, 
     for (size_t i = 0; i < na; i++) a[i] = (float)((i * 7919 % 1000) / 500.0 - 1), a16[i] = to_bf16(a[i]);
     for (size_t i = 0; i < nb; i++) b[i] = (float)((i * 104729 % 1000) / 500.0 - 1), b16[i] = to_bf16(b[i]);
     Dnnl f32 = dnnl_make(p, dnnl_f32, a, b, c), bf16 = dnnl_make(p, dnnl_bf16, a16, b16, c);
-    FrontierCall fc = {p, c, a, b};
+    FrontierCall fc = {p, c, a, b, 0}, fc16 = {p, c, a, b, 1};
+    int f16 = cpu_info()->avx512_bf16;
     // warm-up, and the number of interleaved rounds that fits the time
     double once = seconds_of(frontier_call, &fc) + (f32.ok ? seconds_of(dnnl_call, &f32) : 0) +
-                  (bf16.ok ? seconds_of(dnnl_call, &bf16) : 0);
+                  (bf16.ok ? seconds_of(dnnl_call, &bf16) : 0) + (f16 ? seconds_of(frontier_call, &fc16) : 0);
     int reps = once > 0 ? (int)(seconds / once) : 50;
     reps = reps < 3 ? 3 : reps > 50 ? 50 : reps;
     double *tf = xmalloc((size_t)reps * sizeof *tf), *td = xmalloc((size_t)reps * sizeof *td);
-    double *tb = xmalloc((size_t)reps * sizeof *tb);
+    double *tb = xmalloc((size_t)reps * sizeof *tb), *tf16 = xmalloc((size_t)reps * sizeof *tf16);
     for (int r = 0; r < reps; r++) {
         tf[r] = seconds_of(frontier_call, &fc);
         td[r] = f32.ok ? seconds_of(dnnl_call, &f32) : 0;
         tb[r] = bf16.ok ? seconds_of(dnnl_call, &bf16) : 0;
+        tf16[r] = f16 ? seconds_of(frontier_call, &fc16) : 0;
     }
     double fl = 2.0 * p->M * p->N * p->K, mf = median(tf, reps), md = median(td, reps), mb = median(tb, reps);
     double bf = tf[0], bd = td[0], pk = peak_flops(peak);  // sorted by median(): [0] is the fastest call
-    char bf16_cols[64] = "| - | - |";
-    if (bf16.ok) snprintf(bf16_cols, sizeof bf16_cols, "| %.3f | %.1f |", 1e3 * mb, fl / mb / 1e9);
+    double m16 = median(tf16, reps);
+    char bf16_cols[160] = "| - | - | - | - | - |";
+    if (bf16.ok && f16)
+        snprintf(bf16_cols, sizeof bf16_cols, "| %.3f | %.1f | %.3f | %.1f | **%.2f** |", 1e3 * mb, fl / mb / 1e9, 1e3 * m16,
+                 fl / m16 / 1e9, m16 / mb);
     printf("| %s | %s | %s | %dx%dx%d%s | %.3f / %.3f | %.1f | %.0f%% | %.3f / %.3f | %.1f | %.0f%% | **%.2f** / %.2f "
            "%s %s, %s |\n",
            preset, p->what, LAYOUT[p->layout], p->M, p->N, p->K, p->acc ? " +=" : "", 1e3 * mf, 1e3 * bf,
@@ -187,7 +200,7 @@ static void bench_product(const char *preset, const Product *p, double seconds, 
     fflush(stdout);
     dnnl_free(&f32);
     dnnl_free(&bf16);
-    free(a), free(b), free(c), free(a16), free(b16), free(tf), free(td), free(tb);
+    free(a), free(b), free(c), free(a16), free(b16), free(tf), free(td), free(tb), free(tf16);
 }
 
 // The preset's products at N tokens: forward (nt), input gradient (nn), weight gradient (tn).
@@ -230,11 +243,14 @@ int main(int argc, char **argv) {
     const dnnl_version_t *v = dnnl_version();
     printf("frontier avx512 fp32 vs oneDNN %d.%d.%d matmul, %d threads, %d tokens; fp32 peak %.1f GFLOP/s for these "
            "threads (frontier info --peak). Times: median and fastest of interleaved calls, GFLOP/s at the median, "
-           "%% of peak at the fastest (the undisturbed speed on shared cores).\n\n",
+           "%% of peak at the fastest (the undisturbed speed on shared cores). bf16: oneDNN gets operands converted to bf16 "
+           "beforehand; frontier's AVX512_BF16 matmuls (--precision bf16) take the fp32 operands and round them while "
+           "packing, as in training.\n\n",
            v->major, v->minor, v->patch, omp_get_max_threads(), rows, peak_flops(&peak) / 1e9);
     printf("| preset | layer | op | MxNxK | frontier ms median / min | GFLOP/s | %%peak (min) | oneDNN ms median / min | "
-           "GFLOP/s | %%peak (min) | frontier/oneDNN median / min | oneDNN bf16 ms | GFLOP/s | oneDNN impl (f32, bf16) |\n");
-    printf("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+           "GFLOP/s | %%peak (min) | frontier/oneDNN median / min | oneDNN bf16 ms | GFLOP/s | frontier bf16 ms | GFLOP/s | "
+           "frontier/oneDNN bf16 median | oneDNN impl (f32, bf16) |\n");
+    printf("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
     for (int pi = 0; MODEL_PRESETS[pi]; pi++) {
         const char *name = MODEL_PRESETS[pi];
         if (strcmp(which, "all") && strcmp(which, name)) continue;
