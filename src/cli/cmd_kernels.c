@@ -26,7 +26,7 @@
 typedef struct {
     const Kernels *k[MAX_TABLES];
     const char *label[MAX_TABLES];
-    int n, bf16;  // bf16: also the bf16 matmuls
+    int n, bf16, ref16;  // bf16: also the AVX512_BF16 matmuls; ref16: also the reference bf16 ones
 } Tables;
 
 static const Kernels *bf16_matmuls(void) {
@@ -63,6 +63,7 @@ static void add_all(Tables *t) {
     for (int v = 0; v < KERNEL_VARIANT_COUNT; v++)
         if (kernels_variant_available((KernelVariant)v, NULL)) add_table(t, kernels_variant((KernelVariant)v), KERNEL_VARIANT_NAMES[v]);
     t->bf16 = cpu_info()->avx512_bf16;
+    t->ref16 = 1;  // --precision bf16 with FRONTIER_KERNELS=ref runs them on any CPU
 }
 
 // 0, or -1 after printing a usage error.
@@ -74,6 +75,7 @@ static int pick_tables(const StringList *variants, Tables *t) {
         int v = kernel_variant_index(name);
         if (!strcmp(name, "all")) add_all(t);
         else if (!strcmp(name, BF16_LABEL)) {
+            t->ref16 = 1;
             if (cpu_info()->avx512_bf16) t->bf16 = 1;
             else printf("%s: skipped: needs AVX512_BF16\n", BF16_LABEL);
         } else if (v >= 0) add_variant(t, v);
@@ -177,10 +179,8 @@ static int kernels_check_cmd(int argc, char **argv) {
     int n_done = 0, failed = 0;
     double t0 = now_seconds();
     for (int i = 0; i < t.n; i++) failed += check_table(t.k[i], t.label[i], 0, op_filter, &o, done, &n_done);
-    if (t.bf16 && op_filter <= 2) {
-        failed += check_table(ref_bf16_matmuls(), "ref_bf16", 1, op_filter, &o, done, &n_done);
-        failed += check_table(bf16_matmuls(), BF16_LABEL, 1, op_filter, &o, done, &n_done);
-    }
+    if (t.ref16 && op_filter <= 2) failed += check_table(ref_bf16_matmuls(), "ref_bf16", 1, op_filter, &o, done, &n_done);
+    if (t.bf16 && op_filter <= 2) failed += check_table(bf16_matmuls(), BF16_LABEL, 1, op_filter, &o, done, &n_done);
     printf("%s: %d op check%s, %d failed (%.1f s)\n", failed ? "FAIL" : "PASS", n_done, n_done == 1 ? "" : "s", failed,
            now_seconds() - t0);
     return failed ? FRONTIER_EXIT_ERROR : 0;
