@@ -240,6 +240,7 @@ float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
     K->rmsnorm_fwd(s->xn_final, s->rstd_final, s->x_final, N, C);
     linear(s->logits, s->xn_final, m->lm_head, N, V, C, 0);
     s->n_counted = 0;
+    s->dlogits_ready = 0;
     s->cur_B = B;
     s->cur_T = T;
     if (targets) K->softcap_ce(s->losses, NULL, s->logits, targets, N, V, c->softcap, 0.0f);
@@ -250,6 +251,30 @@ float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
         if (targets[n] >= 0) { sum += s->losses[n]; s->n_counted++; }
     if (n_counted) *n_counted = s->n_counted;
     return s->n_counted ? (float)(sum / s->n_counted) : 0.0f;
+}
+
+float model_forward_train(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
+                          float grad_scale) {
+    const ModelConfig *c = &m->cfg;
+    int N = B * T;
+    model_forward(m, s, inputs, NULL, B, T, NULL);  // logits only
+    int counted = 0;
+    for (int n = 0; n < N; n++) counted += targets[n] >= 0;
+    s->n_counted = counted;
+    if (!counted) {  // nothing to learn from: model_backward returns at once
+        memset(s->losses, 0, (size_t)N * sizeof *s->losses);
+        return 0.0f;
+    }
+    prof_begin("loss", "phase", -1);
+    kernels()->softcap_ce(s->losses, s->logits, s->logits, targets, N, c->vocab_size, c->softcap,
+                          grad_scale / (float)counted);
+    prof_end(0, 0);
+    s->dlogits_ready = 1;
+    s->dlogits_scale = grad_scale;
+    double sum = 0;
+    for (int n = 0; n < N; n++)
+        if (targets[n] >= 0) sum += s->losses[n];
+    return (float)(sum / counted);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -297,7 +322,14 @@ void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
     if (!s->n_counted) return;  // nothing to learn from
     prof_begin("backward", "phase", -1);
     // dlogits overwrite the logits: the forward's last use of them was the loss
-    K->softcap_ce(s->losses, s->logits, s->logits, targets, N, V, c->softcap, grad_scale / (float)s->n_counted);
+    if (s->dlogits_ready && s->dlogits_scale != grad_scale) {
+        fprintf(stderr, "frontier: internal error: model_backward(grad_scale %g) after model_forward_train(%g)\n",
+                grad_scale, s->dlogits_scale);
+        abort();
+    }
+    if (!s->dlogits_ready)
+        K->softcap_ce(s->losses, s->logits, s->logits, targets, N, V, c->softcap, grad_scale / (float)s->n_counted);
+    s->dlogits_ready = 0;  // consumed
     K->matmul_tn(m->dlm_head, s->logits, s->xn_final, V, C, N, 1);
     K->matmul_nn(s->dxn, s->logits, m->lm_head, N, C, V, 0);
     K->rmsnorm_bwd(s->dx, s->dxn, s->x_final, s->rstd_final, N, C, 0);

@@ -60,6 +60,8 @@ typedef struct {
     int L;             // layers
     int cur_B, cur_T;  // shape of the last forward's batch (<= B, T)
     int n_counted;     // targets counted by the last forward
+    int dlogits_ready; // the logits already hold dlogits (model_forward_train), for this scale:
+    float dlogits_scale;
     float *emb;        // (N, C) wte[inputs], before the first norm
     float *rstd0;      // (N)
     LayerActs *layer;  // (L)
@@ -89,6 +91,12 @@ void runstate_free(RunState *s);
 // mean loss over counted targets (*n_counted if non-NULL); without, returns 0 (logits only).
 float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
                     int *n_counted);
+// Training: model_forward, but the loss comes out of the fused softcap + CE pass that also writes
+// d(grad_scale * mean loss)/d(logits) over the logits, for a model_backward with the same
+// grad_scale. Saves the loss-only pass over the (N, V) logits that model_forward makes and
+// model_backward would repeat with gradients (~6% of a cpu-preset step). Same loss, same gradients.
+float model_forward_train(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
+                          float grad_scale);
 // Backward of `grad_scale * mean loss` for the batch the last forward saw; accumulates into
 // m->grad (call model_zero_grad first). Pass grad_scale = 1/G for G accumulation steps.
 void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, float grad_scale);

@@ -211,8 +211,9 @@ static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched
         prof_end(0, 0);
         if (got != 1) return err_prefix("training data");
         if (g / G != r->rank) continue;
-        loss += model_forward(&r->model, &r->rs, r->inputs, r->targets, r->micro_rows, cfg->model.seq_len, NULL);
-        model_backward(&r->model, &r->rs, r->inputs, r->targets, 1.0f / (float)(G * W));
+        float scale = 1.0f / (float)(G * W);
+        loss += model_forward_train(&r->model, &r->rs, r->inputs, r->targets, r->micro_rows, cfg->model.seq_len, scale);
+        model_backward(&r->model, &r->rs, r->inputs, r->targets, scale);
     }
     r->comm_s = 0;
     if (W > 1) {

@@ -268,6 +268,51 @@ static void test_model_threads_invariant(void **state) {
     model_free(&m);
 }
 
+// The training forward (loss and dlogits in one pass) gives the loss and the gradients of
+// model_forward + model_backward: gradients bit for bit, for every kernel table and both scales;
+// the loss to the rounding of a different pass (1e-6).
+static void test_forward_train_equals_forward_then_backward(void **state) {
+    (void)state;
+    ModelConfig cfg = tiny_config(1);
+    Model m;
+    model_build(&m, &cfg);
+    model_init_weights(&m, 3);
+    Rng r;
+    rng_seed(&r, 4);
+    fill(m.param, m.params.total, &r, 0.3f);
+    RunState s;
+    runstate_build(&s, &cfg, 2, 8);
+    int32_t in[16], tg[16];
+    for (int i = 0; i < 16; i++) in[i] = (int32_t)(rng_next(&r) % 50), tg[i] = (int32_t)(rng_next(&r) % 50);
+    tg[3] = tg[12] = -1;
+    float *g = malloc(m.params.total * sizeof *g);
+    const char *tables[] = {"ref", NULL};
+    for (int t = 0; t < 2; t++) {
+        assert_int_equal(kernels_select(tables[t]), 0);
+        for (int k = 0; k < 2; k++) {
+            float scale = k ? 0.25f : 1.0f;
+            model_zero_grad(&m);
+            float a = model_forward(&m, &s, in, tg, 2, 8, NULL);
+            model_backward(&m, &s, in, tg, scale);
+            memcpy(g, m.grad, m.params.total * sizeof *g);
+            model_zero_grad(&m);
+            float b = model_forward_train(&m, &s, in, tg, 2, 8, scale);
+            assert_int_equal(s.n_counted, 14);
+            model_backward(&m, &s, in, tg, scale);
+            assert_true(fabsf(a - b) <= 1e-6f * fabsf(a));
+            assert_memory_equal(g, m.grad, m.params.total * sizeof *g);
+        }
+    }
+    for (int i = 0; i < 16; i++) tg[i] = -1;  // nothing counted: no loss, no gradient
+    model_zero_grad(&m);
+    assert_true(model_forward_train(&m, &s, in, tg, 2, 8, 1.0f) == 0.0f);
+    model_backward(&m, &s, in, tg, 1.0f);
+    for (size_t i = 0; i < m.params.total; i++) assert_true(m.grad[i] == 0.0f);
+    free(g);
+    runstate_free(&s);
+    model_free(&m);
+}
+
 static void test_init_statistics(void **state) {
     (void)state;
     ModelConfig cfg = model_config_from_depth(2, 1000, 16);
@@ -300,6 +345,7 @@ int main(void) {
         cmocka_unit_test(test_model_grad_mha),
         cmocka_unit_test(test_model_grad_gqa),
         cmocka_unit_test(test_model_threads_invariant),
+        cmocka_unit_test(test_forward_train_equals_forward_then_backward),
         cmocka_unit_test(test_init_statistics),
     };
     return cmocka_run_group_tests_name("model", tests, NULL, NULL);
