@@ -10,7 +10,6 @@
 #include "kernels/lab.h"
 #include "kernels/peak.h"
 #include "kernels/ref.h"
-#include "kernels/simd_matmul.h"
 #include "model/config.h"
 #include "util/error.h"
 #include "util/timer.h"
@@ -28,23 +27,6 @@ typedef struct {
     const char *label[MAX_TABLES];
     int n, bf16, ref16;  // bf16: also the AVX512_BF16 matmuls; ref16: also the reference bf16 ones
 } Tables;
-
-static const Kernels *bf16_matmuls(void) {
-    static Kernels t;
-    t = KERNELS_REF;
-    t.name = BF16_LABEL;
-    t.matmul_nt = avx512bf16_matmul_nt, t.matmul_nn = avx512bf16_matmul_nn, t.matmul_tn = avx512bf16_matmul_tn;
-    return &t;
-}
-
-// The reference bf16 matmuls (--precision bf16 with FRONTIER_KERNELS=ref), checked with the fast ones.
-static const Kernels *ref_bf16_matmuls(void) {
-    static Kernels t;
-    t = KERNELS_REF;
-    t.name = "ref_bf16";
-    t.matmul_nt = ref_bf16_matmul_nt, t.matmul_nn = ref_bf16_matmul_nn, t.matmul_tn = ref_bf16_matmul_tn;
-    return &t;
-}
 
 static void add_table(Tables *t, const Kernels *k, const char *label) {
     for (int i = 0; i < t->n; i++)
@@ -179,8 +161,8 @@ static int kernels_check_cmd(int argc, char **argv) {
     int n_done = 0, failed = 0;
     double t0 = now_seconds();
     for (int i = 0; i < t.n; i++) failed += check_table(t.k[i], t.label[i], 0, op_filter, &o, done, &n_done);
-    if (t.ref16 && op_filter <= 2) failed += check_table(ref_bf16_matmuls(), "ref_bf16", 1, op_filter, &o, done, &n_done);
-    if (t.bf16 && op_filter <= 2) failed += check_table(bf16_matmuls(), BF16_LABEL, 1, op_filter, &o, done, &n_done);
+    if (t.ref16 && op_filter <= 2) failed += check_table(kernels_bf16_matmuls(0), "ref_bf16", 1, op_filter, &o, done, &n_done);
+    if (t.bf16 && op_filter <= 2) failed += check_table(kernels_bf16_matmuls(1), BF16_LABEL, 1, op_filter, &o, done, &n_done);
     printf("%s: %d op check%s, %d failed (%.1f s)\n", failed ? "FAIL" : "PASS", n_done, n_done == 1 ? "" : "s", failed,
            now_seconds() - t0);
     return failed ? FRONTIER_EXIT_ERROR : 0;

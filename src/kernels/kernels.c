@@ -284,6 +284,22 @@ typedef void (*MatmulFn)(float *, const float *, const float *, int, int, int, i
 static const MatmulFn REF_BF16[3] = {ref_bf16_matmul_nt, ref_bf16_matmul_nn, ref_bf16_matmul_tn};
 static const MatmulFn FAST_BF16[3] = {avx512bf16_matmul_nt, avx512bf16_matmul_nn, avx512bf16_matmul_tn};
 
+static Kernels bf16_tables[2];  // ref's ops with REF_BF16's / FAST_BF16's matmuls
+static pthread_once_t bf16_tables_once = PTHREAD_ONCE_INIT;
+
+static void build_bf16_tables(void) {
+    for (int v = 0; v < 2; v++) {
+        bf16_tables[v] = KERNELS_REF;
+        bf16_tables[v].name = v ? "avx512_bf16" : "ref_bf16";
+        for (int op = 0; op < 3; op++) op_set(&bf16_tables[v], op, (OpFn)(v ? FAST_BF16 : REF_BF16)[op]);
+    }
+}
+
+const Kernels *kernels_bf16_matmuls(int fast) {
+    pthread_once(&bf16_tables_once, build_bf16_tables);
+    return &bf16_tables[fast != 0];
+}
+
 static const char *bf16_source(OpFn f) {
     for (int i = 0; i < 3; i++) {
         if (f == (OpFn)REF_BF16[i]) return "ref_bf16";

@@ -150,6 +150,9 @@ const char *kernels_precision_name(KernelPrecision p);
 // Switch the active table's matmuls (and the profiler's wrapper around them). 0, or -1 + err.
 int kernels_set_precision(KernelPrecision p);
 KernelPrecision kernels_precision(void);
+// For the lab: a table of ref's ops with the bf16 matmuls — the reference ones (fast = 0, named
+// "ref_bf16") or AVX512_BF16's (fast = 1, "avx512_bf16"; check cpu_info()->avx512_bf16 first).
+const Kernels *kernels_bf16_matmuls(int fast);
 
 // The reference bf16 matmuls: operands rounded to bf16 (round to nearest even, as vcvtneps2bf16),
 // then ref_matmul_*'s fp32 products and sums (ref_matmul.c).

@@ -13,7 +13,6 @@
 #include "kernels/cpu.h"
 #include "kernels/lab.h"
 #include "kernels/ref.h"
-#include "kernels/simd_matmul.h"
 #include "model/config.h"
 #include "util/error.h"
 #include "util/mem.h"
@@ -223,14 +222,6 @@ static void print_row(FILE *f, const BenchCase *c, const char *variant, Timing t
     fflush(f);
 }
 
-static const Kernels *bf16_table(void) {
-    static Kernels t;
-    t = KERNELS_REF;
-    t.name = "avx512_bf16";
-    t.matmul_nt = avx512bf16_matmul_nt, t.matmul_nn = avx512bf16_matmul_nn, t.matmul_tn = avx512bf16_matmul_tn;
-    return &t;
-}
-
 int lab_bench(const Kernels *const *tables, const char *const *labels, int n, const LabBenchOpts *o, FILE *f) {
     ModelConfig m;
     if (model_config_preset(o->preset ? o->preset : "cpu", &m)) return -1;
@@ -261,7 +252,7 @@ int lab_bench(const Kernels *const *tables, const char *const *labels, int n, co
             print_row(f, c, labels[t], time_case(tables[t], c, &d, target), o->peak ? o->peak->fp32_all : 0, o);
         }
         if (with_bf16 && c->op <= OP_TN)
-            print_row(f, c, "avx512_bf16", time_case(bf16_table(), c, &d, target), o->peak ? o->peak->bf16_all : 0, o);
+            print_row(f, c, "avx512_bf16", time_case(kernels_bf16_matmuls(1), c, &d, target), o->peak ? o->peak->bf16_all : 0, o);
         bufs_free(&d);
     }
     return 0;

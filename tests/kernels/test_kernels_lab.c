@@ -49,19 +49,19 @@ static void test_every_variant_passes(void **state) {
 
 static void test_bf16_matmuls_within_their_tolerance(void **state) {
     (void)state;
-    Kernels ref16 = KERNELS_REF;  // the reference bf16 matmuls run anywhere
-    ref16.matmul_nt = ref_bf16_matmul_nt, ref16.matmul_nn = ref_bf16_matmul_nn, ref16.matmul_tn = ref_bf16_matmul_tn;
+    const Kernels *ref16 = kernels_bf16_matmuls(0);  // the reference bf16 matmuls run anywhere
+    assert_ptr_equal(ref16->matmul_nt, ref_bf16_matmul_nt);
     LabCheckOpts o = QUICK;
     o.bf16_operands = 1;  // against an oracle with bf16-rounded operands: fp32 accumulation's tolerance
-    for (int op = 0; op < 3; op++) expect_pass(&ref16, op, &o);
+    for (int op = 0; op < 3; op++) expect_pass(ref16, op, &o);
     LabOpResult r;
     assert_int_equal(lab_check_op(&KERNELS_REF, 0, &o, &r), 1);  // an fp32 matmul is not a bf16 one
     if (!cpu_info()->avx512_bf16) skip();
-    Kernels k = KERNELS_REF;
-    k.matmul_nt = avx512bf16_matmul_nt, k.matmul_nn = avx512bf16_matmul_nn, k.matmul_tn = avx512bf16_matmul_tn;
-    for (int op = 0; op < 3; op++) expect_pass(&k, op, &o);
+    const Kernels *k = kernels_bf16_matmuls(1);
+    assert_ptr_equal(k->matmul_tn, avx512bf16_matmul_tn);
+    for (int op = 0; op < 3; op++) expect_pass(k, op, &o);
     o.bf16_operands = 0;  // and they really are coarser than fp32
-    assert_int_equal(lab_check_op(&k, 0, &o, &r), 1);
+    assert_int_equal(lab_check_op(k, 0, &o, &r), 1);
 }
 
 // --precision bf16 swaps exactly the three matmuls for their bf16 twins, and back.

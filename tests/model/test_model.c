@@ -236,20 +236,27 @@ static void check_model_grads(int Hkv) {
 static void test_model_grad_mha(void **state) { (void)state; check_model_grads(2); }
 static void test_model_grad_gqa(void **state) { (void)state; check_model_grads(1); }
 
+// A model with every weight random and nonzero (initialised with init_seed, then refilled from
+// fill_seed), its run state for (B, T), and B*T random inputs and targets from the same stream.
+static void random_model(Model *m, RunState *s, const ModelConfig *cfg, uint64_t init_seed, uint64_t fill_seed,
+                         int B, int T, int32_t *in, int32_t *tg) {
+    model_build(m, cfg);
+    model_init_weights(m, init_seed);
+    Rng r;
+    rng_seed(&r, fill_seed);
+    fill(m->param, m->params.total, &r, 0.3f);
+    runstate_build(s, cfg, B, T);
+    for (int i = 0; i < B * T; i++) in[i] = (int32_t)(rng_next(&r) % 50), tg[i] = (int32_t)(rng_next(&r) % 50);
+}
+
 static void test_model_threads_invariant(void **state) {
     (void)state;
     ModelConfig cfg = tiny_config(2);
     cfg.seq_len = 16;
     Model m;
-    model_build(&m, &cfg);
-    model_init_weights(&m, 7);
-    Rng r;
-    rng_seed(&r, 8);
-    fill(m.param, m.params.total, &r, 0.3f);
     RunState s;
-    runstate_build(&s, &cfg, 3, 16);
     int32_t in[48], tg[48];
-    for (int i = 0; i < 48; i++) in[i] = (int32_t)(rng_next(&r) % 50), tg[i] = (int32_t)(rng_next(&r) % 50);
+    random_model(&m, &s, &cfg, 7, 8, 3, 16, in, tg);
     float loss[2];
     float *g[2];
     for (int k = 0; k < 2; k++) {
@@ -275,15 +282,9 @@ static void test_forward_train_equals_forward_then_backward(void **state) {
     (void)state;
     ModelConfig cfg = tiny_config(1);
     Model m;
-    model_build(&m, &cfg);
-    model_init_weights(&m, 3);
-    Rng r;
-    rng_seed(&r, 4);
-    fill(m.param, m.params.total, &r, 0.3f);
     RunState s;
-    runstate_build(&s, &cfg, 2, 8);
     int32_t in[16], tg[16];
-    for (int i = 0; i < 16; i++) in[i] = (int32_t)(rng_next(&r) % 50), tg[i] = (int32_t)(rng_next(&r) % 50);
+    random_model(&m, &s, &cfg, 3, 4, 2, 8, in, tg);
     tg[3] = tg[12] = -1;
     float *g = malloc(m.params.total * sizeof *g);
     const char *tables[] = {"ref", NULL};
