@@ -221,6 +221,8 @@ static int write_core_json(const char *run_dir, const CoreResult *res, int max_p
         cJSON_AddNumberToObject(x, "centered", t->centered);
         cJSON_AddNumberToObject(x, "baseline", t->baseline);
         cJSON_AddNumberToObject(x, "rows", t->rows);
+        cJSON_AddNumberToObject(x, "tokens", (double)t->tokens);  // through the model
+        cJSON_AddNumberToObject(x, "seconds", t->seconds);
         cJSON_AddItemToArray(tasks, x);
     }
     char *text = cJSON_Print(o), *path = path_join(run_dir, "core.json");

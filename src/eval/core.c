@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "dist/dist.h"
+#include "kernels/kernels.h"
 #include "eval/pyrandom.h"
 #include "util/error.h"
 #include "util/mem.h"
@@ -22,7 +23,13 @@ typedef struct {
     IdVec *seqs;             // (cap) token sequences of the current row's prompts
     IdVec prefix;            // LM: tokens without the continuation
     int n_seq_cap;
-    int32_t *in, *tg;        // (rs_B * rs_T)
+    int32_t *in;             // (rs_B * rs_T) the sequences' own tokens after the shared prefix
+    KVPrefix kv;             // keys and values of the row's shared prefix
+    int *rows;               // (rows_cap) scored positions: indices into in
+    int32_t *targets;        // (rows_cap) the token each scored position must predict
+    int *owner;              // (rows_cap) the sequence each scored position belongs to
+    float *xbuf, *logits, *losses;  // (rows_cap, C), (rows_cap, V), (rows_cap)
+    int rows_cap;
 } Scorer;
 
 static int tokenize(Scorer *s, const char *text, IdVec *out) {
@@ -42,7 +49,37 @@ static void ensure_capacity(Scorer *s, int B, int T) {
     s->rs_B = nb;
     s->rs_T = nt;
     s->in = xrealloc(s->in, (size_t)nb * nt * sizeof *s->in);
-    s->tg = xrealloc(s->tg, (size_t)nb * nt * sizeof *s->tg);
+}
+
+static void ensure_rows(Scorer *s, int M) {
+    if (M <= s->rows_cap) return;
+    int C = s->m->cfg.n_embd, V = s->m->cfg.vocab_size;
+    s->rows_cap = M + 64;
+    s->rows = xrealloc(s->rows, (size_t)s->rows_cap * sizeof *s->rows);
+    s->targets = xrealloc(s->targets, (size_t)s->rows_cap * sizeof *s->targets);
+    s->owner = xrealloc(s->owner, (size_t)s->rows_cap * sizeof *s->owner);
+    s->losses = xrealloc(s->losses, (size_t)s->rows_cap * sizeof *s->losses);
+    free(s->xbuf);
+    free(s->logits);
+    s->xbuf = xaligned_alloc((size_t)s->rows_cap * C * sizeof *s->xbuf);
+    s->logits = xaligned_alloc((size_t)s->rows_cap * V * sizeof *s->logits);
+}
+
+// Tokens every sequence of the row shares and that no scored position needs: the first P.
+// Causal attention makes their keys and values the same in each sequence, so they run once.
+// A position j is scored when it predicts token j+1 of a continuation (j >= start - 1).
+static int shared_prefix(Scorer *s, int n, const int *start) {
+    if (n < 2) return 0;  // nothing to share
+    size_t p = s->seqs[0].len;
+    for (int i = 1; i < n; i++) {
+        size_t k = 0;
+        while (k < p && k < s->seqs[i].len && s->seqs[i].data[k] == s->seqs[0].data[k]) k++;
+        p = k;
+    }
+    int P = (int)p;
+    for (int i = 0; i < n; i++)
+        if (start[i] - 1 < P) P = start[i] - 1;
+    return P > 0 ? P : 0;
 }
 
 // Continuation span [start, end) of each sequence, nanochat's rules.
@@ -90,36 +127,51 @@ static int score_row(const CoreTask *t, Scorer *s, const CorePrompts *p, int gol
     if (t->type == CORE_LM && tokenize(s, p->pairs[0].prefix, &s->prefix) != 0) return -1;
     int *start = xmalloc((size_t)n * sizeof *start), *end = xmalloc((size_t)n * sizeof *end);
     if (spans(t, s, n, start, end) != 0) { free(start); free(end); return -1; }
+    int P = shared_prefix(s, n, start), S = T - P, M = 0;
     ensure_capacity(s, n, T);
-    for (int i = 0; i < n; i++)  // right-pad with <|bos|>; targets past the end are ignored
-        for (int j = 0; j < T; j++) {
-            const IdVec *q = &s->seqs[i];
-            s->in[i * T + j] = j < (int)q->len ? (int32_t)q->data[j] : s->tok->bos_id;
-            s->tg[i * T + j] = j + 1 < (int)q->len ? (int32_t)q->data[j + 1] : -1;
+    for (int i = 0; i < n; i++) {  // right-pad with <|bos|>; padding is never scored
+        const IdVec *q = &s->seqs[i];
+        for (int j = 0; j < S; j++) s->in[i * S + j] = P + j < (int)q->len ? (int32_t)q->data[P + j] : s->tok->bos_id;
+        M += end[i] - start[i];
+    }
+    ensure_rows(s, M);
+    M = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = start[i] - 1; j < end[i] - 1; j++, M++) {
+            s->rows[M] = i * S + (j - P);
+            s->targets[M] = (int32_t)s->seqs[i].data[j + 1];
+            s->owner[M] = i;
         }
-    model_forward(s->m, &s->rs, s->in, s->tg, n, T, NULL);
-    *tokens += (long long)n * T;
-    int correct;
+    int32_t *prefix = xmalloc((size_t)(P ? P : 1) * sizeof *prefix);
+    for (int j = 0; j < P; j++) prefix[j] = (int32_t)s->seqs[0].data[j];
+    model_prefill(s->m, &s->rs, &s->kv, prefix, P);
+    free(prefix);
+    model_forward_hidden(s->m, &s->rs, &s->kv, s->in, n, S);
+    model_logits_rows(s->m, &s->rs, s->rows, M, s->xbuf, s->logits);
+    *tokens += P + (long long)n * S;
+    int V = s->m->cfg.vocab_size, correct;
     if (t->type == CORE_LM) {  // greedy argmax must reproduce every continuation token
-        int V = s->m->cfg.vocab_size;
-        correct = start[0] < end[0];
-        for (int j = start[0] - 1; j < end[0] - 1 && correct; j++) {
-            const float *z = s->rs.logits + (size_t)j * V;
+        correct = M > 0;
+        for (int r = 0; r < M && correct; r++) {
+            const float *z = s->logits + (size_t)r * V;
             int best = 0;
             for (int v = 1; v < V; v++)
                 if (z[v] > z[best]) best = v;
-            correct = best == s->in[j + 1];
+            correct = best == s->targets[r];
         }
     } else {  // lowest mean continuation loss
+        kernels()->softcap_ce(s->losses, NULL, s->logits, s->targets, M, V, s->m->cfg.softcap, 0.0f);
+        double *sum = xcalloc((size_t)n, sizeof *sum);
+        int *cnt = xcalloc((size_t)n, sizeof *cnt);
+        for (int r = 0; r < M; r++) sum[s->owner[r]] += s->losses[r], cnt[s->owner[r]]++;
         int pred = 0;
         double best = INFINITY;
         for (int i = 0; i < n; i++) {
-            double sum = 0;
-            int cnt = 0;
-            for (int j = start[i] - 1; j < end[i] - 1; j++, cnt++) sum += s->rs.losses[i * T + j];
-            double mean = cnt ? sum / cnt : INFINITY;
+            double mean = cnt[i] ? sum[i] / cnt[i] : INFINITY;
             if (mean < best) best = mean, pred = i;
         }
+        free(sum);
+        free(cnt);
         correct = pred == gold;
     }
     free(start);
@@ -231,7 +283,13 @@ int core_evaluate(Model *m, const Tokenizer *tok, CoreSuite *suite, const CoreCo
     free(s.seqs);
     idvec_free(&s.prefix);
     free(s.in);
-    free(s.tg);
+    kvprefix_free(&s.kv);
+    free(s.rows);
+    free(s.targets);
+    free(s.owner);
+    free(s.xbuf);
+    free(s.logits);
+    free(s.losses);
     if (rc == 0 && cfg->only && res->n != cfg->n_only) rc = err_set("--tasks names a task that core.yaml does not have");
     return rc;
 }

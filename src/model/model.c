@@ -183,16 +183,73 @@ static inline void linear(float *out, const float *x, const float *w, int N, int
     kernels()->matmul_nt(out, x, w, N, rows, cols, accumulate);
 }
 
-static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w, int B, int T) {
+// Attention of B sequences of T queries at positions P..P+T-1 over a cached prefix of P
+// positions (pk, pv (P, Hkv*D), shared by every sequence) and, causally, their own T keys.
+// Evaluation only (no lse, no backward). Per (sequence, head): scores = q·kᵀ/√D and the output
+// with the matmul kernels, an exact softmax in between; the prefix's keys of a kv head are
+// gathered once for all sequences.
+static void prefix_attention(float *out, const float *q, const float *k, const float *v, const float *pk,
+                             const float *pv, int P, int B, int T, int H, int Hkv, int D) {
+    const Kernels *K = kernels();
+    int S = P + T, kvd = Hkv * D, qd = H * D, group = H / Hkv;
+    float scale = 1.0f / sqrtf((float)D);
+    float *kh = xaligned_alloc((size_t)S * D * sizeof *kh), *vh = xaligned_alloc((size_t)S * D * sizeof *vh);
+    float *qh = xaligned_alloc((size_t)T * D * sizeof *qh), *oh = xaligned_alloc((size_t)T * D * sizeof *oh);
+    float *sc = xaligned_alloc((size_t)T * S * sizeof *sc);
+    for (int g = 0; g < Hkv; g++) {
+        for (int p = 0; p < P; p++) {
+            memcpy(kh + (size_t)p * D, pk + (size_t)p * kvd + (size_t)g * D, D * sizeof *kh);
+            memcpy(vh + (size_t)p * D, pv + (size_t)p * kvd + (size_t)g * D, D * sizeof *vh);
+        }
+        for (int b = 0; b < B; b++) {
+            for (int t = 0; t < T; t++) {
+                size_t row = (size_t)b * T + t;
+                memcpy(kh + (size_t)(P + t) * D, k + row * kvd + (size_t)g * D, D * sizeof *kh);
+                memcpy(vh + (size_t)(P + t) * D, v + row * kvd + (size_t)g * D, D * sizeof *vh);
+            }
+            for (int h = g * group; h < (g + 1) * group; h++) {
+                for (int t = 0; t < T; t++)
+                    for (int d = 0; d < D; d++) qh[(size_t)t * D + d] = q[((size_t)b * T + t) * qd + (size_t)h * D + d] * scale;
+                K->matmul_nt(sc, qh, kh, T, S, D, 0);
+#pragma omp parallel for schedule(static)
+                for (int t = 0; t < T; t++) {  // query t sees keys 0 .. P+t
+                    float *r = sc + (size_t)t * S, mx = -INFINITY;
+                    int n = P + t + 1;
+                    for (int j = 0; j < n; j++) mx = r[j] > mx ? r[j] : mx;
+                    double sum = 0;
+                    for (int j = 0; j < n; j++) sum += r[j] = expf(r[j] - mx);
+                    float inv = (float)(1.0 / sum);
+                    for (int j = 0; j < n; j++) r[j] *= inv;
+                    for (int j = n; j < S; j++) r[j] = 0.0f;
+                }
+                K->matmul_nn(oh, sc, vh, T, D, S, 0);
+                for (int t = 0; t < T; t++)
+                    memcpy(out + ((size_t)b * T + t) * qd + (size_t)h * D, oh + (size_t)t * D, D * sizeof *oh);
+            }
+        }
+    }
+    free(kh);
+    free(vh);
+    free(qh);
+    free(oh);
+    free(sc);
+}
+
+// One attention block. `prefix` (NULL in training) holds the cached keys and values of P
+// earlier positions of layer l: the queries sit at positions P..P+T-1 and also attend to them.
+static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w, int B, int T, const KVPrefix *prefix,
+                            int l) {
     const Kernels *K = kernels();
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, H = c->n_head, Hkv = c->n_kv_head, D = c->head_dim;
+    int P = prefix ? prefix->P : 0;
+    const float *cos = m->rope_cos + (size_t)P * (D / 2), *sin = m->rope_sin + (size_t)P * (D / 2);
     K->rmsnorm_fwd(a->xn1, a->rstd1, a->x, N, C);
     linear(a->q_rot, a->xn1, w->c_q, N, H * D, C, 0);
     linear(a->k_rot, a->xn1, w->c_k, N, Hkv * D, C, 0);
     linear(a->v, a->xn1, w->c_v, N, Hkv * D, C, 0);
-    K->rope_fwd(a->q_rot, m->rope_cos, m->rope_sin, B, T, H, D);
-    K->rope_fwd(a->k_rot, m->rope_cos, m->rope_sin, B, T, Hkv, D);
+    K->rope_fwd(a->q_rot, cos, sin, B, T, H, D);
+    K->rope_fwd(a->k_rot, cos, sin, B, T, Hkv, D);
     if (c->qk_norm) {
         K->rmsnorm_fwd(a->q, a->rstd_q, a->q_rot, N * H, D);
         K->rmsnorm_fwd(a->k, a->rstd_k, a->k_rot, N * Hkv, D);
@@ -200,7 +257,12 @@ static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w,
         memcpy(a->q, a->q_rot, (size_t)N * H * D * sizeof *a->q);
         memcpy(a->k, a->k_rot, (size_t)N * Hkv * D * sizeof *a->k);
     }
-    K->attention_fwd(a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D);
+    if (P > 0) {
+        size_t off = (size_t)l * prefix->cap * Hkv * D;
+        prefix_attention(a->att, a->q, a->k, a->v, prefix->k + off, prefix->v + off, P, B, T, H, Hkv, D);
+    } else {
+        K->attention_fwd(a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D);
+    }
     memcpy(a->x2, a->x, (size_t)N * C * sizeof *a->x2);  // residual
     linear(a->x2, a->att, w->attn_proj, N, C, H * D, 1);
 }
@@ -215,35 +277,44 @@ static void mlp_block(const Model *m, LayerActs *a, const LayerWeights *w, float
     linear(out, a->act, w->mlp_proj, N, C, F, 1);
 }
 
-float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
-                    int *n_counted) {
+// The trunk: embedding, the blocks and the final norm, leaving s->xn_final (B*T, C).
+static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, const int32_t *inputs, int B, int T) {
     const Kernels *K = kernels();
     const ModelConfig *c = &m->cfg;
-    int N = B * T, C = c->n_embd, V = c->vocab_size, L = c->depth;
-    if (B > s->B || T > s->T || T > c->seq_len) {
-        fprintf(stderr, "frontier: internal error: batch (%d, %d) exceeds the run state (%d, %d) or seq_len %d\n", B,
-                T, s->B, s->T, c->seq_len);
+    int N = B * T, C = c->n_embd, L = c->depth, P = prefix ? prefix->P : 0;
+    if (B > s->B || T > s->T || P + T > c->seq_len) {
+        fprintf(stderr,
+                "frontier: internal error: batch (%d, %d) after %d cached positions exceeds the run state (%d, %d) "
+                "or seq_len %d\n",
+                B, T, P, s->B, s->T, c->seq_len);
         abort();
     }
-    prof_begin("forward", "phase", -1);
     float *x0 = L ? s->layer[0].x : s->x_final;
     K->embedding_fwd(s->emb, inputs, m->wte, N, C);
     K->rmsnorm_fwd(x0, s->rstd0, s->emb, N, C);
     for (int l = 0; l < L; l++) {
         prof_begin("attention", "layer", l);
-        attention_block(m, &s->layer[l], &m->w[l], B, T);
+        attention_block(m, &s->layer[l], &m->w[l], B, T, prefix, l);
         prof_end(0, 0);
         prof_begin("mlp", "layer", l);
         mlp_block(m, &s->layer[l], &m->w[l], l + 1 < L ? s->layer[l + 1].x : s->x_final, N);
         prof_end(0, 0);
     }
     K->rmsnorm_fwd(s->xn_final, s->rstd_final, s->x_final, N, C);
-    linear(s->logits, s->xn_final, m->lm_head, N, V, C, 0);
     s->n_counted = 0;
     s->dlogits_ready = 0;
     s->cur_B = B;
     s->cur_T = T;
-    if (targets) K->softcap_ce(s->losses, NULL, s->logits, targets, N, V, c->softcap, 0.0f);
+}
+
+float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
+                    int *n_counted) {
+    const ModelConfig *c = &m->cfg;
+    int N = B * T, C = c->n_embd, V = c->vocab_size;
+    prof_begin("forward", "phase", -1);
+    forward_hidden(m, s, NULL, inputs, B, T);
+    linear(s->logits, s->xn_final, m->lm_head, N, V, C, 0);
+    if (targets) kernels()->softcap_ce(s->losses, NULL, s->logits, targets, N, V, c->softcap, 0.0f);
     prof_end(0, 0);
     if (!targets) return 0.0f;
     double sum = 0;
@@ -344,6 +415,50 @@ void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
     K->rmsnorm_bwd(s->dxn, s->dx, s->emb, s->rstd0, N, C, 0);
     K->embedding_bwd(m->dwte, s->dxn, inputs, N, C);
     prof_end(0, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scoring (evaluation): a cached prefix, hidden states, logits only where asked
+// ---------------------------------------------------------------------------------------------
+
+void kvprefix_free(KVPrefix *p) {
+    free(p->k);
+    free(p->v);
+    memset(p, 0, sizeof *p);
+}
+
+void model_prefill(Model *m, RunState *s, KVPrefix *p, const int32_t *tokens, int P) {
+    const ModelConfig *c = &m->cfg;
+    int L = c->depth, kvd = c->n_kv_head * c->head_dim;
+    if (P > p->cap) {
+        free(p->k);
+        free(p->v);
+        p->cap = (P + 255) / 256 * 256;
+        p->k = xaligned_alloc((size_t)L * p->cap * kvd * sizeof *p->k);
+        p->v = xaligned_alloc((size_t)L * p->cap * kvd * sizeof *p->v);
+    }
+    p->P = 0;
+    if (P == 0) return;
+    prof_begin("prefill", "phase", -1);
+    forward_hidden(m, s, NULL, tokens, 1, P);
+    prof_end(0, 0);
+    for (int l = 0; l < L; l++) {
+        memcpy(p->k + (size_t)l * p->cap * kvd, s->layer[l].k, (size_t)P * kvd * sizeof *p->k);
+        memcpy(p->v + (size_t)l * p->cap * kvd, s->layer[l].v, (size_t)P * kvd * sizeof *p->v);
+    }
+    p->P = P;
+}
+
+void model_forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, const int32_t *inputs, int B, int T) {
+    prof_begin("forward", "phase", -1);
+    forward_hidden(m, s, prefix && prefix->P > 0 ? prefix : NULL, inputs, B, T);
+    prof_end(0, 0);
+}
+
+void model_logits_rows(const Model *m, const RunState *s, const int *rows, int M, float *xbuf, float *logits) {
+    int C = m->cfg.n_embd;
+    for (int i = 0; i < M; i++) memcpy(xbuf + (size_t)i * C, s->xn_final + (size_t)rows[i] * C, C * sizeof *xbuf);
+    linear(logits, xbuf, m->lm_head, M, m->cfg.vocab_size, C, 0);
 }
 
 void model_extend_context(Model *m, int T) {

@@ -104,3 +104,32 @@ void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
 // Allow sequences up to T positions (rebuilds the RoPE tables if T > cfg.seq_len; the weights do
 // not depend on it). For evaluation prompts longer than the training context.
 void model_extend_context(Model *m, int T);
+
+// ---------------------------------------------------------------------------------------------
+// Scoring (evaluation). CORE scores several sequences that share a long token prefix (the
+// few-shot examples and the question; only the answers differ) and needs logits only at the
+// answer's positions. Causal attention makes the prefix's keys and values the same in every
+// sequence, so they are computed once (model_prefill); each sequence then runs only its own
+// tokens against them (model_forward_hidden), and the logits come from the rows asked for
+// (model_logits_rows) instead of the whole (N, V). Same ops and kernels as model_forward; the
+// results equal its results at those positions up to fp32 rounding in the attention sums
+// (tests/model/test_model.c holds them to 1e-4).
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+    int P, cap;    // positions held / room (grown by model_prefill, never shrunk)
+    float *k, *v;  // (L, cap, Hkv*D) each layer's keys (after RoPE and QK-norm) and values
+} KVPrefix;        // zero-initialise; free with kvprefix_free
+
+void kvprefix_free(KVPrefix *p);
+// Run one sequence of P >= 0 tokens (s sized for at least (1, P); P <= seq_len) and keep every
+// layer's keys and values in p. Overwrites s's activations.
+void model_prefill(Model *m, RunState *s, KVPrefix *p, const int32_t *tokens, int P);
+// B sequences of T tokens at positions P..P+T-1 after the prefix (NULL or P 0: 0..T-1, exactly
+// model_forward's trunk), each attending to the prefix and causally to its own tokens. Leaves
+// the final-normed hidden states in s->xn_final (B*T, C); computes no logits. Call
+// model_extend_context(m, P + T) first for positions past seq_len.
+void model_forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, const int32_t *inputs, int B, int T);
+// logits (M, V), raw (before softcap), of rows `rows` (indices into the B*T positions) of the
+// last model_forward_hidden. xbuf: (M, C) scratch.
+void model_logits_rows(const Model *m, const RunState *s, const int *rows, int M, float *xbuf, float *logits);

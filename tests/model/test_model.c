@@ -314,6 +314,64 @@ static void test_forward_train_equals_forward_then_backward(void **state) {
     model_free(&m);
 }
 
+// The scoring path (model.h "Scoring"): B sequences sharing a P-token prefix, run as the prefix
+// once (model_prefill) and each sequence's own tokens against its keys and values, give the
+// logits of running the whole sequences (to fp32 rounding: 1e-4), for MHA and GQA and every
+// kernel table; with no prefix the trunk and model_logits_rows are model_forward's bit for bit.
+static void check_prefix_scoring(int Hkv, const char *table) {
+    enum { B = 3, T = 21, P = 13, S = T - P };
+    assert_int_equal(kernels_select(table), 0);
+    ModelConfig cfg = tiny_config(Hkv);
+    cfg.seq_len = 32;
+    Model m;
+    RunState s;
+    int32_t in[B * T], tg[B * T], suffix[B * S];
+    random_model(&m, &s, &cfg, 5, 6, B, T, in, tg);
+    for (int b = 1; b < B; b++) memcpy(in + b * T, in, P * sizeof *in);  // the shared prefix
+    for (int b = 0; b < B; b++) memcpy(suffix + b * S, in + b * T + P, S * sizeof *in);
+    int V = cfg.vocab_size, C = cfg.n_embd;
+    model_forward(&m, &s, in, NULL, B, T, NULL);
+    float *full = malloc((size_t)B * T * V * sizeof *full), *got = malloc((size_t)B * T * V * sizeof *got);
+    float *xbuf = malloc((size_t)B * T * C * sizeof *xbuf);
+    memcpy(full, s.logits, (size_t)B * T * V * sizeof *full);
+    int rows[B * T];
+    for (int i = 0; i < B * T; i++) rows[i] = i;
+    model_forward_hidden(&m, &s, NULL, in, B, T);  // no prefix: exactly model_forward
+    model_logits_rows(&m, &s, rows, B * T, xbuf, got);
+    assert_memory_equal(full, got, (size_t)B * T * V * sizeof *got);
+    KVPrefix kv = {0};
+    model_prefill(&m, &s, &kv, in, P);
+    assert_int_equal(kv.P, P);
+    model_forward_hidden(&m, &s, &kv, suffix, B, S);
+    int rows2[B * S];
+    for (int i = 0; i < B * S; i++) rows2[i] = (B * S - 1) - i;  // any order
+    model_logits_rows(&m, &s, rows2, B * S, xbuf, got);
+    double worst = 0;
+    for (int i = 0; i < B * S; i++) {
+        int b = rows2[i] / S, t = rows2[i] % S;
+        const float *want = full + ((size_t)b * T + P + t) * V;
+        for (int v = 0; v < V; v++) worst = fmax(worst, fabs(got[(size_t)i * V + v] - want[v]) / (1 + fabs(want[v])));
+    }
+    if (worst > 1e-4) print_error("%s Hkv %d: prefix-scored logits differ by %g\n", table ? table : "default", Hkv, worst);
+    assert_true(worst <= 1e-4);
+    kvprefix_free(&kv);
+    free(full);
+    free(got);
+    free(xbuf);
+    runstate_free(&s);
+    model_free(&m);
+}
+
+static void test_prefix_scoring_equals_full_forward(void **state) {
+    (void)state;
+    const char *tables[] = {"ref", NULL};
+    for (int t = 0; t < 2; t++) {
+        check_prefix_scoring(2, tables[t]);
+        check_prefix_scoring(1, tables[t]);
+    }
+    assert_int_equal(kernels_select(NULL), 0);
+}
+
 static void test_init_statistics(void **state) {
     (void)state;
     ModelConfig cfg = model_config_from_depth(2, 1000, 16);
@@ -347,6 +405,7 @@ int main(void) {
         cmocka_unit_test(test_model_grad_gqa),
         cmocka_unit_test(test_model_threads_invariant),
         cmocka_unit_test(test_forward_train_equals_forward_then_backward),
+        cmocka_unit_test(test_prefix_scoring_equals_full_forward),
         cmocka_unit_test(test_init_statistics),
     };
     return cmocka_run_group_tests_name("model", tests, NULL, NULL);
