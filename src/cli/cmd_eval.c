@@ -21,6 +21,7 @@
 #include "eval/bpb.h"
 #include "eval/core.h"
 #include "eval/sample.h"
+#include "kernels/kernels.h"
 #include "tokenizer/tokenizer.h"
 #include "train/checkpoint.h"
 #include "util/error.h"
@@ -210,6 +211,9 @@ static int write_core_json(const char *run_dir, const CoreResult *res, int max_p
     cJSON_AddNumberToObject(o, "max_per_task", max_per_task);
     cJSON_AddNumberToObject(o, "tokens", (double)res->tokens);
     cJSON_AddNumberToObject(o, "seconds", res->seconds);
+    cJSON_AddStringToObject(o, "kernels", kernels()->name);  // what the time was measured with
+    cJSON_AddNumberToObject(o, "threads", omp_get_max_threads());
+    cJSON_AddNumberToObject(o, "ranks", dist_world());
     cJSON *missing = cJSON_AddArrayToObject(o, "missing"), *tasks = cJSON_AddArrayToObject(o, "tasks");
     for (int i = 0; i < res->n; i++) {
         const CoreTaskResult *t = &res->tasks[i];

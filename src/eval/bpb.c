@@ -24,6 +24,7 @@ int eval_bpb(Model *m, const char *const *val_shards, int n_shards, int bos_id, 
     int32_t *in = xmalloc((size_t)B * T * sizeof *in), *tg = xmalloc((size_t)B * T * sizeof *tg);
     RunState s;
     runstate_build(&s, &m->cfg, B, T);
+    model_pin_weights(m);  // the weights are read-only here
     // Data-parallel (dist.h): every rank packs the same row stream (cheap next to the forward) and
     // rank r scores batches r, r+W, ...; the rows counted and where a max_tokens cap cuts off are
     // decided from the targets alone, so the result is the one-process result whatever W is.
@@ -53,6 +54,7 @@ int eval_bpb(Model *m, const char *const *val_shards, int n_shards, int bos_id, 
     int64_t counts[2] = {res->bytes, res->tokens};
     dist_allreduce_sum_i64(counts, 2);
     res->bytes = counts[0], res->tokens = counts[1];
+    model_unpin_weights();
     runstate_free(&s);
     free(in);
     free(tg);

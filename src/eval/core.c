@@ -258,6 +258,7 @@ int core_evaluate(Model *m, const Tokenizer *tok, CoreSuite *suite, const CoreCo
     memset(res, 0, sizeof *res);
     double t0 = now_seconds();
     Scorer s = {.m = m, .tok = tok, .enc = encoder_new(tok)};
+    model_pin_weights(m);  // read-only here; short prompts would otherwise repack them per product
     res->tasks = xcalloc((size_t)(suite->n_tasks ? suite->n_tasks : 1), sizeof *res->tasks);
     int rc = 0;
     double sum = 0;
@@ -277,6 +278,7 @@ int core_evaluate(Model *m, const Tokenizer *tok, CoreSuite *suite, const CoreCo
     }
     res->core = res->n_scored ? sum / res->n_scored : 0;
     res->seconds = now_seconds() - t0;
+    model_unpin_weights();
     encoder_free(s.enc);
     if (s.rs_B) runstate_free(&s.rs);
     for (int i = 0; i < s.n_seq_cap; i++) idvec_free(&s.seqs[i]);

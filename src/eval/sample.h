@@ -22,7 +22,8 @@
 typedef struct Sampler Sampler;
 
 // A sampler for m (which must outlive it) with room for max_len positions (0 = the model's
-// seq_len). NULL + err if max_len < 0 or > seq_len.
+// seq_len). NULL + err if max_len < 0 or > seq_len. It pins m's weights (model_pin_weights:
+// packed once for the one-token products) until sampler_free: do not change them meanwhile.
 Sampler *sampler_new(const Model *m, int max_len);
 void sampler_free(Sampler *s);
 void sampler_reset(Sampler *s);           // empty the cache (start a new sequence)

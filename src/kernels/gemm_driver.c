@@ -3,6 +3,7 @@
 #include "kernels/gemm_driver.h"
 
 #include <omp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ typedef struct {
     float *c;
     const float *a, *b;
     int M, N, K, accumulate;
+    const char *packed_b;  // B's micro-panels packed beforehand (a pinned operand), or NULL
 } GemmArgs;
 
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
@@ -122,6 +124,93 @@ static int use_direct_a(const GemmArgs *x, int cols) {
     return x->g->kernel_rows && x->layout != GEMM_TN && cols <= DIRECT_MAX_COLS && x->K % 1024 != 0;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Pinned operands: an NT product's B (a weight (N, K)) packed once, in the exact micro-panels
+// gemm_block would pack per call: k block p (depth [p*kcb, ...)) holds all ceil(N/NR) panels,
+// panel j at j * panel_bytes(kc). Blocks are laid out in order, every full block the same size.
+// Packed lazily, per implementation (fp32 and bf16 panels differ), on the first product that
+// reads the pin; same packing and same kernel calls, so the same bits as an unpinned product.
+// ---------------------------------------------------------------------------------------------
+
+#define MAX_PINS 256
+#define MAX_IMPLS 4
+
+typedef struct {
+    const float *b;
+    int N, K;
+    const GemmImpl *impl[MAX_IMPLS];
+    char *data[MAX_IMPLS];
+} Pin;
+
+static Pin pins[MAX_PINS];
+static int n_pins;
+static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t full_block_bytes(const GemmImpl *g, int N, int K) {
+    return round_up((size_t)k_block(K), (size_t)g->kstep) * g->elem * (size_t)g->nr * (size_t)ceil_div(N, g->nr);
+}
+
+// Offset of the micro-panels of depth block pc, columns from jc (a multiple of NR).
+static size_t pinned_offset(const GemmArgs *x, int pc, int jc) {
+    const GemmImpl *g = x->g;
+    int kc = imin(k_block(x->K), x->K - pc);
+    size_t panel_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->nr * g->elem;
+    return (size_t)(pc / k_block(x->K)) * full_block_bytes(g, x->N, x->K) + (size_t)(jc / g->nr) * panel_bytes;
+}
+
+static char *pack_pinned(const GemmImpl *g, const float *b, int N, int K) {
+    int kcb = k_block(K), blocks = ceil_div(K, kcb);
+    char *data = xaligned_alloc(full_block_bytes(g, N, K) * (size_t)blocks);
+    GemmArgs x = {.g = g, .layout = GEMM_NT, .b = b, .M = 0, .N = N, .K = K};
+    for (int pc = 0; pc < K; pc += kcb) {
+        int kc = imin(kcb, K - pc);
+        size_t panel_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->nr * g->elem;
+        pack_b_panel(&x, data + pinned_offset(&x, pc, 0), panel_bytes, 0, N, pc, kc);
+    }
+    return data;
+}
+
+// The packed panels of b for impl g if b is pinned with this shape (packing them now if this is
+// the first product of g to read it), else NULL.
+static const char *pinned_panels(const GemmImpl *g, const float *b, int N, int K) {
+    if (!n_pins) return NULL;
+    const char *found = NULL;
+    pthread_mutex_lock(&pin_lock);
+    for (int i = 0; i < n_pins && !found; i++) {
+        Pin *p = &pins[i];
+        if (p->b != b || p->N != N || p->K != K) continue;
+        for (int s = 0; s < MAX_IMPLS && !found; s++) {
+            if (!p->impl[s]) { p->impl[s] = g; p->data[s] = pack_pinned(g, b, N, K); }
+            if (p->impl[s] == g) found = p->data[s];
+        }
+        break;
+    }
+    pthread_mutex_unlock(&pin_lock);
+    return found;
+}
+
+int gemm_pin(const float *b, int N, int K) {
+    pthread_mutex_lock(&pin_lock);
+    int rc = 0;
+    int i = 0;
+    while (i < n_pins && !(pins[i].b == b && pins[i].N == N && pins[i].K == K)) i++;
+    if (i == n_pins) {
+        if (n_pins == MAX_PINS) rc = -1;
+        else pins[n_pins++] = (Pin){.b = b, .N = N, .K = K};
+    }
+    pthread_mutex_unlock(&pin_lock);
+    return rc;
+}
+
+void gemm_unpin_all(void) {
+    pthread_mutex_lock(&pin_lock);
+    for (int i = 0; i < n_pins; i++)
+        for (int s = 0; s < MAX_IMPLS; s++) free(pins[i].data[s]);
+    memset(pins, 0, sizeof pins);
+    n_pins = 0;
+    pthread_mutex_unlock(&pin_lock);
+}
+
 static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
     const GemmImpl *g = x->g;
     int slot;
@@ -132,7 +221,9 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
         for (int pc = 0; pc < x->K; pc += kcb) {
             int kc = imin(kcb, x->K - pc);
             size_t panel_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->nr * g->elem;
-            pack_b_panel(x, bp, panel_bytes, jc, nc, pc, kc);
+            const char *bblock = bp;
+            if (x->packed_b) bblock = x->packed_b + pinned_offset(x, pc, jc);
+            else pack_b_panel(x, bp, panel_bytes, jc, nc, pc, kc);
             int load_c = x->accumulate || pc > 0;  // later k blocks resume the chain from C
             for (int i = m0; i < m1; i += g->mr) {
                 int h = imin(g->mr, m1 - i);
@@ -142,7 +233,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
                 for (int jr = 0; jr < nc; jr += g->nr) {
                     if (next < m1) prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
-                    const char *bpanel = bp + (size_t)(jr / g->nr) * panel_bytes;
+                    const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes;
                     int w = imin(g->nr, nc - jr);
                     if (direct) g->kernel_rows(kc, arow, (size_t)x->K, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
                     else g->kernel(kc, ap, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
@@ -162,7 +253,7 @@ static double grid_cost(const GemmArgs *x, int pm, int pn) {
     const GemmImpl *g = x->g;
     double mb = imin(ceil_div(ceil_div(x->M, g->mr), pm) * g->mr, x->M);  // the largest block's extent
     double nb = imin(ceil_div(ceil_div(x->N, g->nr), pn) * g->nr, x->N);
-    double a_packs = mb * x->K * ceil_div((int)nb, n_block(g, x->K)), b_packs = nb * x->K;
+    double a_packs = mb * x->K * ceil_div((int)nb, n_block(g, x->K)), b_packs = x->packed_b ? 0 : nb * x->K;
     return mb * nb * x->K / 16.0 + 0.5 * (a_packs + b_packs);  // ~cycles: 16 MACs/cycle, 2 cycles/packed elem
 }
 
@@ -199,7 +290,7 @@ void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, co
             for (int i = 0; i < M; i++) memset(c + (size_t)i * N, 0, (size_t)N * sizeof *c);
         return;
     }
-    GemmArgs x = {g, layout, c, a, b, M, N, K, accumulate};
+    GemmArgs x = {g, layout, c, a, b, M, N, K, accumulate, layout == GEMM_NT ? pinned_panels(g, b, N, K) : NULL};
     int nt = omp_in_parallel() || (long)M * N * K < SMALL_MACS ? 1 : omp_get_max_threads();
     int pm = 1, pn = 1;
     if (nt > 1) choose_grid(&x, nt, &pm, &pn);

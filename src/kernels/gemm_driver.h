@@ -46,3 +46,9 @@ typedef struct {
 
 void gemm_run(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
               int K, int accumulate);
+
+// Pinned operands (kernels.h, kernels_pin_weight): an NT product whose b is pinned with the same
+// (N, K) reads b's micro-panels packed once (per GemmImpl) instead of packing them on every call.
+// Same bits. gemm_pin: 0, or -1 when the table of pins is full (the product then packs as usual).
+int gemm_pin(const float *b, int N, int K);
+void gemm_unpin_all(void);  // forget every pin, free the packed copies

@@ -9,6 +9,7 @@
 
 #include "kernels/avx512_ops.h"
 #include "kernels/cpu.h"
+#include "kernels/gemm_driver.h"
 #include "kernels/simd_matmul.h"
 #include "util/error.h"
 
@@ -356,3 +357,14 @@ const Kernels *kernels(void) {
     }
     return active;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Pinned weights (the SIMD GEMM driver keeps the packed copies)
+// ---------------------------------------------------------------------------------------------
+
+int kernels_pin_weight(const float *w, int N, int K) {
+    if (gemm_pin(w, N, K) != 0) return err_set("kernels_pin_weight: too many pinned matrices");
+    return 0;
+}
+
+void kernels_unpin_weights(void) { gemm_unpin_all(); }

@@ -124,6 +124,21 @@ int kernels_select(const char *spec);
 int kernels_init(void);
 
 // ---------------------------------------------------------------------------------------------
+// Pinned weights. matmul_nt(c, a, w, M, N, K, acc) packs w into the GEMM's micro-panels on every
+// call; with many tokens that is noise, but evaluation runs short prompts through weights that
+// do not change (kit-d10 CORE: B-panel packing was 16% of the time). A pinned w (N, K) is packed
+// once per matmul implementation, on the first product that reads it, and every later matmul_nt
+// with b == w and the same N, K reads the packed copy: the same bits, less work. The caller
+// promises w does not change while pinned; unpin before writing it (e.g. before an optimizer
+// step). Tables whose matmul_nt is not a SIMD GEMM (ref) ignore pins. Not thread-safe against
+// concurrent products: pin and unpin between them.
+// ---------------------------------------------------------------------------------------------
+
+// 0, or -1 + err when too many matrices are pinned (256; that w is then packed per call as usual).
+int kernels_pin_weight(const float *w, int N, int K);
+void kernels_unpin_weights(void);  // forget every pin and free the packed copies
+
+// ---------------------------------------------------------------------------------------------
 // Matmul precision: mixed-precision training (`frontier train --precision bf16`)
 //
 // fp32 (default): the table's own matmuls. bf16: the three matmuls round both operands to bf16

@@ -339,6 +339,13 @@ static void call_matmul(const Case *c) {
     f(c->out[0].p, c->a[0], c->a[1], c->M, c->N, c->K, c->acc);
 }
 
+// matmul_nt with its b pinned (kernels.h): packed once, read packed; must pass the same checks.
+static void call_matmul_pinned(const Case *c) {
+    if (kernels_pin_weight(c->a[1], c->N, c->K) != 0) abort();  // cannot happen: the only pin
+    call_matmul(c);
+    kernels_unpin_weights();
+}
+
 static void matmul_oracle(Case *c, const float *c0, float *expect, double *scale) {
     const float *a = c->a[0], *b = c->a[1];
     int M = c->M, N = c->N, K = c->K;
@@ -358,9 +365,10 @@ static void matmul_oracle(Case *c, const float *c0, float *expect, double *scale
 }
 
 static void check_matmul_shape(Run *r, const Kernels *k, int layout, int M, int N, int K, int acc, int misalign,
-                               Rng *rng) {
-    Case c = {.k = k, .call = call_matmul, .mode = layout, .M = M, .N = N, .K = K, .acc = acc, .bf16 = r->bf16};
-    snprintf(c.shape, sizeof c.shape, "M=%d N=%d K=%d accumulate=%d", M, N, K, acc);
+                               int pinned, Rng *rng) {
+    Case c = {.k = k, .call = pinned ? call_matmul_pinned : call_matmul, .mode = layout, .M = M, .N = N, .K = K,
+              .acc = acc, .bf16 = r->bf16};
+    snprintf(c.shape, sizeof c.shape, "M=%d N=%d K=%d accumulate=%d%s", M, N, K, acc, pinned ? " pinned" : "");
     size_t nc = (size_t)M * N;
     c.a[0] = case_input(&c, (size_t)M * K, rng, -1, 1);
     c.a[1] = case_input(&c, (size_t)N * K, rng, -1, 1);
@@ -381,12 +389,18 @@ static void check_matmul(Run *r, const Kernels *k, int layout, int quick, Rng *r
     static const int big[][3] = {{100, 130, 260}, {1, 1000, 128}, {128, 128, 512}, {17, 530, 777},
                                  {300, 300, 300}, {1024, 128, 128}, {28, 64, 4096}};
     int i = 0;
-    for (size_t s = 0; s < sizeof small / sizeof *small; s++, i++)
-        check_matmul_shape(r, k, layout, small[s][0], small[s][1], small[s][2], i % 2, i % 3 == 1, rng);
+    for (size_t s = 0; s < sizeof small / sizeof *small; s++, i++) {
+        check_matmul_shape(r, k, layout, small[s][0], small[s][1], small[s][2], i % 2, i % 3 == 1, 0, rng);
+        if (layout == NT && s % 3 == 0)  // the evaluation's pinned weights (kernels_pin_weight)
+            check_matmul_shape(r, k, layout, small[s][0], small[s][1], small[s][2], i % 2, 0, 1, rng);
+    }
     if (quick) return;
     for (size_t s = 0; s < sizeof big / sizeof *big; s++)
-        for (int acc = 0; acc < 2; acc++, i++)
-            check_matmul_shape(r, k, layout, big[s][0], big[s][1], big[s][2], acc, i % 3 == 1, rng);
+        for (int acc = 0; acc < 2; acc++, i++) {
+            check_matmul_shape(r, k, layout, big[s][0], big[s][1], big[s][2], acc, i % 3 == 1, 0, rng);
+            if (layout == NT && acc == 0 && s % 2 == 1)
+                check_matmul_shape(r, k, layout, big[s][0], big[s][1], big[s][2], acc, 0, 1, rng);
+        }
 }
 
 // ---------------------------------------------------------------------------------------------

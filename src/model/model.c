@@ -117,6 +117,16 @@ void model_init_weights(Model *m, uint64_t seed) {
 // RunState
 // ---------------------------------------------------------------------------------------------
 
+// Rows per lm_head chunk: about 64 MB of logits (the chunk stays in the last-level cache's
+// neighbourhood instead of an (N, V) array in DRAM), but at least 512 rows so that the weight
+// gradient's product (K = the chunk's rows) keeps the matmul kernels near their peak.
+int runstate_head_rows(int V, int N) {
+    long rows = (64L << 20) / ((long)V * (long)sizeof(float));
+    if (rows < 512) rows = 512;
+    if (rows > N) rows = N;
+    return rows > 0 ? (int)rows : 1;
+}
+
 void runstate_build(RunState *s, const ModelConfig *c, int B, int T) {
     memset(s, 0, sizeof *s);
     s->B = B;
@@ -150,7 +160,9 @@ void runstate_build(RunState *s, const ModelConfig *c, int B, int T) {
     s->x_final = xaligned_alloc(N * C * sizeof(float));
     s->xn_final = xaligned_alloc(N * C * sizeof(float));
     s->rstd_final = xaligned_alloc(N * sizeof(float));
-    s->logits = xaligned_alloc(N * (size_t)c->vocab_size * sizeof(float));
+    s->head_rows = runstate_head_rows(c->vocab_size, (int)N);
+    s->head = xaligned_alloc((size_t)s->head_rows * c->vocab_size * sizeof(float));
+    s->logits = NULL;  // (N, V) only when a forward without targets asks for every logit
     s->losses = xaligned_alloc(N * sizeof(float));
     s->dx = xaligned_alloc(N * C * sizeof(float));
     s->dxn = xaligned_alloc(N * C * sizeof(float));
@@ -168,8 +180,8 @@ void runstate_free(RunState *s) {
         for (size_t i = 0; i < sizeof *a / sizeof(float *); i++) free(f[i]);
     }
     free(s->layer);
-    float *bufs[] = {s->emb, s->rstd0, s->x_final, s->xn_final, s->rstd_final, s->logits, s->losses,
-                     s->dx,  s->dxn,   s->dq,      s->dk,       s->dv,         s->datt,   s->dfc};
+    float *bufs[] = {s->emb, s->rstd0, s->x_final, s->xn_final, s->rstd_final, s->logits, s->head,
+                     s->losses, s->dx, s->dxn, s->dq, s->dk, s->dv, s->datt, s->dfc};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     memset(s, 0, sizeof *s);
 }
@@ -302,9 +314,43 @@ static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, const 
     }
     K->rmsnorm_fwd(s->xn_final, s->rstd_final, s->x_final, N, C);
     s->n_counted = 0;
-    s->dlogits_ready = 0;
+    s->head_done = 0;
     s->cur_B = B;
     s->cur_T = T;
+}
+
+// The head, chunk by chunk over the N positions: logits (rows, V) = xn_final @ lm_headᵀ into
+// s->head, then softcapped cross-entropy. With `backward` (training) the same pass turns the
+// chunk's logits into dscale·dloss/dlogits and finishes the head's backward for those rows:
+// dxn (rows, C) = dlogits @ lm_head, dlm_head += dlogitsᵀ @ xn_final. The (N, V) logits never
+// exist; the positions are independent, so chunking changes no loss and no dxn, and dlm_head
+// only by the order of its sums over positions.
+static void head_chunks(Model *m, RunState *s, const int32_t *targets, int N, int backward, float dscale) {
+    const Kernels *K = kernels();
+    const ModelConfig *c = &m->cfg;
+    int C = c->n_embd, V = c->vocab_size, R = s->head_rows;
+    for (int r0 = 0; r0 < N; r0 += R) {
+        int n = N - r0 < R ? N - r0 : R;
+        const float *xn = s->xn_final + (size_t)r0 * C;
+        linear(s->head, xn, m->lm_head, n, V, C, 0);
+        K->softcap_ce(s->losses + r0, backward ? s->head : NULL, s->head, targets + r0, n, V, c->softcap, dscale);
+        if (!backward) continue;
+        K->matmul_nn(s->dxn + (size_t)r0 * C, s->head, m->lm_head, n, C, V, 0);
+        K->matmul_tn(m->dlm_head, s->head, xn, V, C, n, 1);
+    }
+}
+
+static int count_targets(const int32_t *targets, int N) {
+    int counted = 0;
+    for (int n = 0; n < N; n++) counted += targets[n] >= 0;
+    return counted;
+}
+
+static float mean_loss(const RunState *s, const int32_t *targets, int N) {
+    double sum = 0;
+    for (int n = 0; n < N; n++)
+        if (targets[n] >= 0) sum += s->losses[n];
+    return s->n_counted ? (float)(sum / s->n_counted) : 0.0f;
 }
 
 float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
@@ -313,39 +359,36 @@ float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
     int N = B * T, C = c->n_embd, V = c->vocab_size;
     prof_begin("forward", "phase", -1);
     forward_hidden(m, s, NULL, inputs, B, T);
-    linear(s->logits, s->xn_final, m->lm_head, N, V, C, 0);
-    if (targets) kernels()->softcap_ce(s->losses, NULL, s->logits, targets, N, V, c->softcap, 0.0f);
+    if (targets) {
+        head_chunks(m, s, targets, N, 0, 0.0f);
+    } else {  // every logit asked for (sampling tests, parity tools): the full (N, V), made once
+        if (!s->logits) s->logits = xaligned_alloc((size_t)s->B * s->T * V * sizeof *s->logits);
+        linear(s->logits, s->xn_final, m->lm_head, N, V, C, 0);
+    }
     prof_end(0, 0);
     if (!targets) return 0.0f;
-    double sum = 0;
-    for (int n = 0; n < N; n++)
-        if (targets[n] >= 0) { sum += s->losses[n]; s->n_counted++; }
+    s->n_counted = count_targets(targets, N);
     if (n_counted) *n_counted = s->n_counted;
-    return s->n_counted ? (float)(sum / s->n_counted) : 0.0f;
+    return mean_loss(s, targets, N);
 }
 
 float model_forward_train(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
                           float grad_scale) {
-    const ModelConfig *c = &m->cfg;
     int N = B * T;
-    model_forward(m, s, inputs, NULL, B, T, NULL);  // logits only
-    int counted = 0;
-    for (int n = 0; n < N; n++) counted += targets[n] >= 0;
-    s->n_counted = counted;
-    if (!counted) {  // nothing to learn from: model_backward returns at once
+    prof_begin("forward", "phase", -1);
+    forward_hidden(m, s, NULL, inputs, B, T);
+    prof_end(0, 0);
+    s->n_counted = count_targets(targets, N);
+    if (!s->n_counted) {  // nothing to learn from: model_backward returns at once
         memset(s->losses, 0, (size_t)N * sizeof *s->losses);
         return 0.0f;
     }
-    prof_begin("loss", "phase", -1);
-    kernels()->softcap_ce(s->losses, s->logits, s->logits, targets, N, c->vocab_size, c->softcap,
-                          grad_scale / (float)counted);
+    prof_begin("head", "phase", -1);
+    head_chunks(m, s, targets, N, 1, grad_scale / (float)s->n_counted);
     prof_end(0, 0);
-    s->dlogits_ready = 1;
-    s->dlogits_scale = grad_scale;
-    double sum = 0;
-    for (int n = 0; n < N; n++)
-        if (targets[n] >= 0) sum += s->losses[n];
-    return (float)(sum / counted);
+    s->head_done = 1;
+    s->head_scale = grad_scale;
+    return mean_loss(s, targets, N);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -389,20 +432,16 @@ static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const
 void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, float grad_scale) {
     const Kernels *K = kernels();
     const ModelConfig *c = &m->cfg;
-    int B = s->cur_B, T = s->cur_T, N = B * T, C = c->n_embd, V = c->vocab_size;
+    int B = s->cur_B, T = s->cur_T, N = B * T, C = c->n_embd;
     if (!s->n_counted) return;  // nothing to learn from
     prof_begin("backward", "phase", -1);
-    // dlogits overwrite the logits: the forward's last use of them was the loss
-    if (s->dlogits_ready && s->dlogits_scale != grad_scale) {
+    if (s->head_done && s->head_scale != grad_scale) {
         fprintf(stderr, "frontier: internal error: model_backward(grad_scale %g) after model_forward_train(%g)\n",
-                grad_scale, s->dlogits_scale);
+                grad_scale, s->head_scale);
         abort();
     }
-    if (!s->dlogits_ready)
-        K->softcap_ce(s->losses, s->logits, s->logits, targets, N, V, c->softcap, grad_scale / (float)s->n_counted);
-    s->dlogits_ready = 0;  // consumed
-    K->matmul_tn(m->dlm_head, s->logits, s->xn_final, V, C, N, 1);
-    K->matmul_nn(s->dxn, s->logits, m->lm_head, N, C, V, 0);
+    if (!s->head_done) head_chunks(m, s, targets, N, 1, grad_scale / (float)s->n_counted);  // logits recomputed
+    s->head_done = 0;  // consumed
     K->rmsnorm_bwd(s->dx, s->dxn, s->x_final, s->rstd_final, N, C, 0);
     for (int l = c->depth - 1; l >= 0; l--) {
         prof_begin("mlp_bwd", "layer", l);
@@ -460,6 +499,23 @@ void model_logits_rows(const Model *m, const RunState *s, const int *rows, int M
     for (int i = 0; i < M; i++) memcpy(xbuf + (size_t)i * C, s->xn_final + (size_t)rows[i] * C, C * sizeof *xbuf);
     linear(logits, xbuf, m->lm_head, M, m->cfg.vocab_size, C, 0);
 }
+
+void model_pin_weights(const Model *m) {
+    const ModelConfig *c = &m->cfg;
+    int C = c->n_embd, qd = c->n_head * c->head_dim, kvd = c->n_kv_head * c->head_dim, F = c->mlp_ratio * C;
+    for (int l = 0; l < c->depth; l++) {  // (rows, cols) as linear() passes them to matmul_nt
+        const LayerWeights *w = &m->w[l];
+        kernels_pin_weight(w->c_q, qd, C);
+        kernels_pin_weight(w->c_k, kvd, C);
+        kernels_pin_weight(w->c_v, kvd, C);
+        kernels_pin_weight(w->attn_proj, C, qd);
+        kernels_pin_weight(w->c_fc, F, C);
+        kernels_pin_weight(w->mlp_proj, C, F);
+    }
+    kernels_pin_weight(m->lm_head, c->vocab_size, C);  // a full pin table only costs speed
+}
+
+void model_unpin_weights(void) { kernels_unpin_weights(); }
 
 void model_extend_context(Model *m, int T) {
     if (T <= m->cfg.seq_len) return;

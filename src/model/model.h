@@ -60,15 +60,17 @@ typedef struct {
     int L;             // layers
     int cur_B, cur_T;  // shape of the last forward's batch (<= B, T)
     int n_counted;     // targets counted by the last forward
-    int dlogits_ready; // the logits already hold dlogits (model_forward_train), for this scale:
-    float dlogits_scale;
+    int head_done;     // model_forward_train already did the head's backward (dxn, dlm_head),
+    float head_scale;  // for this grad_scale
+    int head_rows;     // positions per lm_head chunk (runstate_head_rows; tests may lower it)
     float *emb;        // (N, C) wte[inputs], before the first norm
     float *rstd0;      // (N)
     LayerActs *layer;  // (L)
     float *x_final;    // (N, C) residual stream after the last block
     float *xn_final;   // (N, C)
     float *rstd_final; // (N)
-    float *logits;     // (N, V) raw logits (before softcap); backward overwrites with dlogits
+    float *head;       // (head_rows, V) one chunk's logits, then its dlogits (training)
+    float *logits;     // (N, V) raw logits of model_forward without targets; NULL until then
     float *losses;     // (N) per-position loss in nats (0 where target < 0)
     // backward scratch
     float *dx;         // (N, C) gradient of the residual stream
@@ -86,20 +88,35 @@ void model_zero_grad(Model *m);
 
 void runstate_build(RunState *s, const ModelConfig *cfg, int B, int T);
 void runstate_free(RunState *s);
+// Positions per lm_head chunk for vocabulary V and N positions: ~64 MB of logits, >= 512 rows.
+int runstate_head_rows(int V, int N);
+
+// The head (lm_head, softcap, cross-entropy) runs in chunks of s->head_rows positions: the
+// (N, V) logits are never held at once (kit-d10 at 32k positions: 4.3 GB), only one chunk.
 
 // Forward on inputs (B,T). With targets (B,T) (-1 = ignore) fills s->losses and returns the
-// mean loss over counted targets (*n_counted if non-NULL); without, returns 0 (logits only).
+// mean loss over counted targets (*n_counted if non-NULL); without, fills s->logits (N, V)
+// (allocated on first use) and returns 0.
 float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
                     int *n_counted);
-// Training: model_forward, but the loss comes out of the fused softcap + CE pass that also writes
-// d(grad_scale * mean loss)/d(logits) over the logits, for a model_backward with the same
-// grad_scale. Saves the loss-only pass over the (N, V) logits that model_forward makes and
-// model_backward would repeat with gradients (~6% of a cpu-preset step). Same loss, same gradients.
+// Training: model_forward with targets, but each head chunk's loss pass also writes
+// d(grad_scale * mean loss)/d(logits) and finishes the head's backward for those positions
+// (d xn_final into s->dxn, lm_head's gradient into m->grad): model_backward with the same
+// grad_scale then starts at the final norm. One pass over each chunk's logits instead of a loss
+// pass here and a recomputation in model_backward. m->grad must not be zeroed in between. Same
+// loss and gradients as model_forward + model_backward, bit for bit.
 float model_forward_train(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
                           float grad_scale);
 // Backward of `grad_scale * mean loss` for the batch the last forward saw; accumulates into
-// m->grad (call model_zero_grad first). Pass grad_scale = 1/G for G accumulation steps.
+// m->grad (call model_zero_grad first). Pass grad_scale = 1/G for G accumulation steps. After
+// model_forward (not _train) it recomputes the head's logits chunk by chunk.
 void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, float grad_scale);
+
+// Evaluation: pin every weight matrix the forward multiplies by (kernels.h, kernels_pin_weight),
+// so products pack them once instead of per call — what short prompts and one-token decode steps
+// are dominated by. The weights must not change until model_unpin_weights (which unpins all).
+void model_pin_weights(const Model *m);
+void model_unpin_weights(void);
 
 // Allow sequences up to T positions (rebuilds the RoPE tables if T > cfg.seq_len; the weights do
 // not depend on it). For evaluation prompts longer than the training context.

@@ -334,6 +334,40 @@ static void test_fast_matmul_rows_independent_of_m(void **state) {
     free(a), free(b), free(c);
 }
 
+// A pinned weight (kernels_pin_weight) gives matmul_nt the bits of packing it per call: fp32
+// AVX-512 and AVX2 and bf16, over shapes with several k blocks (K > 384), several column panels
+// (N > the B panel), ragged edges and M = 1, for 1 and 2 threads, with and without accumulate;
+// and the packed copy is reused (a second product) and dropped by unpinning.
+static void test_pinned_weights_give_the_same_bits(void **state) {
+    (void)state;
+    static const int shapes[][3] = {{1, 33, 17}, {5, 100, 385}, {64, 1000, 640}, {37, 530, 129}, {1, 2000, 900}};
+    Matmul fns[3] = {avx512_matmul_nt, avx2_matmul_nt, avx512bf16_matmul_nt};
+    int have[3] = {kernels_variant_available(KV_AVX512, NULL), kernels_variant_available(KV_AVX2, NULL),
+                   kernels_variant_available(KV_AVX512, NULL) && cpu_info()->avx512_bf16};
+    Rng r;
+    rng_seed(&r, 5);
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        size_t nc = (size_t)M * N;
+        float *a = random_floats((size_t)M * K, &r), *w = random_floats((size_t)N * K, &r), *c0 = random_floats(nc, &r);
+        float *want = malloc(nc * sizeof *want), *c = malloc(nc * sizeof *c);
+        for (int f = 0; f < 3; f++) {
+            if (!have[f]) continue;
+            for (int acc = 0; acc < 2; acc++)
+                for (int t = 1; t <= 2; t++) {
+                    run_threads(fns[f], want, a, w, M, N, K, acc, c0, t);
+                    assert_int_equal(kernels_pin_weight(w, N, K), 0);
+                    for (int again = 0; again < 2; again++) {  // packs, then reuses the packed copy
+                        run_threads(fns[f], c, a, w, M, N, K, acc, c0, t);
+                        assert_memory_equal(want, c, nc * sizeof *c);
+                    }
+                    kernels_unpin_weights();
+                }
+        }
+        free(a), free(w), free(c0), free(want), free(c);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_variant_passes),
@@ -349,6 +383,7 @@ int main(void) {
         cmocka_unit_test(test_select_and_profiled_wrapper),
         cmocka_unit_test(test_fast_matmuls_thread_invariant),
         cmocka_unit_test(test_fast_matmul_rows_independent_of_m),
+        cmocka_unit_test(test_pinned_weights_give_the_same_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

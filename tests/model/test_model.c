@@ -314,6 +314,44 @@ static void test_forward_train_equals_forward_then_backward(void **state) {
     model_free(&m);
 }
 
+// The head runs in chunks of s->head_rows positions. Ragged chunks (5, 5, 5, 1 of 16 positions)
+// give the one-chunk loss and gradients: the positions are independent, so only lm_head's
+// gradient (summed over positions chunk by chunk) may differ, by rounding. Both the training
+// path (model_forward_train) and model_forward + model_backward (logits recomputed) chunk.
+static void test_head_chunks_equal_one_chunk(void **state) {
+    (void)state;
+    ModelConfig cfg = tiny_config(1);
+    Model m;
+    RunState s;
+    int32_t in[16], tg[16];
+    random_model(&m, &s, &cfg, 9, 10, 2, 8, in, tg);
+    tg[6] = -1;
+    assert_int_equal(s.head_rows, 16);
+    size_t P = m.params.total, head = (size_t)(m.lm_head - m.param);
+    float *g1 = malloc(P * sizeof *g1);
+    model_zero_grad(&m);
+    float one = model_forward_train(&m, &s, in, tg, 2, 8, 1.0f);
+    model_backward(&m, &s, in, tg, 1.0f);
+    memcpy(g1, m.grad, P * sizeof *g1);
+    s.head_rows = 5;
+    for (int path = 0; path < 2; path++) {
+        model_zero_grad(&m);
+        float chunked = path ? model_forward(&m, &s, in, tg, 2, 8, NULL) : model_forward_train(&m, &s, in, tg, 2, 8, 1.0f);
+        model_backward(&m, &s, in, tg, 1.0f);
+        assert_true(fabsf(chunked - one) <= 1e-6f * fabsf(one));
+        for (size_t i = 0; i < P; i++) {
+            double tol = i >= head && i < head + (size_t)cfg.vocab_size * cfg.n_embd ? 1e-5 : 1e-6;
+            if (fabs(m.grad[i] - g1[i]) > tol * (fabs(g1[i]) + 1e-3)) {
+                print_error("path %d: grad[%zu] %g vs one chunk %g\n", path, i, m.grad[i], g1[i]);
+                fail();
+            }
+        }
+    }
+    free(g1);
+    runstate_free(&s);
+    model_free(&m);
+}
+
 // The scoring path (model.h "Scoring"): B sequences sharing a P-token prefix, run as the prefix
 // once (model_prefill) and each sequence's own tokens against its keys and values, give the
 // logits of running the whole sequences (to fp32 rounding: 1e-4), for MHA and GQA and every
@@ -405,6 +443,7 @@ int main(void) {
         cmocka_unit_test(test_model_grad_gqa),
         cmocka_unit_test(test_model_threads_invariant),
         cmocka_unit_test(test_forward_train_equals_forward_then_backward),
+        cmocka_unit_test(test_head_chunks_equal_one_chunk),
         cmocka_unit_test(test_prefix_scoring_equals_full_forward),
         cmocka_unit_test(test_init_statistics),
     };
