@@ -88,7 +88,7 @@ void model_zero_grad(Model *m);
 
 void runstate_build(RunState *s, const ModelConfig *cfg, int B, int T);
 void runstate_free(RunState *s);
-// Positions per lm_head chunk for vocabulary V and N positions: ~64 MB of logits, >= 512 rows.
+// Positions per lm_head chunk for vocabulary V and N positions: ~128 MB of logits, >= 512 rows.
 int runstate_head_rows(int V, int N);
 
 // The head (lm_head, softcap, cross-entropy) runs in chunks of s->head_rows positions: the

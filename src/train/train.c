@@ -453,6 +453,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     snprintf(res->kernels, sizeof res->kernels, "%s", kernels()->name);
     kernels_set_precision(KP_FP32);  // evaluate the fp32 master weights in fp32, whatever trained them
     if (cfg->profile_steps > 0 && r.rank == 0 && write_profile(cfg, &r) != 0) goto done;
+    runstate_free(&r.rs);  // training is over: evaluation builds its own, and both at once doubled the peak memory
     if (why != 2 && cfg->profile_steps == 0) {  // interrupted and profiling runs are not evaluated
         if (!cfg->quiet) fprintf(stderr, "eval: val_bpb on %s...\n", cfg->eval_tokens ? "part of the validation set" : "the whole validation set");
         BpbResult b;
