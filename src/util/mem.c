@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void oom(size_t n) {
     fprintf(stderr, "frontier: out of memory allocating %zu bytes\n", n);
@@ -33,10 +34,19 @@ char *xstrdup(const char *s) {
     return memcpy(xmalloc(n), s, n);
 }
 
+// Large blocks (activations, logits, packed weights) go on 2 MiB transparent huge pages where
+// the kernel allows it (THP "madvise" mode, Debian's default, gives none without asking). The
+// GEMMs pack A strips from rows 32 KiB apart (the (tokens, vocab) dlogits): with 4 KiB pages
+// every row of a strip is a TLB miss. Measured: lm_head dx 27.2 -> 25.7 ms, cpu-preset training
+// +3.5-5% (three alternated rounds). Where THP is off, madvise fails harmlessly.
+#define HUGE_PAGE ((size_t)2 << 20)
+
 void *xaligned_alloc(size_t n) {
-    size_t rounded = (n + 63) & ~(size_t)63;
-    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    size_t align = n >= HUGE_PAGE ? HUGE_PAGE : 64;
+    size_t rounded = (n + align - 1) & ~(align - 1);
+    void *p = aligned_alloc(align, rounded ? rounded : 64);
     if (!p) oom(n);
+    if (align == HUGE_PAGE) madvise(p, rounded, MADV_HUGEPAGE);
     memset(p, 0, rounded);
     return p;
 }

@@ -7,7 +7,8 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
-// 64-byte aligned (cache line / AVX-512 register), zeroed; release with free().
+// 64-byte aligned (cache line / AVX-512 register), zeroed; release with free(). Blocks of 2 MiB
+// or more are 2 MiB aligned and advised to transparent huge pages (see mem.c).
 void *xaligned_alloc(size_t n);
 
 // Grow *buf (element size elem) so it holds at least `need` elements; *cap is updated.
