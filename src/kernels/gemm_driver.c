@@ -13,7 +13,7 @@
 #define KC_MAX 384               // K up to this is one block: A micro-panel 14 x 384 fp32 = 21 KiB (L1)
 #define KC_BLOCK 256             // larger K goes in blocks of this
 #define B_BYTES (512u << 10)     // packed B panel: half of a 1 MiB L2
-#define A_BYTES (64u << 10)      // packed A micro-panel (mr x KC_MAX x 4 bytes, mr <= 32)
+#define A_BYTES (256u << 10)     // packed A: one micro-panel (<= 48 KiB), or for TN a block of them (L2)
 #define SMALL_MACS (1L << 18)    // below this many multiply-adds a product runs on one thread
 
 static inline int imin(int a, int b) { return a < b ? a : b; }
@@ -63,10 +63,15 @@ typedef struct {
 
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
-static int k_block(int K) { return K <= KC_MAX ? K : KC_BLOCK; }
+// The depth blocks are sized in bytes, not elements: bf16 panels (2 bytes) go twice as deep as
+// fp32 ones in the same L1/L2 footprint, so C tiles are reloaded half as often.
+static int k_block(const GemmImpl *g, int K) {
+    int scale = (int)(sizeof(float) / g->elem);
+    return K <= KC_MAX * scale ? K : KC_BLOCK * scale;
+}
 
 static int n_block(const GemmImpl *g, int K) {
-    size_t per_col = round_up((size_t)k_block(K), (size_t)g->kstep) * g->elem;
+    size_t per_col = round_up((size_t)k_block(g, K), (size_t)g->kstep) * g->elem;
     int nc = (int)(B_BYTES / per_col) / g->nr * g->nr;
     return nc > g->nr ? nc : g->nr;
 }
@@ -115,6 +120,26 @@ static void prefetch_a_part(const GemmArgs *x, int i, int h, int pc, int kc, int
         __builtin_prefetch(x->a + (size_t)(i + t / lines) * x->K + pc + (t % lines) * 16, 0, 1);
 }
 
+// TN's A strips are columns of a (K, M) matrix: h floats from each of kc rows M apart. Packed a
+// strip at a time, every row piece is a separate short read, and when M is a power of two (the
+// vocabulary: dlogits rows 32 KiB apart) all of a strip's lines fall in a few L2 sets, so the
+// prefetched lines evict each other. Instead a block of strips (A_BYTES) is packed 16 rows at a
+// time, reading each row's whole block width (~1 KiB) contiguously, like row-major B panels.
+static int a_block_strips(const GemmArgs *x, size_t strip_bytes) {
+    int strips = (int)(A_BYTES / strip_bytes);
+    return x->layout == GEMM_TN && strips > 1 ? strips : 1;
+}
+
+static void pack_a_block(const GemmArgs *x, char *ap, size_t strip_bytes, int i0, int i1, int pc, int kc) {
+    const GemmImpl *g = x->g;
+    size_t row_bytes = (size_t)g->mr * g->elem;  // one packed k row of a strip (PACK_ROWS is even)
+    for (int k0 = 0; k0 < kc; k0 += PACK_ROWS)
+        for (int i = i0; i < i1; i += g->mr)
+            g->pack_a(ap + (size_t)((i - i0) / g->mr) * strip_bytes + (size_t)k0 * row_bytes,
+                      x->a + (size_t)(pc + k0) * x->M + i, (size_t)x->M, imin(g->mr, i1 - i),
+                      imin(PACK_ROWS, kc - k0), 0);
+}
+
 // Row-major A (nt, nn) feeds the kernel unpacked when the block is narrow: a transposed strip
 // then serves only a few kernel calls (N = 128: 4) and packing it took ~20% of the time, while
 // for wide blocks the packed, contiguous strip pays off. Not when A's row stride is a multiple of
@@ -147,19 +172,19 @@ static int n_pins;
 static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t full_block_bytes(const GemmImpl *g, int N, int K) {
-    return round_up((size_t)k_block(K), (size_t)g->kstep) * g->elem * (size_t)g->nr * (size_t)ceil_div(N, g->nr);
+    return round_up((size_t)k_block(g, K), (size_t)g->kstep) * g->elem * (size_t)g->nr * (size_t)ceil_div(N, g->nr);
 }
 
 // Offset of the micro-panels of depth block pc, columns from jc (a multiple of NR).
 static size_t pinned_offset(const GemmArgs *x, int pc, int jc) {
     const GemmImpl *g = x->g;
-    int kc = imin(k_block(x->K), x->K - pc);
+    int kc = imin(k_block(g, x->K), x->K - pc);
     size_t panel_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->nr * g->elem;
-    return (size_t)(pc / k_block(x->K)) * full_block_bytes(g, x->N, x->K) + (size_t)(jc / g->nr) * panel_bytes;
+    return (size_t)(pc / k_block(g, x->K)) * full_block_bytes(g, x->N, x->K) + (size_t)(jc / g->nr) * panel_bytes;
 }
 
 static char *pack_pinned(const GemmImpl *g, const float *b, int N, int K) {
-    int kcb = k_block(K), blocks = ceil_div(K, kcb);
+    int kcb = k_block(g, K), blocks = ceil_div(K, kcb);
     char *data = xaligned_alloc(full_block_bytes(g, N, K) * (size_t)blocks);
     GemmArgs x = {.g = g, .layout = GEMM_NT, .b = b, .M = 0, .N = N, .K = K};
     for (int pc = 0; pc < K; pc += kcb) {
@@ -215,7 +240,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
     const GemmImpl *g = x->g;
     int slot;
     char *buf = buf_acquire(&slot), *ap = buf, *bp = buf + A_BYTES;
-    int kcb = k_block(x->K), ncb = n_block(g, x->K), direct = use_direct_a(x, n1 - n0);
+    int kcb = k_block(g, x->K), ncb = n_block(g, x->K), direct = use_direct_a(x, n1 - n0);
     for (int jc = n0; jc < n1; jc += ncb) {
         int nc = imin(ncb, n1 - jc);
         for (int pc = 0; pc < x->K; pc += kcb) {
@@ -225,18 +250,23 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
             if (x->packed_b) bblock = x->packed_b + pinned_offset(x, pc, jc);
             else pack_b_panel(x, bp, panel_bytes, jc, nc, pc, kc);
             int load_c = x->accumulate || pc > 0;  // later k blocks resume the chain from C
+            size_t strip_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->mr * g->elem;
+            int strips = direct ? 1 : a_block_strips(x, strip_bytes);
             for (int i = m0; i < m1; i += g->mr) {
-                int h = imin(g->mr, m1 - i);
-                if (!direct) pack_a_strip(x, ap, i, h, pc, kc);
+                int h = imin(g->mr, m1 - i), s = (i - m0) / g->mr % strips;
+                if (strips > 1 && s == 0) pack_a_block(x, ap, strip_bytes, i, imin(m1, i + strips * g->mr), pc, kc);
+                else if (strips == 1 && !direct) pack_a_strip(x, ap, i, h, pc, kc);
+                const char *astrip = ap + (size_t)s * strip_bytes;
                 const float *arow = x->a + (size_t)i * x->K + pc;
                 float *crow = x->c + (size_t)i * x->N + jc;
                 int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
                 for (int jr = 0; jr < nc; jr += g->nr) {
-                    if (next < m1) prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
+                    if (strips == 1 && next < m1)
+                        prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes;
                     int w = imin(g->nr, nc - jr);
                     if (direct) g->kernel_rows(kc, arow, (size_t)x->K, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
-                    else g->kernel(kc, ap, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
+                    else g->kernel(kc, astrip, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
                 }
             }
         }
