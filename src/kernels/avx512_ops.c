@@ -132,6 +132,40 @@ void avx512_rope_bwd(float *dx, const float *cos, const float *sin, int B, int T
 }
 
 // ---------------------------------------------------------------------------------------------
+// RoPE + QK-norm, fused: one (b, t) row of nh heads is rotated then normalised (forward), or
+// un-normalised then rotated back (backward), while it sits in L1; q and k then cross memory
+// once per direction instead of twice. The row kernels are the separate ops', so the bits are
+// those of rope_fwd followed by rmsnorm_fwd (and of rmsnorm_bwd followed by rope_bwd).
+// ---------------------------------------------------------------------------------------------
+
+void avx512_rope_rmsnorm_fwd(float *out, float *rstd, float *x, const float *cos, const float *sin, int B, int T,
+                             int nh, int D) {
+    size_t half = (size_t)D / 2, row = (size_t)nh * D;
+#pragma omp parallel for schedule(static)
+    for (int bt = 0; bt < B * T; bt++) {
+        size_t t = (size_t)(bt % T);
+        float *xr = x + (size_t)bt * row;
+        rope_row(xr, cos + t * half, sin + t * half, nh, D, 1.0f);
+        for (int h = 0; h < nh; h++)
+            rmsnorm_fwd_row(out + (size_t)bt * row + (size_t)h * D, rstd + (size_t)bt * nh + h, xr + (size_t)h * D, D);
+    }
+}
+
+void avx512_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, const float *cos,
+                             const float *sin, int B, int T, int nh, int D) {
+    size_t half = (size_t)D / 2, row = (size_t)nh * D;
+#pragma omp parallel for schedule(static)
+    for (int bt = 0; bt < B * T; bt++) {
+        size_t t = (size_t)(bt % T), o = (size_t)bt * row;
+        for (int h = 0; h < nh; h++) {
+            size_t oh = o + (size_t)h * D;
+            rmsnorm_bwd_row(dx + oh, dout + oh, x + oh, rstd[(size_t)bt * nh + h], D, 0);
+        }
+        rope_row(dx + o, cos + t * half, sin + t * half, nh, D, -1.0f);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // ReLU²
 // ---------------------------------------------------------------------------------------------
 

@@ -23,6 +23,10 @@ void avx512_rmsnorm_bwd(float *dx, const float *dout, const float *x, const floa
                         int accumulate);
 void avx512_rope_fwd(float *x, const float *cos, const float *sin, int B, int T, int nh, int D);
 void avx512_rope_bwd(float *dx, const float *cos, const float *sin, int B, int T, int nh, int D);
+void avx512_rope_rmsnorm_fwd(float *out, float *rstd, float *x, const float *cos, const float *sin, int B, int T,
+                             int nh, int D);
+void avx512_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, const float *cos,
+                             const float *sin, int B, int T, int nh, int D);
 void avx512_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
                           int H, int Hkv, int D);
 void avx512_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,

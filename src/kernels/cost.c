@@ -26,6 +26,17 @@ OpCost cost_rope(int B, int T, int nh, int D) {
     return (OpCost){6 * pairs, F * 4 * pairs};
 }
 
+// the two ops' FLOPs; memory once: read x, write x, out and rstd (forward); read dout, x and
+// rstd, write dx (backward)
+OpCost cost_rope_rmsnorm_fwd(int B, int T, int nh, int D) {
+    int N = B * T * nh;
+    return (OpCost){cost_rope(B, T, nh, D).flops + cost_rmsnorm_fwd(N, D).flops, F * (3.0 * N * D + N)};
+}
+OpCost cost_rope_rmsnorm_bwd(int B, int T, int nh, int D) {
+    int N = B * T * nh;
+    return (OpCost){cost_rope(B, T, nh, D).flops + cost_rmsnorm_bwd(N, D, 0).flops, F * (3.0 * N * D + N)};
+}
+
 static double causal_pairs(int B, int T, int H) { return (double)B * H * T * (T + 1) / 2; }
 
 // per (query, key) pair with s <= t: q·k (2D) and p·v (2D), + exp; read q, k, v, write out, lse

@@ -14,6 +14,8 @@ OpCost cost_embedding_bwd(int N, int C);
 OpCost cost_rmsnorm_fwd(int N, int C);
 OpCost cost_rmsnorm_bwd(int N, int C, int accumulate);
 OpCost cost_rope(int B, int T, int nh, int D);  // forward or backward
+OpCost cost_rope_rmsnorm_fwd(int B, int T, int nh, int D);
+OpCost cost_rope_rmsnorm_bwd(int B, int T, int nh, int D);
 OpCost cost_attention_fwd(int B, int T, int H, int Hkv, int D);
 OpCost cost_attention_bwd(int B, int T, int H, int Hkv, int D);
 OpCost cost_relu2_fwd(size_t n);

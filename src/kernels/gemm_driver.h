@@ -8,10 +8,12 @@
 //   split C into one block per thread (static; the grid pm x pn minimises per-thread work)
 //   per thread, with its own packing buffers:
 //     for jc in its columns, step NC          B panel kc x NC stays in L2 (512 KiB)
-//       for pc in 0..K, step KC               KC = K up to 384, else 256
+//       for pc in 0..K, step KC               KC = K up to 1.5 KiB of a packed row, else 1 KiB
+//                                             (fp32: 384 / 256; bf16: 768 / 512)
 //         pack B[pc.., jc..] into NR-wide micro-panels
 //         for ir in its rows, step MR
-//           pack A[ir.., pc..] into one MR x kc micro-panel (stays in L1)
+//           pack A[ir.., pc..] into one MR x kc micro-panel (stays in L1); TN packs a block of
+//             micro-panels at once (256 KiB, L2), 16 rows of A at a time
 //           for each NR micro-panel: kernel (C tile loaded unless first k block and !accumulate)
 //
 // Every C element is thus one ascending-k FMA chain whatever the blocking (see simd_matmul.h).

@@ -66,6 +66,7 @@ static const Kernels OWN_AVX512 = {
     .embedding_fwd = avx512_embedding_fwd, .embedding_bwd = avx512_embedding_bwd,
     .rmsnorm_fwd = avx512_rmsnorm_fwd, .rmsnorm_bwd = avx512_rmsnorm_bwd,
     .rope_fwd = avx512_rope_fwd, .rope_bwd = avx512_rope_bwd,
+    .rope_rmsnorm_fwd = avx512_rope_rmsnorm_fwd, .rope_rmsnorm_bwd = avx512_rope_rmsnorm_bwd,
     .attention_fwd = avx512_attention_fwd, .attention_bwd = avx512_attention_bwd,
     .relu2_fwd = avx512_relu2_fwd, .relu2_bwd = avx512_relu2_bwd,
     .softcap_ce = avx512_softcap_ce,

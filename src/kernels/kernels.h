@@ -37,6 +37,15 @@ typedef struct {
     void (*rope_fwd)(float *x, const float *cos, const float *sin, int B, int T, int nh, int D);
     void (*rope_bwd)(float *dx, const float *cos, const float *sin, int B, int T, int nh, int D);
 
+    // RoPE then QK-norm in one pass over the rows of x (B,T,nh,D): x is rotated in place as by
+    // rope_fwd (and kept: backward reads it), then out (B,T,nh,D) and rstd (B*T*nh) are
+    // rmsnorm_fwd of its B*T*nh head rows of D. bwd: dx = rope_bwd of rmsnorm_bwd(dout, x, rstd)
+    // (not accumulated); dx may alias dout. Each row is rotated and normalised while in L1.
+    void (*rope_rmsnorm_fwd)(float *out, float *rstd, float *x, const float *cos, const float *sin, int B, int T,
+                             int nh, int D);
+    void (*rope_rmsnorm_bwd)(float *dx, const float *dout, const float *x, const float *rstd, const float *cos,
+                             const float *sin, int B, int T, int nh, int D);
+
     // Causal softmax attention, scale 1/sqrt(D). q (B,T,H,D); k, v (B,T,Hkv,D) with Hkv | H
     // (q head h reads kv head h / (H/Hkv)). out (B,T,H,D); lse (B,H,T) = log-sum-exp of each
     // query's scaled scores, kept for backward instead of the (B,H,T,T) probabilities.
@@ -82,10 +91,10 @@ const Kernels *kernels_profiled(const Kernels *base);  // the wrapper table arou
 // The ops, in Kernels field order: X(name) for each.
 #define KERNEL_OPS(X)                                                                         \
     X(matmul_nt) X(matmul_nn) X(matmul_tn) X(embedding_fwd) X(embedding_bwd) X(rmsnorm_fwd) \
-    X(rmsnorm_bwd) X(rope_fwd) X(rope_bwd) X(attention_fwd) X(attention_bwd) X(relu2_fwd)   \
-    X(relu2_bwd) X(softcap_ce)
+    X(rmsnorm_bwd) X(rope_fwd) X(rope_bwd) X(rope_rmsnorm_fwd) X(rope_rmsnorm_bwd)          \
+    X(attention_fwd) X(attention_bwd) X(relu2_fwd) X(relu2_bwd) X(softcap_ce)
 
-enum { KERNEL_OP_COUNT = 14 };
+enum { KERNEL_OP_COUNT = 16 };
 typedef enum { KV_REF, KV_AVX2, KV_AVX512, KV_AMX, KERNEL_VARIANT_COUNT } KernelVariant;
 
 extern const char *const KERNEL_OP_NAMES[KERNEL_OP_COUNT];  // "matmul_nt", ...

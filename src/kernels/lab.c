@@ -537,6 +537,57 @@ static void check_rope(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
     }
 }
 
+static void call_rope_rmsnorm(const Case *c) {
+    if (c->mode)
+        c->k->rope_rmsnorm_bwd(c->out[0].p, c->a[2], c->a[3], c->a[4], c->a[0], c->a[1], c->B, c->T, c->H, c->D);
+    else
+        c->k->rope_rmsnorm_fwd(c->out[1].p, c->out[2].p, c->out[0].p, c->a[0], c->a[1], c->B, c->T, c->H, c->D);
+}
+
+// Fused RoPE + QK-norm against ref's rope then rmsnorm (forward: the rotated x in place, out,
+// rstd) or rmsnorm_bwd then rope_bwd (backward: dx). Backward's error scale: rmsnorm_bwd's,
+// summed over the two elements of each rotated pair.
+static void check_rope_rmsnorm(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
+    static const int shapes[][4] = {{1, 1, 1, 2}, {2, 5, 3, 6}, {1, 17, 2, 34}, {2, 64, 4, 128}, {1, 33, 5, 130},
+                                    {4, 256, 1, 128}};
+    int n = quick ? 5 : 6;
+    for (int s = 0; s < n; s++) {
+        int B = shapes[s][0], T = shapes[s][1], nh = shapes[s][2], D = shapes[s][3], rows = B * T * nh;
+        size_t nx = (size_t)rows * D, nt = (size_t)T * (D / 2);
+        Case c = {.k = k, .call = call_rope_rmsnorm, .mode = bwd, .B = B, .T = T, .H = nh, .D = D};
+        snprintf(c.shape, sizeof c.shape, "B=%d T=%d nh=%d D=%d", B, T, nh, D);
+        float *ang = owned(&c, nt, NULL, rng, -3.2f, 3.2f), *cs = owned(&c, nt, NULL, rng, 0, 0);
+        float *sn = owned(&c, nt, NULL, rng, 0, 0);
+        for (size_t i = 0; i < nt; i++) cs[i] = cosf(ang[i]), sn[i] = sinf(ang[i]);
+        c.a[0] = case_input_copy(&c, cs, nt);
+        c.a[1] = case_input_copy(&c, sn, nt);
+        float *x = owned(&c, nx, NULL, rng, -2, 2), *xrot = owned(&c, nx, x, rng, 0, 0);
+        float *out = owned(&c, nx, NULL, rng, 0, 0), *rstd = owned(&c, (size_t)rows, NULL, rng, 0, 0);
+        ref_rope_rmsnorm_fwd(out, rstd, xrot, c.a[0], c.a[1], B, T, nh, D);
+        if (!bwd) {
+            case_output(&c, "x", nx, x, xrot, s % 2);
+            case_output(&c, "out", nx, NULL, out, 0);
+            case_output(&c, "rstd", (size_t)rows, NULL, rstd, 0);
+        } else {
+            c.a[2] = case_input(&c, nx, rng, -1, 1);  // dout
+            c.a[3] = case_input_copy(&c, xrot, nx);
+            c.a[4] = case_input_copy(&c, rstd, (size_t)rows);
+            float *expect = owned(&c, nx, NULL, rng, 0, 0);
+            ref_rope_rmsnorm_bwd(expect, c.a[2], c.a[3], c.a[4], c.a[0], c.a[1], B, T, nh, D);
+            case_output(&c, "dx", nx, NULL, expect, s % 2);
+            const double *sc = rmsnorm_bwd_scale(&c, c.a[2], out, rstd, NULL, rows, D);
+            double *pair = case_own(&c, nx * sizeof(double));
+            for (size_t i = 0; i < nx; i++) {
+                size_t j = i % D, partner = j < (size_t)D / 2 ? i + D / 2 : i - D / 2;
+                pair[i] = sc[i] + sc[partner];
+            }
+            c.scale[0] = pair;
+        }
+        case_run(r, &c);
+        case_free(&c);
+    }
+}
+
 static void call_attention_fwd(const Case *c) {
     c->k->attention_fwd(c->out[0].p, c->out[1].p, c->a[0], c->a[1], c->a[2], c->B, c->T, c->H, c->Hkv, c->D);
 }
@@ -675,6 +726,7 @@ int lab_check_op(const Kernels *k, int op, const LabCheckOpts *o, LabOpResult *r
     if (!strncmp(name, "matmul", 6)) check_matmul(&r, k, !strcmp(name, "matmul_nt") ? NT : !strcmp(name, "matmul_nn") ? NN : TN, o->quick, &rng);
     else if (!strncmp(name, "embedding", 9)) check_embedding(&r, k, bwd, o->quick, &rng);
     else if (!strncmp(name, "rmsnorm", 7)) check_rmsnorm(&r, k, bwd, o->quick, &rng);
+    else if (!strncmp(name, "rope_rmsnorm", 12)) check_rope_rmsnorm(&r, k, bwd, o->quick, &rng);
     else if (!strncmp(name, "rope", 4)) check_rope(&r, k, bwd, o->quick, &rng);
     else if (!strncmp(name, "attention", 9)) check_attention(&r, k, bwd, o->quick, &rng);
     else if (!strncmp(name, "relu2", 5)) check_relu2(&r, k, bwd, o->quick, &rng);
@@ -684,7 +736,7 @@ int lab_check_op(const Kernels *k, int op, const LabCheckOpts *o, LabOpResult *r
 }
 
 void lab_print_result(FILE *f, const char *op, const char *variant, const LabOpResult *r) {
-    fprintf(f, "  %-14s %-12s max err %8.2e  tol %.0e  %3d cases  %s\n", op, variant, r->max_err, r->tol, r->cases,
+    fprintf(f, "  %-16s %-12s max err %8.2e  tol %.0e  %3d cases  %s\n", op, variant, r->max_err, r->tol, r->cases,
             r->failures ? "FAIL" : "PASS");
     if (r->failures) fprintf(f, "      %d failed; first: %s\n", r->failures, r->first_failure);
 }

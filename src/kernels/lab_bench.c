@@ -27,8 +27,8 @@ typedef struct {
     size_t n;
 } BenchCase;
 
-enum { OP_NT, OP_NN, OP_TN, OP_EMB_F, OP_EMB_B, OP_RMS_F, OP_RMS_B, OP_ROPE_F, OP_ROPE_B, OP_ATT_F, OP_ATT_B,
-       OP_RELU_F, OP_RELU_B, OP_CE };
+enum { OP_NT, OP_NN, OP_TN, OP_EMB_F, OP_EMB_B, OP_RMS_F, OP_RMS_B, OP_ROPE_F, OP_ROPE_B, OP_RR_F, OP_RR_B,
+       OP_ATT_F, OP_ATT_B, OP_RELU_F, OP_RELU_B, OP_CE };
 
 // ---------------------------------------------------------------------------------------------
 // The preset's cases
@@ -71,6 +71,7 @@ static int preset_cases(const ModelConfig *m, int rows, BenchCase *cs) {
         const char *what;
     } others[] = {{OP_EMB_F, "token embedding"}, {OP_EMB_B, "token embedding"}, {OP_RMS_F, "every norm"},
                   {OP_RMS_B, "every norm"},      {OP_ROPE_F, "q, k"},          {OP_ROPE_B, "q, k"},
+                  {OP_RR_F, "q (QK-norm)"},      {OP_RR_B, "q (QK-norm)"},
                   {OP_ATT_F, "each layer"},      {OP_ATT_B, "each layer"},     {OP_RELU_F, "mlp"},
                   {OP_RELU_B, "mlp"},            {OP_CE, "loss + grad"}};
     for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
@@ -85,7 +86,9 @@ static void shape_str(const BenchCase *c, char *s, size_t cap) {
     switch (c->op) {
     case OP_NT: case OP_NN: case OP_TN: snprintf(s, cap, "%dx%dx%d%s", c->M, c->N, c->K, c->acc ? " +=" : ""); break;
     case OP_EMB_F: case OP_EMB_B: case OP_RMS_F: case OP_RMS_B: snprintf(s, cap, "N=%d C=%d", c->rows, c->C); break;
-    case OP_ROPE_F: case OP_ROPE_B: snprintf(s, cap, "B=%d T=%d nh=%d D=%d", c->B, c->T, c->H, c->D); break;
+    case OP_ROPE_F: case OP_ROPE_B: case OP_RR_F: case OP_RR_B:
+        snprintf(s, cap, "B=%d T=%d nh=%d D=%d", c->B, c->T, c->H, c->D);
+        break;
     case OP_ATT_F: case OP_ATT_B: snprintf(s, cap, "B=%d T=%d H=%d/%d D=%d", c->B, c->T, c->H, c->Hkv, c->D); break;
     case OP_RELU_F: case OP_RELU_B: snprintf(s, cap, "n=%zu", c->n); break;
     default: snprintf(s, cap, "N=%d V=%d", c->rows, c->V);
@@ -100,6 +103,8 @@ static OpCost case_cost(const BenchCase *c) {
     case OP_RMS_F: return cost_rmsnorm_fwd(c->rows, c->C);
     case OP_RMS_B: return cost_rmsnorm_bwd(c->rows, c->C, 1);
     case OP_ROPE_F: case OP_ROPE_B: return cost_rope(c->B, c->T, c->H, c->D);
+    case OP_RR_F: return cost_rope_rmsnorm_fwd(c->B, c->T, c->H, c->D);
+    case OP_RR_B: return cost_rope_rmsnorm_bwd(c->B, c->T, c->H, c->D);
     case OP_ATT_F: return cost_attention_fwd(c->B, c->T, c->H, c->Hkv, c->D);
     case OP_ATT_B: return cost_attention_bwd(c->B, c->T, c->H, c->Hkv, c->D);
     case OP_RELU_F: return cost_relu2_fwd(c->n);
@@ -135,6 +140,9 @@ static void bufs_alloc(const BenchCase *c, Bufs *d, Rng *r) {
     case OP_EMB_F: case OP_EMB_B: sz[0] = (size_t)c->V * c->C, sz[1] = nc; break;
     case OP_RMS_F: case OP_RMS_B: sz[0] = nc, sz[1] = nc, sz[2] = (size_t)c->rows, sz[3] = nc; break;
     case OP_ROPE_F: case OP_ROPE_B: sz[0] = nq, sz[1] = sz[2] = (size_t)c->T * (c->D / 2); break;
+    case OP_RR_F: case OP_RR_B:  // x, cos, sin, out/dx, rstd, dout
+        sz[0] = sz[3] = sz[5] = nq, sz[1] = sz[2] = (size_t)c->T * (c->D / 2), sz[4] = (size_t)c->B * c->T * c->H;
+        break;
     case OP_ATT_F: case OP_ATT_B:
         sz[0] = nq, sz[1] = sz[2] = nkv, sz[3] = nq, sz[4] = (size_t)c->B * c->H * c->T, sz[5] = nq, sz[6] = nq;
         sz[7] = sz[8] = nkv;
@@ -147,6 +155,7 @@ static void bufs_alloc(const BenchCase *c, Bufs *d, Rng *r) {
     d->idx = xmalloc(((size_t)c->rows + 1) * sizeof *d->idx);
     for (int i = 0; i < c->rows; i++) d->idx[i] = (int32_t)(rng_next(r) % (uint64_t)(c->V > 0 ? c->V : 1));
     if (c->op == OP_RMS_B) ref_rmsnorm_fwd(d->f[3], d->f[2], d->f[0], c->rows, c->C);
+    if (c->op == OP_RR_B) ref_rope_rmsnorm_fwd(d->f[3], d->f[4], d->f[0], d->f[1], d->f[2], c->B, c->T, c->H, c->D);
     if (c->op == OP_ATT_B) ref_attention_fwd(d->f[3], d->f[4], d->f[0], d->f[1], d->f[2], c->B, c->T, c->H, c->Hkv, c->D);
 }
 
@@ -167,6 +176,8 @@ static void bench_call(const Kernels *k, const BenchCase *c, Bufs *d) {
     case OP_RMS_B: k->rmsnorm_bwd(f[1], f[3], f[0], f[2], c->rows, c->C, 1); break;
     case OP_ROPE_F: k->rope_fwd(f[0], f[1], f[2], c->B, c->T, c->H, c->D); break;
     case OP_ROPE_B: k->rope_bwd(f[0], f[1], f[2], c->B, c->T, c->H, c->D); break;
+    case OP_RR_F: k->rope_rmsnorm_fwd(f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->D); break;
+    case OP_RR_B: k->rope_rmsnorm_bwd(f[3], f[5], f[0], f[4], f[1], f[2], c->B, c->T, c->H, c->D); break;
     case OP_ATT_F: k->attention_fwd(f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->Hkv, c->D); break;
     case OP_ATT_B:
         k->attention_bwd(f[6], f[7], f[8], f[5], f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->Hkv, c->D);

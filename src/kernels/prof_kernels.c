@@ -42,6 +42,16 @@ static void p_rope_fwd(float *x, const float *cs, const float *sn, int B, int T,
 static void p_rope_bwd(float *dx, const float *cs, const float *sn, int B, int T, int nh, int D) {
     WRAP("rope_bwd", cost_rope(B, T, nh, D), inner->rope_bwd(dx, cs, sn, B, T, nh, D));
 }
+static void p_rope_rmsnorm_fwd(float *out, float *rstd, float *x, const float *cs, const float *sn, int B, int T,
+                               int nh, int D) {
+    WRAP("rope_rmsnorm_fwd", cost_rope_rmsnorm_fwd(B, T, nh, D),
+         inner->rope_rmsnorm_fwd(out, rstd, x, cs, sn, B, T, nh, D));
+}
+static void p_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, const float *cs,
+                               const float *sn, int B, int T, int nh, int D) {
+    WRAP("rope_rmsnorm_bwd", cost_rope_rmsnorm_bwd(B, T, nh, D),
+         inner->rope_rmsnorm_bwd(dx, dout, x, rstd, cs, sn, B, T, nh, D));
+}
 static void p_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
                             int H, int Hkv, int D) {
     WRAP("attention_fwd", cost_attention_fwd(B, T, H, Hkv, D), inner->attention_fwd(out, lse, q, k, v, B, T, H, Hkv, D));
@@ -69,6 +79,7 @@ static const Kernels KERNELS_PROF = {
     .embedding_fwd = p_embedding_fwd, .embedding_bwd = p_embedding_bwd,
     .rmsnorm_fwd = p_rmsnorm_fwd, .rmsnorm_bwd = p_rmsnorm_bwd,
     .rope_fwd = p_rope_fwd, .rope_bwd = p_rope_bwd,
+    .rope_rmsnorm_fwd = p_rope_rmsnorm_fwd, .rope_rmsnorm_bwd = p_rope_rmsnorm_bwd,
     .attention_fwd = p_attention_fwd, .attention_bwd = p_attention_bwd,
     .relu2_fwd = p_relu2_fwd, .relu2_bwd = p_relu2_bwd,
     .softcap_ce = p_softcap_ce,

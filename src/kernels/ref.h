@@ -14,6 +14,10 @@ void ref_rmsnorm_fwd(float *out, float *rstd, const float *x, int N, int C);
 void ref_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, int N, int C, int accumulate);
 void ref_rope_fwd(float *x, const float *cos, const float *sin, int B, int T, int nh, int D);
 void ref_rope_bwd(float *dx, const float *cos, const float *sin, int B, int T, int nh, int D);
+void ref_rope_rmsnorm_fwd(float *out, float *rstd, float *x, const float *cos, const float *sin, int B, int T, int nh,
+                          int D);
+void ref_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, const float *cos,
+                          const float *sin, int B, int T, int nh, int D);
 void ref_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
                        int Hkv, int D);
 void ref_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,

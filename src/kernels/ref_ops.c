@@ -97,6 +97,19 @@ void ref_rope_bwd(float *dx, const float *cos, const float *sin, int B, int T, i
     rope_rotate(dx, cos, sin, B, T, nh, D, -1.0f);
 }
 
+// RoPE + QK-norm: the two reference ops in turn. The fused kernels are checked against this.
+void ref_rope_rmsnorm_fwd(float *out, float *rstd, float *x, const float *cos, const float *sin, int B, int T, int nh,
+                          int D) {
+    ref_rope_fwd(x, cos, sin, B, T, nh, D);
+    ref_rmsnorm_fwd(out, rstd, x, B * T * nh, D);
+}
+
+void ref_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, const float *cos,
+                          const float *sin, int B, int T, int nh, int D) {
+    ref_rmsnorm_bwd(dx, dout, x, rstd, B * T * nh, D, 0);
+    ref_rope_bwd(dx, cos, sin, B, T, nh, D);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Causal attention, flash-style: forward keeps only the log-sum-exp per query; backward
 // recomputes each probability row. Memory O(B·H·T) instead of O(B·H·T²).
@@ -255,6 +268,8 @@ const Kernels KERNELS_REF = {
     .rmsnorm_bwd = ref_rmsnorm_bwd,
     .rope_fwd = ref_rope_fwd,
     .rope_bwd = ref_rope_bwd,
+    .rope_rmsnorm_fwd = ref_rope_rmsnorm_fwd,
+    .rope_rmsnorm_bwd = ref_rope_rmsnorm_bwd,
     .attention_fwd = ref_attention_fwd,
     .attention_bwd = ref_attention_bwd,
     .relu2_fwd = ref_relu2_fwd,

@@ -262,12 +262,12 @@ static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w,
     linear(a->q_rot, a->xn1, w->c_q, N, H * D, C, 0);
     linear(a->k_rot, a->xn1, w->c_k, N, Hkv * D, C, 0);
     linear(a->v, a->xn1, w->c_v, N, Hkv * D, C, 0);
-    K->rope_fwd(a->q_rot, cos, sin, B, T, H, D);
-    K->rope_fwd(a->k_rot, cos, sin, B, T, Hkv, D);
-    if (c->qk_norm) {
-        K->rmsnorm_fwd(a->q, a->rstd_q, a->q_rot, N * H, D);
-        K->rmsnorm_fwd(a->k, a->rstd_k, a->k_rot, N * Hkv, D);
+    if (c->qk_norm) {  // rotate q_rot, k_rot in place, then q, k = their per-head RMSNorm
+        K->rope_rmsnorm_fwd(a->q, a->rstd_q, a->q_rot, cos, sin, B, T, H, D);
+        K->rope_rmsnorm_fwd(a->k, a->rstd_k, a->k_rot, cos, sin, B, T, Hkv, D);
     } else {
+        K->rope_fwd(a->q_rot, cos, sin, B, T, H, D);
+        K->rope_fwd(a->k_rot, cos, sin, B, T, Hkv, D);
         memcpy(a->q, a->q_rot, (size_t)N * H * D * sizeof *a->q);
         memcpy(a->k, a->k_rot, (size_t)N * Hkv * D * sizeof *a->k);
     }
@@ -417,11 +417,12 @@ static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const
     K->matmul_nn(s->datt, s->dx, w->attn_proj, N, H * D, C, 0);
     K->attention_bwd(s->dq, s->dk, s->dv, s->datt, a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D);
     if (c->qk_norm) {
-        K->rmsnorm_bwd(s->dq, s->dq, a->q_rot, a->rstd_q, N * H, D, 0);
-        K->rmsnorm_bwd(s->dk, s->dk, a->k_rot, a->rstd_k, N * Hkv, D, 0);
+        K->rope_rmsnorm_bwd(s->dq, s->dq, a->q_rot, a->rstd_q, m->rope_cos, m->rope_sin, B, T, H, D);
+        K->rope_rmsnorm_bwd(s->dk, s->dk, a->k_rot, a->rstd_k, m->rope_cos, m->rope_sin, B, T, Hkv, D);
+    } else {
+        K->rope_bwd(s->dq, m->rope_cos, m->rope_sin, B, T, H, D);
+        K->rope_bwd(s->dk, m->rope_cos, m->rope_sin, B, T, Hkv, D);
     }
-    K->rope_bwd(s->dq, m->rope_cos, m->rope_sin, B, T, H, D);
-    K->rope_bwd(s->dk, m->rope_cos, m->rope_sin, B, T, Hkv, D);
     K->matmul_tn(dw->c_q, s->dq, a->xn1, H * D, C, N, 1);
     K->matmul_tn(dw->c_k, s->dk, a->xn1, Hkv * D, C, N, 1);
     K->matmul_tn(dw->c_v, s->dv, a->xn1, Hkv * D, C, N, 1);

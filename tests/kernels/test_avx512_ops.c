@@ -311,6 +311,53 @@ static void test_rope(void **state) {
         rope_case(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3]);
 }
 
+// The fused RoPE + QK-norm is the separate ops' row kernels in one pass: the same bits as
+// rope_fwd then rmsnorm_fwd (forward) and rmsnorm_bwd then rope_bwd (backward), with dx
+// aliasing dout as the model calls it; nothing written past any output.
+static void rope_rmsnorm_case(int B, int T, int nh, int D) {
+    size_t n = (size_t)B * T * nh * D, nt = (size_t)T * (D / 2), rows = (size_t)B * T * nh;
+    float *x = galloc(n), *cs = galloc(nt), *sn = galloc(nt), *dout = galloc(n);
+    fill_normal(x, n, 2);
+    fill_normal(dout, n, 1);
+    for (size_t i = 0; i < nt; i++) {
+        double ang = rnd_unif() * 6.283185307179586;
+        cs[i] = (float)cos(ang), sn[i] = (float)sin(ang);
+    }
+    float *xa = galloc_copy(x, n), *outa = galloc_nan(n), *ra = galloc_nan(rows);
+    avx512_rope_fwd(xa, cs, sn, B, T, nh, D);
+    avx512_rmsnorm_fwd(outa, ra, xa, (int)rows, D);
+    float *xb = galloc_copy(x, n), *outb = galloc_nan(n), *rb = galloc_nan(rows);
+    avx512_rope_rmsnorm_fwd(outb, rb, xb, cs, sn, B, T, nh, D);
+    check_equal(xb, xa, n, "rope_rmsnorm_fwd x");
+    check_equal(outb, outa, n, "rope_rmsnorm_fwd out");
+    check_equal(rb, ra, rows, "rope_rmsnorm_fwd rstd");
+    check_guard(xb, n, "rope_rmsnorm_fwd x");
+    check_guard(outb, n, "rope_rmsnorm_fwd out");
+    check_guard(rb, rows, "rope_rmsnorm_fwd rstd");
+
+    float *da = galloc_nan(n), *db = galloc_copy(dout, n);
+    avx512_rmsnorm_bwd(da, dout, xa, ra, (int)rows, D, 0);
+    avx512_rope_bwd(da, cs, sn, B, T, nh, D);
+    avx512_rope_rmsnorm_bwd(db, db, xa, ra, cs, sn, B, T, nh, D);  // in place, as the model does
+    check_equal(db, da, n, "rope_rmsnorm_bwd");
+    check_guard(db, n, "rope_rmsnorm_bwd");
+    float *dc = galloc_nan(n), *ref = galloc_nan(n);  // and against the reference, separately
+    avx512_rope_rmsnorm_bwd(dc, dout, xa, ra, cs, sn, B, T, nh, D);
+    check_equal(dc, da, n, "rope_rmsnorm_bwd (dx != dout)");
+    ref_rope_rmsnorm_bwd(ref, dout, xa, ra, cs, sn, B, T, nh, D);
+    for (size_t i = 0; i < n; i++) assert_true(fabsf(dc[i] - ref[i]) <= 1e-5f * (1.0f + fabsf(ref[i])));
+    free(x), free(cs), free(sn), free(dout), free(xa), free(outa), free(ra), free(xb), free(outb), free(rb);
+    free(da), free(db), free(dc), free(ref);
+}
+
+static void test_rope_rmsnorm(void **state) {
+    (void)state;
+    REQUIRE_AVX512();
+    const int shapes[][4] = {{1, 1, 1, 2}, {1, 5, 3, 8}, {2, 7, 2, 34}, {3, 3, 5, 128}, {2, 16, 1, 130}};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+        rope_rmsnorm_case(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Softcapped cross-entropy
 // ---------------------------------------------------------------------------------------------
@@ -585,6 +632,7 @@ int main(void) {
         cmocka_unit_test(test_relu2),
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_rope_rmsnorm),
         cmocka_unit_test(test_softcap_ce),
         cmocka_unit_test(test_attention),
         cmocka_unit_test(test_thread_invariance_attention),
