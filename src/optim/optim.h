@@ -121,8 +121,11 @@ typedef struct {
     float lr_muon;
     // private
     OptimSlot *slot;         // (n_params)
-    float *scratch;          // (muon_scratch_floats of the largest matrix)
-    double *dscratch;        // (2 · largest matrix dimension)
+    int workers;             // threads that may orthogonalise matrices side by side (one scratch each)
+    size_t scratch_floats;   // per worker: muon_scratch_floats of the largest matrix
+    size_t dscratch_doubles; // per worker: 2 · largest matrix dimension
+    float *scratch;          // (workers · scratch_floats)
+    double *dscratch;        // (workers · dscratch_doubles)
 } Optimizer;
 
 OptimConfig optim_defaults(void);

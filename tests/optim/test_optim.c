@@ -827,6 +827,42 @@ static void test_threads_bit_identical(void **state) {
     param_table_free(&t);
 }
 
+// Enough matrices for optim_step to orthogonalise them side by side (>= 2 per thread), tall,
+// wide and square, some large enough that their products would otherwise be split across
+// threads: 1, 2 and 3 threads give the same bits.
+static void test_matrices_side_by_side_bit_identical(void **state) {
+    (void)state;
+    int saved = omp_get_max_threads();
+    ParamTable t = {0};
+    param_table_add(&t, "transformer.wte.weight", 53, 64, PARAM_WTE);
+    static const int shapes[][2] = {{64, 64}, {256, 64}, {64, 256}, {96, 64}, {64, 96}, {128, 128}, {64, 64}};
+    char name[64];
+    for (int i = 0; i < 7; i++) {
+        snprintf(name, sizeof name, "transformer.h.%d.attn.c_q.weight", i);
+        param_table_add(&t, name, shapes[i][0], shapes[i][1], PARAM_MATRIX);
+    }
+    param_table_add(&t, "lm_head.weight", 53, 64, PARAM_LM_HEAD);
+    OptimConfig cfg = mixed_config();
+    float *p[3];
+    Optimizer *o[3];
+    for (int k = 0; k < 3; k++) {
+        omp_set_num_threads(k + 1);
+        o[k] = optim_new(&cfg, &t, 64, 1LL << 16);
+        p[k] = mixed_start(&t);
+        run_mixed(o[k], p[k], 0, 3);
+    }
+    omp_set_num_threads(saved);
+    for (int k = 1; k < 3; k++) {
+        assert_memory_equal(p[0], p[k], t.total * sizeof(float));
+        assert_memory_equal(o[0]->state, o[k]->state, o[0]->n_state * sizeof(float));
+    }
+    for (int k = 0; k < 3; k++) {
+        free(p[k]);
+        optim_free(o[k]);
+    }
+    param_table_free(&t);
+}
+
 // Resume: 2 steps, then a fresh optimizer given the saved state buffer and step count runs 2 more:
 // the same bits as 4 steps straight.
 static void test_resume_bit_exact(void **state) {
@@ -901,6 +937,7 @@ int main(void) {
         cmocka_unit_test(test_momentum_and_wd_schedules),
         cmocka_unit_test(test_state_tensors),
         cmocka_unit_test(test_threads_bit_identical),
+        cmocka_unit_test(test_matrices_side_by_side_bit_identical),
         cmocka_unit_test(test_resume_bit_exact),
         cmocka_unit_test(test_bad_configs),
     };
