@@ -6,14 +6,6 @@
 
 #include "optim/optim.h"
 
-// Explicit fused multiply-adds where the target has them (see the loop below); without an FMA
-// unit the compiler cannot contract either, and a libm fmaf per element would be slow.
-#ifdef __FMA__
-#define MULADD(a, b, c) fmaf(a, b, c)
-#else
-#define MULADD(a, b, c) ((a) * (b) + (c))
-#endif
-
 void adamw_update(float *restrict p, const float *restrict g, float *restrict m, float *restrict v, size_t n,
                   float lr, float beta1, float beta2, float eps, float wd, long long t) {
     const float step_size = (float)(lr / (1.0 - pow(beta1, (double)t)));  // lr / (1 - b1^t)

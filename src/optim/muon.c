@@ -58,7 +58,7 @@ static void col_sumsq(const float *x, int rows, int cols, double *colsq) {
 }
 
 static void scale_all(float *x, size_t n, float s) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
     for (size_t i = 0; i < n; i++) x[i] *= s;
 }
 
@@ -81,14 +81,18 @@ void muon_orthogonalize(float *x, int rows, int cols, OrthoMethod method, int st
         else
             K->matmul_nt(A, x, x, k, k, cols, 0);  // A (rows,rows) = X Xᵀ
         K->matmul_nn(B, A, A, k, k, k, 0);         // A·A
-#pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < (size_t)k * k; i++) B[i] = b * A[i] + c * B[i];
+        float *restrict Bv = B;
+        const float *restrict Av = A;
+#pragma omp parallel for simd schedule(static)
+        for (size_t i = 0; i < (size_t)k * k; i++) Bv[i] = MULADD(b, Av[i], c * Bv[i]);
         if (tall)
             K->matmul_nn(Y, x, B, rows, cols, cols, 0);  // X·B
         else
             K->matmul_nn(Y, B, x, rows, cols, rows, 0);  // B·X
-#pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < n; i++) x[i] = a * x[i] + Y[i];
+        float *restrict xv = x;
+        const float *restrict Yv = Y;
+#pragma omp parallel for simd schedule(static)
+        for (size_t i = 0; i < n; i++) xv[i] = MULADD(a, xv[i], Yv[i]);
     }
 }
 
@@ -137,17 +141,18 @@ static void normuon(float *x, float *nv, int rows, int cols, float beta2, double
     }
 }
 
-void muon_update(const OptimConfig *cfg, float *w, const float *g, float *buf, float *nv, int rows, int cols,
-                 float lr, float momentum, float wd, float *scratch, double *dscratch) {
+void muon_update(const OptimConfig *cfg, float *restrict w, const float *restrict g, float *restrict buf, float *nv,
+                 int rows, int cols, float lr, float momentum, float wd, float *restrict scratch, double *dscratch) {
     const size_t n = (size_t)rows * (size_t)cols;
-    float *x = scratch;  // (rows, cols) the update direction
+    float *restrict x = scratch;  // (rows, cols) the update direction
     const float mom = momentum, one_m = 1.0f - momentum;
 
     // Nesterov momentum
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
     for (size_t i = 0; i < n; i++) {
-        buf[i] = mom * buf[i] + one_m * g[i];
-        x[i] = one_m * g[i] + mom * buf[i];
+        const float b = MULADD(mom, buf[i], one_m * g[i]);
+        buf[i] = b;
+        x[i] = MULADD(mom, b, one_m * g[i]);
     }
 
     if (cfg->muon_eq) row_equilibrate(x, rows, cols, dscratch);
@@ -162,10 +167,10 @@ void muon_update(const OptimConfig *cfg, float *w, const float *g, float *buf, f
     const float lr_eff = (float)(lr * sqrt(rows > cols ? (double)rows / cols : 1.0));
     const float lwd = lr_eff * wd;
     const int cautious = cfg->cautious_wd;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
     for (size_t i = 0; i < n; i++) {
-        float d = lr_eff * x[i];
-        if (!cautious || x[i] * w[i] >= 0.0f) d += lwd * w[i];
-        w[i] -= d;
+        const float d = lr_eff * x[i];
+        const int decay = !cautious || x[i] * w[i] >= 0.0f;
+        w[i] = decay ? w[i] - MULADD(lwd, w[i], d) : w[i] - d;
     }
 }

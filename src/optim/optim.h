@@ -128,6 +128,16 @@ typedef struct {
     double *dscratch;        // (workers · dscratch_doubles)
 } Optimizer;
 
+// For the element-wise updates (adamw.c, muon.c): their loops are `omp simd`, and a compiler may
+// contract a*b + c differently in a vector body and its scalar tail, which would make the bits
+// depend on where the thread split falls. The multiply-adds are therefore written out: fmaf
+// where the target has an FMA unit, plain a*b + c (nothing to contract) where it has none.
+#ifdef __FMA__
+#define MULADD(a, b, c) fmaf(a, b, c)
+#else
+#define MULADD(a, b, c) ((a) * (b) + (c))
+#endif
+
 OptimConfig optim_defaults(void);
 // Checks a config; -1 with err_set() naming the bad field.
 int optim_config_check(const OptimConfig *cfg);
