@@ -59,6 +59,7 @@ typedef struct {
     const float *a, *b;
     int M, N, K, accumulate;
     const char *packed_b;  // B's micro-panels packed beforehand (a pinned operand), or NULL
+    int upper;             // symmetric result: only tiles reaching the diagonal or above are computed
 } GemmArgs;
 
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
@@ -257,10 +258,11 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 if (strips > 1 && s == 0) pack_a_block(x, ap, strip_bytes, i, imin(m1, i + strips * g->mr), pc, kc);
                 else if (strips == 1 && !direct) pack_a_strip(x, ap, i, h, pc, kc);
                 const char *astrip = ap + (size_t)s * strip_bytes;
+                int j_first = x->upper ? (i - jc) / g->nr * g->nr : 0;  // first panel not wholly below
                 const float *arow = x->a + (size_t)i * x->K + pc;
                 float *crow = x->c + (size_t)i * x->N + jc;
                 int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
-                for (int jr = 0; jr < nc; jr += g->nr) {
+                for (int jr = j_first > 0 ? j_first : 0; jr < nc; jr += g->nr) {
                     if (strips == 1 && next < m1)
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes;
@@ -312,6 +314,12 @@ static void run_block(const GemmArgs *x, int pm, int pn, int t) {
     if (m0 < m1 && n0 < n1) gemm_block(x, m0, m1, n0, n1);
 }
 
+// The lower triangle of a symmetric product, from the upper one.
+static void mirror_upper(float *c, int M) {
+    for (int i = 1; i < M; i++)
+        for (int j = 0; j < i; j++) c[(size_t)i * M + j] = c[(size_t)j * M + i];
+}
+
 void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, const float *b, int M, int N, int K,
               int accumulate) {
     if (M <= 0 || N <= 0) return;
@@ -320,15 +328,20 @@ void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, co
             for (int i = 0; i < M; i++) memset(c + (size_t)i * N, 0, (size_t)N * sizeof *c);
         return;
     }
-    GemmArgs x = {g, layout, c, a, b, M, N, K, accumulate, layout == GEMM_NT ? pinned_panels(g, b, N, K) : NULL};
+    // X·Xᵀ (nt) and XᵀX (tn) with one operand (Muon's Polar Express): C is symmetric, and C[j][i]
+    // is the same FMA chain as C[i][j] with each product's factors swapped, so the same bits.
+    // Tiles wholly below the diagonal are skipped and that triangle copied from the upper one.
+    int upper = a == b && M == N && layout != GEMM_NN && !accumulate;
+    GemmArgs x = {g, layout, c, a, b, M, N, K, accumulate, layout == GEMM_NT ? pinned_panels(g, b, N, K) : NULL, upper};
     int nt = omp_in_parallel() || (long)M * N * K < SMALL_MACS ? 1 : omp_get_max_threads();
     int pm = 1, pn = 1;
     if (nt > 1) choose_grid(&x, nt, &pm, &pn);
     int blocks = pm * pn;
     if (blocks == 1) {
         gemm_block(&x, 0, M, 0, N);
-        return;
-    }
+    } else {
 #pragma omp parallel num_threads(blocks)
-    for (int t = omp_get_thread_num(); t < blocks; t += omp_get_num_threads()) run_block(&x, pm, pn, t);
+        for (int t = omp_get_thread_num(); t < blocks; t += omp_get_num_threads()) run_block(&x, pm, pn, t);
+    }
+    if (upper) mirror_upper(c, M);
 }

@@ -17,6 +17,8 @@
 //           for each NR micro-panel: kernel (C tile loaded unless first k block and !accumulate)
 //
 // Every C element is thus one ascending-k FMA chain whatever the blocking (see simd_matmul.h).
+// X·Xᵀ (nt or tn with b == a, M == N, no accumulate) skips the tiles wholly below the diagonal
+// and copies that triangle from the upper one: each C[j][i] is C[i][j]'s chain, factors swapped.
 #pragma once
 #include <stddef.h>
 

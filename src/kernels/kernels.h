@@ -21,6 +21,8 @@ typedef struct {
     void (*matmul_nn)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
     // c (M,N) (+)= a (K,M)^T @ b (K,N)
     void (*matmul_tn)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
+    // (The SIMD GEMMs compute X·Xᵀ — matmul_nt or matmul_tn with b == a, M == N, no
+    // accumulate — as its upper triangle mirrored: the same bits as the full product, half the work.)
 
     // Token embedding. fwd: out (N,C) = wte[idx[n]]. bwd: dwte[idx[n]] += dout[n], summed in
     // position order for each vocabulary row (deterministic).

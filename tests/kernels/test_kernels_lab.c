@@ -368,6 +368,43 @@ static void test_pinned_weights_give_the_same_bits(void **state) {
     }
 }
 
+// X·Xᵀ (nt) and XᵀX (tn) with the same pointer for both operands compute only the upper
+// triangle and mirror it: the same bits as the full product of X with a copy of X, every
+// element written (C starts as NaN), for fp32 AVX-512, AVX2 and bf16, 1 to 3 threads, over sizes
+// with ragged tiles, several row panels and several k blocks; accumulating products still run
+// in full (mirroring would be wrong for a non-symmetric C).
+static void test_symmetric_products_give_the_same_bits(void **state) {
+    (void)state;
+    static const int shapes[][2] = {{1, 7}, {13, 40}, {128, 128}, {130, 512}, {300, 777}, {45, 1100}};
+    Matmul fns[3][2] = {{avx512_matmul_nt, avx512_matmul_tn}, {avx2_matmul_nt, avx2_matmul_tn},
+                        {avx512bf16_matmul_nt, avx512bf16_matmul_tn}};
+    int have[3] = {kernels_variant_available(KV_AVX512, NULL), kernels_variant_available(KV_AVX2, NULL),
+                   kernels_variant_available(KV_AVX512, NULL) && cpu_info()->avx512_bf16};
+    Rng r;
+    rng_seed(&r, 6);
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int n = shapes[s][0], k = shapes[s][1];  // nt: X (n, k), C = X Xᵀ; tn: X (k, n), C = Xᵀ X
+        size_t nc = (size_t)n * n;
+        float *x = random_floats((size_t)n * k, &r), *copy = malloc((size_t)n * k * sizeof *copy);
+        memcpy(copy, x, (size_t)n * k * sizeof *copy);
+        float *want = malloc(nc * sizeof *want), *c = malloc(nc * sizeof *c), *c0 = random_floats(nc, &r);
+        for (int f = 0; f < 3; f++) {
+            if (!have[f]) continue;
+            for (int tn = 0; tn < 2; tn++)
+                for (int t = 1; t <= 3; t++) {
+                    run_threads(fns[f][tn], want, x, copy, n, n, k, 0, NULL, t);
+                    for (size_t i = 0; i < nc; i++) c[i] = NAN;
+                    run_threads(fns[f][tn], c, x, x, n, n, k, 0, NULL, t);
+                    assert_memory_equal(want, c, nc * sizeof *c);
+                    run_threads(fns[f][tn], want, x, copy, n, n, k, 1, c0, t);
+                    run_threads(fns[f][tn], c, x, x, n, n, k, 1, c0, t);
+                    assert_memory_equal(want, c, nc * sizeof *c);
+                }
+        }
+        free(x), free(copy), free(want), free(c), free(c0);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_variant_passes),
@@ -384,6 +421,7 @@ int main(void) {
         cmocka_unit_test(test_fast_matmuls_thread_invariant),
         cmocka_unit_test(test_fast_matmul_rows_independent_of_m),
         cmocka_unit_test(test_pinned_weights_give_the_same_bits),
+        cmocka_unit_test(test_symmetric_products_give_the_same_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
