@@ -41,7 +41,7 @@ static void print_kernels(void) {
     const char *env = getenv("FRONTIER_KERNELS");
     printf("\nkernels:        %s (%s)\n", k->name, env && *env ? "FRONTIER_KERNELS" : "the best this CPU runs");
     for (int op = 0; op < KERNEL_OP_COUNT; op++)
-        printf("  %-14s %s\n", KERNEL_OP_NAMES[op], kernels_op_source(k, op));
+        printf("  %-16s %s\n", KERNEL_OP_NAMES[op], kernels_op_source(k, op));
     KernelPrecision p = kernels_precision_auto();
     printf("precision:      %s by default in training (--precision auto: %s); evaluation fp32\n",
            kernels_precision_name(p), p == KP_BF16 ? "bf16 mixed precision, this CPU has AVX512_BF16"
