@@ -258,11 +258,11 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 if (strips > 1 && s == 0) pack_a_block(x, ap, strip_bytes, i, imin(m1, i + strips * g->mr), pc, kc);
                 else if (strips == 1 && !direct) pack_a_strip(x, ap, i, h, pc, kc);
                 const char *astrip = ap + (size_t)s * strip_bytes;
-                int j_first = x->upper ? (i - jc) / g->nr * g->nr : 0;  // first panel not wholly below
+                int j_first = x->upper && i > jc ? (i - jc) / g->nr * g->nr : 0;  // first panel not wholly below
                 const float *arow = x->a + (size_t)i * x->K + pc;
                 float *crow = x->c + (size_t)i * x->N + jc;
                 int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
-                for (int jr = j_first > 0 ? j_first : 0; jr < nc; jr += g->nr) {
+                for (int jr = j_first; jr < nc; jr += g->nr) {
                     if (strips == 1 && next < m1)
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes;

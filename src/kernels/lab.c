@@ -517,6 +517,15 @@ static void call_rope(const Case *c) {
     (c->mode ? c->k->rope_bwd : c->k->rope_fwd)(c->out[0].p, c->a[0], c->a[1], c->B, c->T, c->H, c->D);
 }
 
+// Sealed inputs a[0], a[1]: cos and sin tables of nt random angles.
+static void rope_tables(Case *c, size_t nt, Rng *rng) {
+    float *ang = owned(c, nt, NULL, rng, -3.2f, 3.2f), *cs = owned(c, nt, NULL, rng, 0, 0);
+    float *sn = owned(c, nt, NULL, rng, 0, 0);
+    for (size_t i = 0; i < nt; i++) cs[i] = cosf(ang[i]), sn[i] = sinf(ang[i]);
+    c->a[0] = case_input_copy(c, cs, nt);
+    c->a[1] = case_input_copy(c, sn, nt);
+}
+
 static void check_rope(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
     static const int shapes[][4] = {{1, 1, 1, 2}, {2, 5, 3, 6}, {1, 17, 2, 34}, {2, 64, 4, 128}, {1, 33, 5, 130},
                                     {4, 256, 5, 128}};
@@ -526,11 +535,7 @@ static void check_rope(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
         size_t nx = (size_t)B * T * nh * D, nt = (size_t)T * (D / 2);
         Case c = {.k = k, .call = call_rope, .mode = bwd, .B = B, .T = T, .H = nh, .D = D};
         snprintf(c.shape, sizeof c.shape, "B=%d T=%d nh=%d D=%d", B, T, nh, D);
-        float *ang = owned(&c, nt, NULL, rng, -3.2f, 3.2f), *cs = owned(&c, nt, NULL, rng, 0, 0);
-        float *sn = owned(&c, nt, NULL, rng, 0, 0);
-        for (size_t i = 0; i < nt; i++) cs[i] = cosf(ang[i]), sn[i] = sinf(ang[i]);
-        c.a[0] = case_input_copy(&c, cs, nt);
-        c.a[1] = case_input_copy(&c, sn, nt);
+        rope_tables(&c, nt, rng);
         float *x = owned(&c, nx, NULL, rng, -1, 1), *expect = owned(&c, nx, x, rng, 0, 0);
         (bwd ? ref_rope_bwd : ref_rope_fwd)(expect, c.a[0], c.a[1], B, T, nh, D);
         case_output(&c, bwd ? "dx" : "x", nx, x, expect, s % 2);
@@ -558,11 +563,7 @@ static void check_rope_rmsnorm(Run *r, const Kernels *k, int bwd, int quick, Rng
         size_t nx = (size_t)rows * D, nt = (size_t)T * (D / 2);
         Case c = {.k = k, .call = call_rope_rmsnorm, .mode = bwd, .B = B, .T = T, .H = nh, .D = D};
         snprintf(c.shape, sizeof c.shape, "B=%d T=%d nh=%d D=%d", B, T, nh, D);
-        float *ang = owned(&c, nt, NULL, rng, -3.2f, 3.2f), *cs = owned(&c, nt, NULL, rng, 0, 0);
-        float *sn = owned(&c, nt, NULL, rng, 0, 0);
-        for (size_t i = 0; i < nt; i++) cs[i] = cosf(ang[i]), sn[i] = sinf(ang[i]);
-        c.a[0] = case_input_copy(&c, cs, nt);
-        c.a[1] = case_input_copy(&c, sn, nt);
+        rope_tables(&c, nt, rng);
         float *x = owned(&c, nx, NULL, rng, -2, 2), *xrot = owned(&c, nx, x, rng, 0, 0);
         float *out = owned(&c, nx, NULL, rng, 0, 0), *rstd = owned(&c, (size_t)rows, NULL, rng, 0, 0);
         ref_rope_rmsnorm_fwd(out, rstd, xrot, c.a[0], c.a[1], B, T, nh, D);

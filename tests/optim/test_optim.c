@@ -802,28 +802,37 @@ static float *mixed_start(const ParamTable *t) {
     return p;
 }
 
-// Same bits with 1 and 2 OpenMP threads (all options on, every kind of tensor).
-static void test_threads_bit_identical(void **state) {
-    (void)state;
+// Runs 3 steps of the mixed run over table t (width C) with 1, 2, ... max_threads OpenMP threads
+// and asserts that every thread count gives the first one's parameters and state, bit for bit.
+static void assert_same_bits_for_thread_counts(const ParamTable *t, int C, int max_threads) {
+    enum { MAX = 4 };
     int saved = omp_get_max_threads();
-    ParamTable t = mixed_table();
     OptimConfig cfg = mixed_config();
-    float *p[2];
-    Optimizer *o[2];
-    for (int k = 0; k < 2; k++) {
+    float *p[MAX];
+    Optimizer *o[MAX];
+    for (int k = 0; k < max_threads; k++) {
         omp_set_num_threads(k + 1);
-        o[k] = optim_new(&cfg, &t, 24, 1LL << 16);
-        p[k] = mixed_start(&t);
+        o[k] = optim_new(&cfg, t, C, 1LL << 16);
+        p[k] = mixed_start(t);
         run_mixed(o[k], p[k], 0, 3);
     }
     omp_set_num_threads(saved);
-    assert_memory_equal(p[0], p[1], t.total * sizeof(float));
-    assert_int_equal(o[0]->n_state, o[1]->n_state);
-    assert_memory_equal(o[0]->state, o[1]->state, o[0]->n_state * sizeof(float));
-    for (int k = 0; k < 2; k++) {
+    for (int k = 1; k < max_threads; k++) {
+        assert_memory_equal(p[0], p[k], t->total * sizeof(float));
+        assert_int_equal(o[0]->n_state, o[k]->n_state);
+        assert_memory_equal(o[0]->state, o[k]->state, o[0]->n_state * sizeof(float));
+    }
+    for (int k = 0; k < max_threads; k++) {
         free(p[k]);
         optim_free(o[k]);
     }
+}
+
+// Same bits with 1 and 2 OpenMP threads (all options on, every kind of tensor).
+static void test_threads_bit_identical(void **state) {
+    (void)state;
+    ParamTable t = mixed_table();
+    assert_same_bits_for_thread_counts(&t, 24, 2);
     param_table_free(&t);
 }
 
@@ -832,7 +841,6 @@ static void test_threads_bit_identical(void **state) {
 // threads: 1, 2 and 3 threads give the same bits.
 static void test_matrices_side_by_side_bit_identical(void **state) {
     (void)state;
-    int saved = omp_get_max_threads();
     ParamTable t = {0};
     param_table_add(&t, "transformer.wte.weight", 53, 64, PARAM_WTE);
     static const int shapes[][2] = {{64, 64}, {256, 64}, {64, 256}, {96, 64}, {64, 96}, {128, 128}, {64, 64}};
@@ -842,24 +850,7 @@ static void test_matrices_side_by_side_bit_identical(void **state) {
         param_table_add(&t, name, shapes[i][0], shapes[i][1], PARAM_MATRIX);
     }
     param_table_add(&t, "lm_head.weight", 53, 64, PARAM_LM_HEAD);
-    OptimConfig cfg = mixed_config();
-    float *p[3];
-    Optimizer *o[3];
-    for (int k = 0; k < 3; k++) {
-        omp_set_num_threads(k + 1);
-        o[k] = optim_new(&cfg, &t, 64, 1LL << 16);
-        p[k] = mixed_start(&t);
-        run_mixed(o[k], p[k], 0, 3);
-    }
-    omp_set_num_threads(saved);
-    for (int k = 1; k < 3; k++) {
-        assert_memory_equal(p[0], p[k], t.total * sizeof(float));
-        assert_memory_equal(o[0]->state, o[k]->state, o[0]->n_state * sizeof(float));
-    }
-    for (int k = 0; k < 3; k++) {
-        free(p[k]);
-        optim_free(o[k]);
-    }
+    assert_same_bits_for_thread_counts(&t, 64, 3);
     param_table_free(&t);
 }
 
