@@ -16,7 +16,7 @@
 
 // ---------------------------------------------------------------------------------------------
 // Which tables: --variant (repeatable; "all"), else FRONTIER_KERNELS' table if set, else every
-// variant this CPU runs. "avx512_bf16" names the bf16 matmuls (a lab-only table: matmuls only).
+// variant this CPU runs. "avx512_bf16" names the bf16 matmuls and head_ce (a lab-only table: those ops only).
 // ---------------------------------------------------------------------------------------------
 
 #define MAX_TABLES 8
@@ -111,7 +111,7 @@ static int check_table(const Kernels *k, const char *label, int matmuls_only, in
     printf("%s\n", label);
     int failed = 0, skipped = 0;
     for (int op = 0; op < KERNEL_OP_COUNT; op++) {
-        if ((op_filter >= 0 && op != op_filter) || (matmuls_only && op > 2)) continue;
+        if ((op_filter >= 0 && op != op_filter) || (matmuls_only && !kernel_op_has_precision(op))) continue;
         const char *src = matmuls_only ? label : kernels_op_source(k, op);
         if (already_checked(done, *n_done, op, src)) {
             skipped++;
@@ -161,8 +161,9 @@ static int kernels_check_cmd(int argc, char **argv) {
     int n_done = 0, failed = 0;
     double t0 = now_seconds();
     for (int i = 0; i < t.n; i++) failed += check_table(t.k[i], t.label[i], 0, op_filter, &o, done, &n_done);
-    if (t.ref16 && op_filter <= 2) failed += check_table(kernels_bf16_matmuls(0), "ref_bf16", 1, op_filter, &o, done, &n_done);
-    if (t.bf16 && op_filter <= 2) failed += check_table(kernels_bf16_matmuls(1), BF16_LABEL, 1, op_filter, &o, done, &n_done);
+    int precision_ops = op_filter < 0 || kernel_op_has_precision(op_filter);
+    if (t.ref16 && precision_ops) failed += check_table(kernels_bf16_matmuls(0), "ref_bf16", 1, op_filter, &o, done, &n_done);
+    if (t.bf16 && precision_ops) failed += check_table(kernels_bf16_matmuls(1), BF16_LABEL, 1, op_filter, &o, done, &n_done);
     printf("%s: %d op check%s, %d failed (%.1f s)\n", failed ? "FAIL" : "PASS", n_done, n_done == 1 ? "" : "s", failed,
            now_seconds() - t0);
     return failed ? FRONTIER_EXIT_ERROR : 0;

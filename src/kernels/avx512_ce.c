@@ -54,28 +54,37 @@ static AVX512_FN double ce_expsum(float *d, const float *c, int V, float mx) {
     return ce_total(acc);
 }
 
-// Sweep 3: d[i] = d[i]·(inv·dscale)·(1 - (c[i]·sk)²), where d holds the exps and sk is 1/cap
-// (0 without a cap). The target's -1 is applied by the caller.
-static AVX512_FN void ce_grad(float *d, const float *c, int V, float inv_ds, float sk) {
+// Sweep 3: d[i] = e[i]·(inv·dscale)·(1 - (c[i]·sk)²), where e holds the exps (e may be d) and
+// sk is 1/cap (0 without a cap); d[tgt] = dt, the value with the one-hot term. With `stream`
+// (d 64-byte aligned, V a multiple of 16) d is written with non-temporal stores: the row goes
+// to memory without first being read into cache (half the traffic of a plain store's
+// read-for-ownership), and the target's lane is patched in the register, not stored twice.
+static AVX512_FN void ce_grad(float *d, const float *e, const float *c, int V, float inv_ds, float sk, int tgt,
+                              float dt, int stream) {
     __m512 vg = _mm512_set1_ps(inv_ds), vsk = _mm512_set1_ps(sk), one = _mm512_set1_ps(1.0f);
     for (int i = 0; i < V; i += 16) {
         __mmask16 m = v_mask_first(V - i);
         __m512 t = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, c + i), vsk);
-        __m512 g = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, d + i), vg);
-        _mm512_mask_storeu_ps(d + i, m, _mm512_mul_ps(g, _mm512_fnmadd_ps(t, t, one)));
+        __m512 g = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, e + i), vg);
+        __m512 y = _mm512_mul_ps(g, _mm512_fnmadd_ps(t, t, one));
+        if (tgt >= i && tgt < i + 16) y = _mm512_mask_mov_ps(y, (__mmask16)(1u << (tgt - i)), _mm512_set1_ps(dt));
+        if (stream) _mm512_stream_ps(d + i, y);
+        else _mm512_mask_storeu_ps(d + i, m, y);
     }
 }
 
-// One row: returns its loss; writes its gradient row when d is non-NULL (tgt >= 0). The loss
-// is formed in double: max + log(sum) - c[tgt] cancels to a few nats from terms up to ~2·cap.
-static float ce_row(float *d, float *c, const float *z, int V, int tgt, float cap, float dscale) {
+// One row: returns its loss; writes its gradient row when d is non-NULL (tgt >= 0), keeping
+// the exps in e (which may be d) in between. c receives the capped logits (it may be z). The
+// loss is formed in double: max + log(sum) - c[tgt] cancels to a few nats from terms up to ~2·cap.
+static float ce_row(float *d, float *e, float *c, const float *z, int V, int tgt, float cap, float dscale,
+                    int stream) {
     float mx = ce_cap_max(c, z, V, cap);
-    double sum = ce_expsum(d, c, V, mx);
+    double sum = ce_expsum(d ? e : NULL, c, V, mx);
     float ct = c[tgt], sk = cap > 0 ? 1.0f / cap : 0.0f;
     if (d) {
-        float inv = (float)(1.0 / sum), et = d[tgt], tt = ct * sk;
-        ce_grad(d, c, V, inv * dscale, sk);
-        d[tgt] = (et * inv - 1.0f) * (1.0f - tt * tt) * dscale;  // with the one-hot term
+        float inv = (float)(1.0 / sum), et = e[tgt], tt = ct * sk;
+        float dt = (et * inv - 1.0f) * (1.0f - tt * tt) * dscale;  // with the one-hot term
+        ce_grad(d, e, c, V, inv * dscale, sk, tgt, dt, stream);
     }
     return (float)((double)mx + log(sum) - (double)ct);
 }
@@ -90,8 +99,31 @@ static void ce_rows(float *losses, float *dlogits, const float *logits, const in
             if (d) memset(d, 0, (size_t)V * sizeof *d);
             continue;
         }
-        losses[n] = ce_row(d, c, logits + (size_t)n * V, V, tgt, cap, dscale);
+        losses[n] = ce_row(d, d, c, logits + (size_t)n * V, V, tgt, cap, dscale, 0);
     }
+}
+
+// The fused head's epilogue (head.c): rows of logits already in cache, overwritten by their
+// capped values (each logit is read just before its capped value replaces it), one thread, the
+// exps in `scratch` (V floats). dlogits rows that are 64-byte aligned go out with streaming
+// stores (ce_grad), fenced before returning so that any thread may read them next.
+static AVX512_FN void stream_zero(float *d, int V) {
+    for (int i = 0; i < V; i += 16) _mm512_stream_ps(d + i, _mm512_setzero_ps());
+}
+
+void avx512_softcap_ce_inplace(float *losses, float *dlogits, float *logits, const int32_t *targets, int N, int V,
+                               float cap, float dscale, float *scratch) {
+    for (int n = 0; n < N; n++) {
+        float *z = logits + (size_t)n * V, *d = dlogits ? dlogits + (size_t)n * V : NULL;
+        int tgt = targets ? targets[n] : -1, stream = d && V % 16 == 0 && ((uintptr_t)d & 63) == 0;
+        if (tgt >= 0) losses[n] = ce_row(d, scratch, z, z, V, tgt, cap, dscale, stream);
+        else {
+            losses[n] = 0.0f;
+            if (stream) stream_zero(d, V);
+            else if (d) memset(d, 0, (size_t)V * sizeof *d);
+        }
+    }
+    _mm_sfence();
 }
 
 // ---------------------------------------------------------------------------------------------

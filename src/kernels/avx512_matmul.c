@@ -202,6 +202,10 @@ void avx512_matmul_nn(float *c, const float *a, const float *b, int M, int N, in
 void avx512_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX512_F32, GEMM_TN, c, a, b, M, N, K, accumulate);
 }
+void avx512_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
+                           size_t scratch_floats) {
+    gemm_rows_nt(&AVX512_F32, a, b, M, N, K, fn, ctx, scratch_floats);
+}
 
 // ---------------------------------------------------------------------------------------------
 // bf16: packed as k pairs — element (k, r) at [(k/2) * W * 2 + r * 2 + k % 2] — so that one
@@ -310,4 +314,8 @@ void avx512bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N
 }
 void avx512bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX512_BF16, GEMM_TN, c, a, b, M, N, K, accumulate);
+}
+void avx512bf16_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
+                               size_t scratch_floats) {
+    gemm_rows_nt(&AVX512_BF16, a, b, M, N, K, fn, ctx, scratch_floats);
 }

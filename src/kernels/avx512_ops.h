@@ -35,3 +35,9 @@ void avx512_relu2_fwd(float *out, const float *x, size_t n);
 void avx512_relu2_bwd(float *dx, const float *dout, const float *x, size_t n);
 void avx512_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
                        float cap, float dscale);
+// softcap_ce on logits the caller no longer needs (they are overwritten), on the calling thread
+// only, with scratch for V floats: the fused head's epilogue on a strip of rows in cache. Same
+// bits as avx512_softcap_ce. Aligned dlogits rows are written with non-temporal stores (fenced
+// before it returns).
+void avx512_softcap_ce_inplace(float *losses, float *dlogits, float *logits, const int32_t *targets, int N, int V,
+                               float cap, float dscale, float *scratch);

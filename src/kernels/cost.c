@@ -61,3 +61,11 @@ OpCost cost_softcap_ce(int N, int V, int with_grad) {
     double nv = (double)N * V;
     return (OpCost){nv * (6.0 + (with_grad ? 7.0 : 0.0)), F * (nv * (with_grad ? 2.0 : 1.0) + 2.0 * N)};
 }
+
+// the product's FLOPs and the loss's; memory: read x and w, write dlogits (the logits stay in
+// cache), plus the losses and targets
+OpCost cost_head_ce(int N, int V, int C, int with_grad) {
+    double nv = (double)N * V;
+    OpCost mm = cost_matmul(N, V, C, 0), ce = cost_softcap_ce(N, V, with_grad);
+    return (OpCost){mm.flops + ce.flops, F * ((double)N * C + (double)V * C + (with_grad ? nv : 0.0) + 2.0 * N)};
+}

@@ -345,3 +345,90 @@ void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, co
     }
     if (upper) mirror_upper(c, M);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Whole rows with an epilogue (gemm_rows_nt): the lm_head's logits go straight into the loss
+// ---------------------------------------------------------------------------------------------
+
+// All of B's micro-panels in the pinned layout (pinned_offset), columns split between threads.
+static void pack_b_share(const GemmArgs *x, char *packed, int t, int nt) {
+    const GemmImpl *g = x->g;
+    int panels = ceil_div(x->N, g->nr), p0 = panels * t / nt, p1 = panels * (t + 1) / nt;
+    if (p0 == p1) return;
+    int kcb = k_block(g, x->K), jc = p0 * g->nr, nc = imin(x->N, p1 * g->nr) - jc;
+    for (int pc = 0; pc < x->K; pc += kcb) {
+        int kc = imin(kcb, x->K - pc);
+        size_t panel_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->nr * g->elem;
+        pack_b_panel(x, packed + pinned_offset(x, pc, jc), panel_bytes, jc, nc, pc, kc);
+    }
+}
+
+// One strip of rows [i, i+h): every k block, every column panel, into cbuf (row stride N).
+static void rows_strip(const GemmArgs *x, const char *packed, char *abuf, float *cbuf, int i, int h) {
+    const GemmImpl *g = x->g;
+    int kcb = k_block(g, x->K);
+    if (x->K <= 0)
+        for (int r = 0; r < h; r++) memset(cbuf + (size_t)r * x->N, 0, (size_t)x->N * sizeof *cbuf);
+    for (int pc = 0; pc < x->K; pc += kcb) {
+        int kc = imin(kcb, x->K - pc);
+        size_t panel_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->nr * g->elem;
+        pack_a_strip(x, abuf, i, h, pc, kc);
+        const char *bblock = packed + pinned_offset(x, pc, 0);
+        for (int jr = 0; jr < x->N; jr += g->nr)
+            g->kernel(kc, abuf, bblock + (size_t)(jr / g->nr) * panel_bytes, cbuf + jr, (size_t)x->N, h,
+                      imin(g->nr, x->N - jr), pc > 0);
+    }
+}
+
+// The packed B and the threads' strip buffers are megabytes; allocated per call, their page
+// faults and zeroing took ~5% of the fused head. One workspace is kept between calls instead (a
+// concurrent second call gets a private one).
+static atomic_int rows_busy;
+static char *rows_ws;
+static size_t rows_ws_bytes;
+
+static char *rows_workspace(size_t bytes, int *shared) {
+    *shared = !atomic_exchange(&rows_busy, 1);
+    if (!*shared) return xaligned_alloc(bytes);
+    if (rows_ws_bytes < bytes) {
+        free(rows_ws);
+        rows_ws = xaligned_alloc(bytes);
+        rows_ws_bytes = bytes;
+    }
+    return rows_ws;
+}
+
+static void rows_workspace_release(char *ws, int shared) {
+    if (shared) atomic_store(&rows_busy, 0);
+    else free(ws);
+}
+
+void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
+                  void *ctx, size_t scratch_floats) {
+    if (M <= 0 || N <= 0) return;
+    GemmArgs x = {g, GEMM_NT, NULL, a, b, M, N, K, 0, K > 0 ? pinned_panels(g, b, N, K) : NULL, 0};
+    int kcb = K > 0 ? k_block(g, K) : 1, pack = K > 0 && !x.packed_b;
+    int nt = omp_in_parallel() || (long)M * N * (K > 0 ? K : 1) < SMALL_MACS ? 1 : omp_get_max_threads();
+    // workspace: [packed B] then per thread [A strip | C strip (MR x N) | scratch]
+    size_t b_bytes = pack ? round_up(full_block_bytes(g, N, K) * (size_t)ceil_div(K, kcb), 64) : 0;
+    size_t a_bytes = round_up(round_up((size_t)kcb, (size_t)g->kstep) * (size_t)g->mr * g->elem, 64);
+    size_t c_floats = round_up((size_t)g->mr * N, 16), t_bytes = a_bytes + (c_floats + scratch_floats) * sizeof(float);
+    int shared;
+    char *ws = rows_workspace(b_bytes + (size_t)nt * round_up(t_bytes, 64), &shared);
+    const char *packed = pack ? ws : x.packed_b;
+    int strips = ceil_div(M, g->mr);
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), n = omp_get_num_threads();
+        if (pack) pack_b_share(&x, ws, t, n);
+#pragma omp barrier
+        char *abuf = ws + b_bytes + (size_t)t * round_up(t_bytes, 64);
+        float *cbuf = (float *)(abuf + a_bytes);
+        for (int s = strips * t / n; s < strips * (t + 1) / n; s++) {
+            int i = s * g->mr, h = imin(g->mr, M - i);
+            rows_strip(&x, packed, abuf, cbuf, i, h);
+            fn(ctx, cbuf, i, h, cbuf + c_floats);
+        }
+    }
+    rows_workspace_release(ws, shared);
+}

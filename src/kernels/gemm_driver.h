@@ -51,6 +51,18 @@ typedef struct {
 void gemm_run(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
               int K, int accumulate);
 
+// Whole rows of an NT product, each handed to an epilogue while it is in cache: C = a (M,K) @
+// b (N,K)ᵀ is computed MR rows at a time, all N columns and all K, into a per-thread buffer of
+// MR x N floats (row stride N), and fn(ctx, c, row0, rows, scratch) is called on it before the
+// next strip — the (M, N) product is never written out. fn may overwrite the buffer (it is the
+// next strip's output); scratch is the thread's own scratch_floats floats (64-byte aligned).
+// Rows are split statically between the threads, fn runs on the thread that computed them; B is
+// packed once for all of them (or read pinned). Each element is the same FMA chain as
+// gemm_run's, so the same bits.
+typedef void (*GemmRowsFn)(void *ctx, float *c, int row0, int rows, float *scratch);
+void gemm_rows_nt(const GemmImpl *impl, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
+                  void *ctx, size_t scratch_floats);
+
 // Pinned operands (kernels.h, kernels_pin_weight): an NT product whose b is pinned with the same
 // (N, K) reads b's micro-panels packed once (per GemmImpl) instead of packing them on every call.
 // Same bits. gemm_pin: 0, or -1 when the table of pins is full (the product then packs as usual).

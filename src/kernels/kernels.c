@@ -10,6 +10,7 @@
 #include "kernels/avx512_ops.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm_driver.h"
+#include "kernels/head.h"
 #include "kernels/simd_matmul.h"
 #include "util/error.h"
 
@@ -58,6 +59,7 @@ int kernel_variant_index(const char *name) {
 static const Kernels OWN_AVX2 = {
     .name = "avx2",
     .matmul_nt = avx2_matmul_nt, .matmul_nn = avx2_matmul_nn, .matmul_tn = avx2_matmul_tn,
+    .head_ce = avx2_head_ce,
 };
 
 static const Kernels OWN_AVX512 = {
@@ -69,7 +71,7 @@ static const Kernels OWN_AVX512 = {
     .rope_rmsnorm_fwd = avx512_rope_rmsnorm_fwd, .rope_rmsnorm_bwd = avx512_rope_rmsnorm_bwd,
     .attention_fwd = avx512_attention_fwd, .attention_bwd = avx512_attention_bwd,
     .relu2_fwd = avx512_relu2_fwd, .relu2_bwd = avx512_relu2_bwd,
-    .softcap_ce = avx512_softcap_ce,
+    .softcap_ce = avx512_softcap_ce, .head_ce = avx512_head_ce,
 };
 
 // AMX has no op of its own yet: its table is avx512's (kept as a variant so that configs and
@@ -282,18 +284,37 @@ KernelPrecision kernels_precision(void) {
     return precision;
 }
 
-typedef void (*MatmulFn)(float *, const float *, const float *, int, int, int, int);
-static const MatmulFn REF_BF16[3] = {ref_bf16_matmul_nt, ref_bf16_matmul_nn, ref_bf16_matmul_tn};
-static const MatmulFn FAST_BF16[3] = {avx512bf16_matmul_nt, avx512bf16_matmul_nn, avx512bf16_matmul_tn};
+// The ops whose products take the precision: the three matmuls and head_ce. Their bf16 twins,
+// in this order: the reference ones and AVX512_BF16's.
+#define OP_ENUM(op) OP_##op,
+enum { KERNEL_OPS(OP_ENUM) };
+#define TWINS 4
+static const int TWIN_OPS[TWINS] = {OP_matmul_nt, OP_matmul_nn, OP_matmul_tn, OP_head_ce};
+static OpFn ref_twin(int i) {
+    const OpFn f[TWINS] = {(OpFn)ref_bf16_matmul_nt, (OpFn)ref_bf16_matmul_nn, (OpFn)ref_bf16_matmul_tn,
+                           (OpFn)ref_bf16_head_ce};
+    return f[i];
+}
+static OpFn fast_twin(int i) {
+    const OpFn f[TWINS] = {(OpFn)avx512bf16_matmul_nt, (OpFn)avx512bf16_matmul_nn, (OpFn)avx512bf16_matmul_tn,
+                           (OpFn)avx512bf16_head_ce};
+    return f[i];
+}
 
-static Kernels bf16_tables[2];  // ref's ops with REF_BF16's / FAST_BF16's matmuls
+int kernel_op_has_precision(int op) {
+    for (int i = 0; i < TWINS; i++)
+        if (TWIN_OPS[i] == op) return 1;
+    return 0;
+}
+
+static Kernels bf16_tables[2];  // ref's ops with the reference / AVX512_BF16 twins
 static pthread_once_t bf16_tables_once = PTHREAD_ONCE_INIT;
 
 static void build_bf16_tables(void) {
     for (int v = 0; v < 2; v++) {
         bf16_tables[v] = KERNELS_REF;
         bf16_tables[v].name = v ? "avx512_bf16" : "ref_bf16";
-        for (int op = 0; op < 3; op++) op_set(&bf16_tables[v], op, (OpFn)(v ? FAST_BF16 : REF_BF16)[op]);
+        for (int i = 0; i < TWINS; i++) op_set(&bf16_tables[v], TWIN_OPS[i], v ? fast_twin(i) : ref_twin(i));
     }
 }
 
@@ -303,32 +324,33 @@ const Kernels *kernels_bf16_matmuls(int fast) {
 }
 
 static const char *bf16_source(OpFn f) {
-    for (int i = 0; i < 3; i++) {
-        if (f == (OpFn)REF_BF16[i]) return "ref_bf16";
-        if (f == (OpFn)FAST_BF16[i]) return "avx512_bf16";
+    for (int i = 0; i < TWINS; i++) {
+        if (f == ref_twin(i)) return "ref_bf16";
+        if (f == fast_twin(i)) return "avx512_bf16";
     }
     return NULL;
 }
 
-// The bf16 twin of one of selected's matmuls: ref's is ref_bf16, any fast one's is AVX512_BF16's.
-static int bf16_twin(int op, MatmulFn *out) {
-    if (!strcmp(kernels_op_source(&selected.table, op), "ref")) { *out = REF_BF16[op]; return 0; }
+// The bf16 twin of selected's op TWIN_OPS[i]: ref's is ref_bf16, any fast one's is AVX512_BF16's.
+static int bf16_twin(int i, OpFn *out) {
+    int op = TWIN_OPS[i];
+    if (!strcmp(kernels_op_source(&selected.table, op), "ref")) { *out = ref_twin(i); return 0; }
     const CpuInfo *c = cpu_info();
     if (!(c->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL)))
         return err_set("--precision bf16 needs AVX512_BF16 for the %s %s kernel (this CPU lacks it); use "
                        "--precision fp32, or FRONTIER_KERNELS=ref for the slow reference bf16 matmuls",
                        kernels_op_source(&selected.table, op), KERNEL_OP_NAMES[op]);
-    *out = FAST_BF16[op];
+    *out = fast_twin(i);
     return 0;
 }
 
 static int apply_precision(KernelPrecision p) {
     Kernels t = selected.table;
     if (p == KP_BF16) {
-        for (int op = 0; op < 3; op++) {  // ops 0, 1, 2 of KERNEL_OPS: matmul_nt, _nn, _tn
-            MatmulFn f = NULL;
-            if (bf16_twin(op, &f)) return -1;
-            memcpy((char *)&t + OP_OFFSETS[op], &f, sizeof f);
+        for (int i = 0; i < TWINS; i++) {
+            OpFn f = NULL;
+            if (bf16_twin(i, &f)) return -1;
+            op_set(&t, TWIN_OPS[i], f);
         }
     }
     snprintf(precise_name, sizeof precise_name, "%s%s", selected.name, p == KP_BF16 ? "+bf16" : "");

@@ -22,7 +22,7 @@
 // without hiding a real bug (those show up as 1e-3 and beyond).
 double lab_default_tol(int op) {
     const char *name = KERNEL_OP_NAMES[op];
-    if (!strncmp(name, "attention", 9) || !strcmp(name, "softcap_ce")) return 2e-5;
+    if (!strncmp(name, "attention", 9) || !strcmp(name, "softcap_ce") || !strcmp(name, "head_ce")) return 2e-5;
     return 1e-5;
 }
 
@@ -708,6 +708,54 @@ static void check_softcap(Run *r, const Kernels *k, int quick, Rng *rng) {
         }
 }
 
+// The fused head: the oracle is a float64 product (operands rounded to bf16 for the bf16
+// tables), stored as fp32 logits, then ref_softcap_ce — so a fast variant is judged on its
+// product and its loss at once. Shapes cross the micro-tile (14 rows) and panel (32 columns)
+// edges, and C = 800 spans several depth blocks.
+static void call_head_ce(const Case *c) {
+    c->k->head_ce(c->out[0].p, c->mode ? c->out[1].p : NULL, c->a[0], c->a[1], c->idx, c->N, c->M, c->K, c->cap,
+                  c->dscale);
+}
+
+static void check_head_ce(Run *r, const Kernels *k, int quick, Rng *rng) {
+    static const struct {
+        int N, V, C;
+        float cap, dscale;
+    } shapes[] = {{1, 2, 1, 15, 1},      {3, 17, 5, 0, 0.5f},     {15, 100, 33, 15, 0.2f}, {29, 1000, 64, 30, 1},
+                  {1, 8192, 128, 15, 1}, {40, 300, 800, 15, 1},   {64, 8192, 128, 15, 1.0f / 64},
+                  {100, 4099, 130, 15, 0.01f}};
+    int n = quick ? 5 : 8;
+    for (int s = 0; s < n; s++)
+        for (int mode = 0; mode < 2; mode++) {
+            int N = shapes[s].N, V = shapes[s].V, C = shapes[s].C;
+            size_t nl = (size_t)N * V;
+            Case c = {.k = k, .call = call_head_ce, .mode = mode, .N = N, .M = V, .K = C, .cap = shapes[s].cap,
+                      .dscale = shapes[s].dscale, .bf16 = r->bf16};
+            snprintf(c.shape, sizeof c.shape, "N=%d V=%d C=%d cap=%g dscale=%g %s", N, V, C, shapes[s].cap,
+                     shapes[s].dscale, mode ? "(grad)" : "(no grad)");
+            c.idx = case_indices(&c, (size_t)N, V, rng, 3);  // every third target ignored (-1)
+            c.a[0] = case_input(&c, (size_t)N * C, rng, -1, 1);
+            c.a[1] = case_input(&c, (size_t)V * C, rng, -0.5f, 0.5f);
+            float *logits = owned(&c, nl, NULL, rng, 0, 0);
+            for (int i = 0; i < N; i++)
+                for (int v = 0; v < V; v++) {
+                    double acc = 0;
+                    for (int j = 0; j < C; j++) {
+                        float x = c.a[0][(size_t)i * C + j], w = c.a[1][(size_t)v * C + j];
+                        acc += (double)(c.bf16 ? ref_round_bf16(x) : x) * (c.bf16 ? ref_round_bf16(w) : w);
+                    }
+                    logits[(size_t)i * V + v] = (float)acc;
+                }
+            float *losses = owned(&c, (size_t)N, NULL, rng, 0, 0), *dl = owned(&c, nl, NULL, rng, 0, 0);
+            ref_softcap_ce(losses, dl, logits, c.idx, N, V, shapes[s].cap, shapes[s].dscale);
+            case_output(&c, "losses", (size_t)N, NULL, losses, 0);
+            c.scale[0] = softcap_loss_scale(&c, logits, losses, N, V, shapes[s].cap);
+            if (mode) case_output(&c, "dlogits", nl, NULL, dl, s % 2);
+            case_run(r, &c);
+            case_free(&c);
+        }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Entry points
 // ---------------------------------------------------------------------------------------------
@@ -733,6 +781,7 @@ int lab_check_op(const Kernels *k, int op, const LabCheckOpts *o, LabOpResult *r
     else if (!strncmp(name, "rope", 4)) check_rope(&r, k, bwd, o->quick, &rng);
     else if (!strncmp(name, "attention", 9)) check_attention(&r, k, bwd, o->quick, &rng);
     else if (!strncmp(name, "relu2", 5)) check_relu2(&r, k, bwd, o->quick, &rng);
+    else if (!strcmp(name, "head_ce")) check_head_ce(&r, k, o->quick, &rng);
     else check_softcap(&r, k, o->quick, &rng);
     faults_release(&old);
     return res->failures > 0;

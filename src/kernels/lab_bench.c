@@ -28,7 +28,7 @@ typedef struct {
 } BenchCase;
 
 enum { OP_NT, OP_NN, OP_TN, OP_EMB_F, OP_EMB_B, OP_RMS_F, OP_RMS_B, OP_ROPE_F, OP_ROPE_B, OP_RR_F, OP_RR_B,
-       OP_ATT_F, OP_ATT_B, OP_RELU_F, OP_RELU_B, OP_CE };
+       OP_ATT_F, OP_ATT_B, OP_RELU_F, OP_RELU_B, OP_CE, OP_HEAD };
 
 // ---------------------------------------------------------------------------------------------
 // The preset's cases
@@ -73,7 +73,8 @@ static int preset_cases(const ModelConfig *m, int rows, BenchCase *cs) {
                   {OP_RMS_B, "every norm"},      {OP_ROPE_F, "q, k"},          {OP_ROPE_B, "q, k"},
                   {OP_RR_F, "q (QK-norm)"},      {OP_RR_B, "q (QK-norm)"},
                   {OP_ATT_F, "each layer"},      {OP_ATT_B, "each layer"},     {OP_RELU_F, "mlp"},
-                  {OP_RELU_B, "mlp"},            {OP_CE, "loss + grad"}};
+                  {OP_RELU_B, "mlp"},            {OP_CE, "loss + grad"},
+                  {OP_HEAD, "lm_head+loss+grad"}};
     for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
         cs[n] = base;
         cs[n].op = others[i].op;
@@ -91,6 +92,7 @@ static void shape_str(const BenchCase *c, char *s, size_t cap) {
         break;
     case OP_ATT_F: case OP_ATT_B: snprintf(s, cap, "B=%d T=%d H=%d/%d D=%d", c->B, c->T, c->H, c->Hkv, c->D); break;
     case OP_RELU_F: case OP_RELU_B: snprintf(s, cap, "n=%zu", c->n); break;
+    case OP_HEAD: snprintf(s, cap, "N=%d V=%d C=%d", c->rows, c->V, c->C); break;
     default: snprintf(s, cap, "N=%d V=%d", c->rows, c->V);
     }
 }
@@ -109,6 +111,7 @@ static OpCost case_cost(const BenchCase *c) {
     case OP_ATT_B: return cost_attention_bwd(c->B, c->T, c->H, c->Hkv, c->D);
     case OP_RELU_F: return cost_relu2_fwd(c->n);
     case OP_RELU_B: return cost_relu2_bwd(c->n);
+    case OP_HEAD: return cost_head_ce(c->rows, c->V, c->C, 1);
     default: return cost_softcap_ce(c->rows, c->V, 1);
     }
 }
@@ -148,6 +151,7 @@ static void bufs_alloc(const BenchCase *c, Bufs *d, Rng *r) {
         sz[7] = sz[8] = nkv;
         break;
     case OP_RELU_F: case OP_RELU_B: sz[0] = sz[1] = sz[2] = c->n; break;
+    case OP_HEAD: sz[0] = nc, sz[1] = (size_t)c->V * c->C, sz[2] = (size_t)c->rows * c->V, sz[3] = (size_t)c->rows; break;
     default: sz[0] = sz[1] = (size_t)c->rows * c->V, sz[2] = (size_t)c->rows;
     }
     for (int i = 0; i < NBUF; i++)
@@ -184,6 +188,7 @@ static void bench_call(const Kernels *k, const BenchCase *c, Bufs *d) {
         break;
     case OP_RELU_F: k->relu2_fwd(f[1], f[0], c->n); break;
     case OP_RELU_B: k->relu2_bwd(f[2], f[1], f[0], c->n); break;
+    case OP_HEAD: k->head_ce(f[3], f[2], f[0], f[1], d->idx, c->rows, c->V, c->C, 15.0f, 1.0f / c->rows); break;
     default: k->softcap_ce(f[2], f[1], f[0], d->idx, c->rows, c->V, 15.0f, 1.0f / c->rows);
     }
 }
@@ -262,7 +267,7 @@ int lab_bench(const Kernels *const *tables, const char *const *labels, int n, co
             if (dup) continue;
             print_row(f, c, labels[t], time_case(tables[t], c, &d, target), o->peak ? o->peak->fp32_all : 0, o);
         }
-        if (with_bf16 && c->op <= OP_TN)
+        if (with_bf16 && (c->op <= OP_TN || c->op == OP_HEAD))
             print_row(f, c, "avx512_bf16", time_case(kernels_bf16_matmuls(1), c, &d, target), o->peak ? o->peak->bf16_all : 0, o);
         bufs_free(&d);
     }

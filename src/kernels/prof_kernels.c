@@ -73,6 +73,12 @@ static void p_softcap_ce(float *losses, float *dlogits, const float *logits, con
          inner->softcap_ce(losses, dlogits, logits, targets, N, V, cap, dscale));
 }
 
+static void p_head_ce(float *losses, float *dlogits, const float *x, const float *w, const int32_t *targets, int N,
+                      int V, int C, float cap, float dscale) {
+    WRAP(dlogits ? "head_ce_grad" : "head_ce", cost_head_ce(N, V, C, dlogits != NULL),
+         inner->head_ce(losses, dlogits, x, w, targets, N, V, C, cap, dscale));
+}
+
 static const Kernels KERNELS_PROF = {
     .name = "profiled",
     .matmul_nt = p_matmul_nt, .matmul_nn = p_matmul_nn, .matmul_tn = p_matmul_tn,
@@ -82,7 +88,7 @@ static const Kernels KERNELS_PROF = {
     .rope_rmsnorm_fwd = p_rope_rmsnorm_fwd, .rope_rmsnorm_bwd = p_rope_rmsnorm_bwd,
     .attention_fwd = p_attention_fwd, .attention_bwd = p_attention_bwd,
     .relu2_fwd = p_relu2_fwd, .relu2_bwd = p_relu2_bwd,
-    .softcap_ce = p_softcap_ce,
+    .softcap_ce = p_softcap_ce, .head_ce = p_head_ce,
 };
 
 const Kernels *kernels_profiled(const Kernels *base) {

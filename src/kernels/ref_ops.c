@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/head.h"
 #include "kernels/ref.h"
 
 #define RMS_EPS 1.1920929e-7f
@@ -275,4 +276,5 @@ const Kernels KERNELS_REF = {
     .relu2_fwd = ref_relu2_fwd,
     .relu2_bwd = ref_relu2_bwd,
     .softcap_ce = ref_softcap_ce,
+    .head_ce = ref_head_ce,
 };

@@ -19,6 +19,7 @@
 // (the kernel registry) checks cpu_info() first. Operands may be unaligned; nothing outside the
 // given extents is read or written.
 #pragma once
+#include "kernels/gemm_driver.h"  // GemmRowsFn
 
 void avx512_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void avx512_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
@@ -37,3 +38,13 @@ void avx2_matmul_tn(float *c, const float *a, const float *b, int M, int N, int 
 void avx512bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void avx512bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void avx512bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
+
+// The NT product a (M,K) @ b (N,K)ᵀ a strip of whole rows at a time, each strip handed to fn
+// instead of being stored (gemm_rows_nt in gemm_driver.h): the same bits as the *_matmul_nt of
+// the same instruction set. The fused head (head_ce) runs the loss on each strip in cache.
+void avx512_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
+                           size_t scratch_floats);
+void avx512bf16_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
+                               size_t scratch_floats);
+void avx2_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
+                         size_t scratch_floats);

@@ -163,7 +163,7 @@ void runstate_build(RunState *s, const ModelConfig *c, int B, int T) {
     s->xn_final = xaligned_alloc(N * C * sizeof(float));
     s->rstd_final = xaligned_alloc(N * sizeof(float));
     s->head_rows = runstate_head_rows(c->vocab_size, (int)N);
-    s->head = xaligned_alloc((size_t)s->head_rows * c->vocab_size * sizeof(float));
+    s->head = NULL;  // on the first backward: a forward alone never stores logits (head_ce)
     s->logits = NULL;  // (N, V) only when a forward without targets asks for every logit
     s->losses = xaligned_alloc(N * sizeof(float));
     s->dx = xaligned_alloc(N * C * sizeof(float));
@@ -321,21 +321,23 @@ static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, const 
     s->cur_T = T;
 }
 
-// The head, chunk by chunk over the N positions: logits (rows, V) = xn_final @ lm_headᵀ into
-// s->head, then softcapped cross-entropy. With `backward` (training) the same pass turns the
-// chunk's logits into dscale·dloss/dlogits and finishes the head's backward for those rows:
-// dxn (rows, C) = dlogits @ lm_head, dlm_head += dlogitsᵀ @ xn_final. The (N, V) logits never
-// exist; the positions are independent, so chunking changes no loss and no dxn, and dlm_head
+// The head, chunk by chunk over the N positions: head_ce computes each chunk's logits (rows, V)
+// = xn_final @ lm_headᵀ and their softcapped cross-entropy in one pass, strip by strip in cache,
+// so the logits never reach memory. With `backward` (training) it also writes the chunk's
+// dscale·dloss/dlogits into s->head, and the head's backward is finished for those rows:
+// dxn (rows, C) = dlogits @ lm_head, dlm_head += dlogitsᵀ @ xn_final. Only one chunk of dlogits
+// exists; the positions are independent, so chunking changes no loss and no dxn, and dlm_head
 // only by the order of its sums over positions.
 static void head_chunks(Model *m, RunState *s, const int32_t *targets, int N, int backward, float dscale) {
     const Kernels *K = kernels();
     const ModelConfig *c = &m->cfg;
     int C = c->n_embd, V = c->vocab_size, R = s->head_rows;
+    if (backward && !s->head) s->head = xaligned_alloc((size_t)R * V * sizeof *s->head);
     for (int r0 = 0; r0 < N; r0 += R) {
         int n = N - r0 < R ? N - r0 : R;
         const float *xn = s->xn_final + (size_t)r0 * C;
-        linear(s->head, xn, m->lm_head, n, V, C, 0);
-        K->softcap_ce(s->losses + r0, backward ? s->head : NULL, s->head, targets + r0, n, V, c->softcap, dscale);
+        K->head_ce(s->losses + r0, backward ? s->head : NULL, xn, m->lm_head, targets + r0, n, V, C, c->softcap,
+                   dscale);
         if (!backward) continue;
         K->matmul_nn(s->dxn + (size_t)r0 * C, s->head, m->lm_head, n, C, V, 0);
         K->matmul_tn(m->dlm_head, s->head, xn, V, C, n, 1);

@@ -6,7 +6,9 @@
 
 #include <omp.h>
 
+#include "kernels/avx512_ops.h"
 #include "kernels/cpu.h"
+#include "kernels/head.h"
 #include "kernels/kernels.h"
 #include "kernels/lab.h"
 #include "kernels/ref.h"
@@ -53,24 +55,27 @@ static void test_bf16_matmuls_within_their_tolerance(void **state) {
     assert_ptr_equal(ref16->matmul_nt, ref_bf16_matmul_nt);
     LabCheckOpts o = QUICK;
     o.bf16_operands = 1;  // against an oracle with bf16-rounded operands: fp32 accumulation's tolerance
-    for (int op = 0; op < 3; op++) expect_pass(ref16, op, &o);
+    for (int op = 0; op < KERNEL_OP_COUNT; op++)
+        if (kernel_op_has_precision(op)) expect_pass(ref16, op, &o);
     LabOpResult r;
     assert_int_equal(lab_check_op(&KERNELS_REF, 0, &o, &r), 1);  // an fp32 matmul is not a bf16 one
     if (!cpu_info()->avx512_bf16) skip();
     const Kernels *k = kernels_bf16_matmuls(1);
     assert_ptr_equal(k->matmul_tn, avx512bf16_matmul_tn);
-    for (int op = 0; op < 3; op++) expect_pass(k, op, &o);
+    for (int op = 0; op < KERNEL_OP_COUNT; op++)
+        if (kernel_op_has_precision(op)) expect_pass(k, op, &o);
     o.bf16_operands = 0;  // and they really are coarser than fp32
     assert_int_equal(lab_check_op(k, 0, &o, &r), 1);
 }
 
-// --precision bf16 swaps exactly the three matmuls for their bf16 twins, and back.
+// --precision bf16 swaps exactly the three matmuls and head_ce for their bf16 twins, and back.
 static void test_precision_switches_the_matmuls(void **state) {
     (void)state;
     assert_int_equal(kernels_select("ref"), 0);
     assert_int_equal(kernels_set_precision(KP_BF16), 0);
     assert_ptr_equal(kernels()->matmul_nt, ref_bf16_matmul_nt);
     assert_ptr_equal(kernels()->matmul_tn, ref_bf16_matmul_tn);
+    assert_ptr_equal(kernels()->head_ce, ref_bf16_head_ce);
     assert_ptr_equal(kernels()->rmsnorm_fwd, KERNELS_REF.rmsnorm_fwd);
     assert_string_equal(kernels()->name, "ref+bf16");
     assert_string_equal(kernels_op_source(kernels(), 1), "ref_bf16");
@@ -79,12 +84,15 @@ static void test_precision_switches_the_matmuls(void **state) {
         assert_int_equal(kernels_select("avx512,matmul_nn=ref"), 0);  // the precision survives a new table
         assert_ptr_equal(kernels()->matmul_nt, avx512bf16_matmul_nt);
         assert_ptr_equal(kernels()->matmul_nn, ref_bf16_matmul_nn);
+        assert_ptr_equal(kernels()->head_ce, avx512bf16_head_ce);
         assert_string_equal(kernels()->name, "avx512,matmul_nn=ref+bf16");
     }
     assert_int_equal(kernels_set_precision(KP_FP32), 0);
     assert_string_equal(kernels()->name, kernels_variant_available(KV_AVX512, NULL) && cpu_info()->avx512_bf16
                                              ? "avx512,matmul_nn=ref" : "ref");
     assert_ptr_equal(kernels()->matmul_nn, ref_matmul_nn);
+    assert_ptr_equal(kernels()->head_ce, kernels_variant_available(KV_AVX512, NULL) && cpu_info()->avx512_bf16
+                                             ? avx512_head_ce : ref_head_ce);
     KernelPrecision p;
     assert_int_equal(kernels_precision_parse("bf16", &p), 0);
     assert_int_equal(p, KP_BF16);
@@ -405,6 +413,63 @@ static void test_symmetric_products_give_the_same_bits(void **state) {
     }
 }
 
+
+// The fused head (head_ce) gives the same bits as its table's matmul_nt followed by its
+// softcap_ce — losses and dlogits, with and without a gradient, at 1 to 3 threads, over shapes
+// with ragged strips and panels and several depth blocks (C = 800), and with the weight pinned.
+typedef void (*HeadCe)(float *, float *, const float *, const float *, const int32_t *, int, int, int, float, float);
+typedef void (*SoftcapCe)(float *, float *, const float *, const int32_t *, int, int, float, float);
+
+static void test_fused_head_gives_the_same_bits(void **state) {
+    (void)state;
+    static const int shapes[][3] = {{1, 2, 1}, {15, 100, 33}, {29, 1000, 64}, {40, 300, 800}, {100, 4099, 130},
+                                    {64, 8192, 128}};
+    int avx512 = kernels_variant_available(KV_AVX512, NULL), bf16 = avx512 && cpu_info()->avx512_bf16;
+    const struct {
+        HeadCe head;
+        Matmul nt;
+        SoftcapCe ce;
+        int have;
+    } impls[] = {{ref_head_ce, ref_matmul_nt, ref_softcap_ce, 1},
+                 {ref_bf16_head_ce, ref_bf16_matmul_nt, ref_softcap_ce, 1},
+                 {avx2_head_ce, avx2_matmul_nt, ref_softcap_ce, kernels_variant_available(KV_AVX2, NULL)},
+                 {avx512_head_ce, avx512_matmul_nt, avx512_softcap_ce, avx512},
+                 {avx512bf16_head_ce, avx512bf16_matmul_nt, avx512_softcap_ce, bf16}};
+    Rng r;
+    rng_seed(&r, 8);
+    int prev = omp_get_max_threads();
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int N = shapes[s][0], V = shapes[s][1], C = shapes[s][2];
+        size_t nl = (size_t)N * V;
+        float *x = random_floats((size_t)N * C, &r), *w = random_floats((size_t)V * C, &r);
+        int32_t *tg = malloc((size_t)N * sizeof *tg);
+        for (int i = 0; i < N; i++) tg[i] = i % 4 == 3 ? -1 : (int32_t)(rng_next(&r) % (uint64_t)V);
+        float *logits = malloc(nl * sizeof *logits), *want_d = malloc(nl * sizeof *want_d);
+        float *d = malloc(nl * sizeof *d), *want_l = malloc((size_t)N * sizeof *want_l);
+        float *l = malloc((size_t)N * sizeof *l);
+        for (size_t f = 0; f < sizeof impls / sizeof *impls; f++) {
+            if (!impls[f].have) continue;
+            impls[f].nt(logits, x, w, N, V, C, 0);
+            impls[f].ce(want_l, want_d, logits, tg, N, V, 15.0f, 0.125f);
+            for (int t = 1; t <= 3; t++)
+                for (int pinned = 0; pinned < 2; pinned++) {
+                    omp_set_num_threads(t);
+                    if (pinned) assert_int_equal(kernels_pin_weight(w, V, C), 0);
+                    for (size_t i = 0; i < nl; i++) d[i] = NAN;
+                    impls[f].head(l, d, x, w, tg, N, V, C, 15.0f, 0.125f);
+                    assert_memory_equal(want_l, l, (size_t)N * sizeof *l);
+                    assert_memory_equal(want_d, d, nl * sizeof *d);
+                    for (int i = 0; i < N; i++) l[i] = NAN;
+                    impls[f].head(l, NULL, x, w, tg, N, V, C, 15.0f, 0.125f);  // losses only
+                    assert_memory_equal(want_l, l, (size_t)N * sizeof *l);
+                    kernels_unpin_weights();
+                }
+            omp_set_num_threads(prev);
+        }
+        free(x), free(w), free(tg), free(logits), free(want_d), free(d), free(want_l), free(l);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_variant_passes),
@@ -422,6 +487,7 @@ int main(void) {
         cmocka_unit_test(test_fast_matmul_rows_independent_of_m),
         cmocka_unit_test(test_pinned_weights_give_the_same_bits),
         cmocka_unit_test(test_symmetric_products_give_the_same_bits),
+        cmocka_unit_test(test_fused_head_gives_the_same_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
