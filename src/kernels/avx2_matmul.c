@@ -89,7 +89,7 @@ static void kernel(int kc, const void *ap, const void *bp, float *c, size_t ldc,
     TILES[mr](kc, ap, bp, c, ldc, nr, load_c);
 }
 
-static const GemmImpl AVX2_F32 = {MR, NR, 1, sizeof(float), pack_a, pack_b, kernel, NULL};
+static const GemmImpl AVX2_F32 = {MR, NR, 1, sizeof(float), pack_a, pack_b, kernel, NULL, NULL};
 
 void avx2_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX2_F32, GEMM_NT, c, a, b, M, N, K, accumulate);

@@ -73,18 +73,39 @@ static AVX512_FN void ce_grad(float *d, const float *e, const float *c, int V, f
     }
 }
 
-// One row: returns its loss; writes its gradient row when d is non-NULL (tgt >= 0), keeping
-// the exps in e (which may be d) in between. c receives the capped logits (it may be z). The
-// loss is formed in double: max + log(sum) - c[tgt] cancels to a few nats from terms up to ~2·cap.
-static float ce_row(float *d, float *e, float *c, const float *z, int V, int tgt, float cap, float dscale,
-                    int stream) {
+// The same, writing d in bf16 (vcvtneps2bf16: nearest even, as the bf16 GEMMs round what they
+// pack — so their products from this row equal those from the fp32 row). stream: d 32-byte
+// aligned, V a multiple of 16.
+#define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+static BF16_FN void ce_grad16(uint16_t *d, const float *e, const float *c, int V, float inv_ds, float sk, int tgt,
+                              float dt, int stream) {
+    __m512 vg = _mm512_set1_ps(inv_ds), vsk = _mm512_set1_ps(sk), one = _mm512_set1_ps(1.0f);
+    for (int i = 0; i < V; i += 16) {
+        __mmask16 m = v_mask_first(V - i);
+        __m512 t = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, c + i), vsk);
+        __m512 g = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, e + i), vg);
+        __m512 y = _mm512_mul_ps(g, _mm512_fnmadd_ps(t, t, one));
+        if (tgt >= i && tgt < i + 16) y = _mm512_mask_mov_ps(y, (__mmask16)(1u << (tgt - i)), _mm512_set1_ps(dt));
+        __m256i y16 = (__m256i)_mm512_cvtneps_pbh(y);
+        if (stream) _mm256_stream_si256((__m256i *)(d + i), y16);
+        else _mm256_mask_storeu_epi16(d + i, m, y16);
+    }
+}
+
+// One row: returns its loss; writes its gradient row when d (fp32) or d16 (bf16) is non-NULL
+// (tgt >= 0), keeping the exps in e (which may be d; not d16) in between. c receives the capped
+// logits (it may be z). The loss is formed in double: max + log(sum) - c[tgt] cancels to a few
+// nats from terms up to ~2·cap.
+static float ce_row(float *d, uint16_t *d16, float *e, float *c, const float *z, int V, int tgt, float cap,
+                    float dscale, int stream) {
     float mx = ce_cap_max(c, z, V, cap);
-    double sum = ce_expsum(d ? e : NULL, c, V, mx);
+    double sum = ce_expsum(d || d16 ? e : NULL, c, V, mx);
     float ct = c[tgt], sk = cap > 0 ? 1.0f / cap : 0.0f;
-    if (d) {
+    if (d || d16) {
         float inv = (float)(1.0 / sum), et = e[tgt], tt = ct * sk;
         float dt = (et * inv - 1.0f) * (1.0f - tt * tt) * dscale;  // with the one-hot term
-        ce_grad(d, e, c, V, inv * dscale, sk, tgt, dt, stream);
+        if (d16) ce_grad16(d16, e, c, V, inv * dscale, sk, tgt, dt, stream);
+        else ce_grad(d, e, c, V, inv * dscale, sk, tgt, dt, stream);
     }
     return (float)((double)mx + log(sum) - (double)ct);
 }
@@ -99,28 +120,33 @@ static void ce_rows(float *losses, float *dlogits, const float *logits, const in
             if (d) memset(d, 0, (size_t)V * sizeof *d);
             continue;
         }
-        losses[n] = ce_row(d, d, c, logits + (size_t)n * V, V, tgt, cap, dscale, 0);
+        losses[n] = ce_row(d, NULL, d, c, logits + (size_t)n * V, V, tgt, cap, dscale, 0);
     }
 }
 
 // The fused head's epilogue (head.c): rows of logits already in cache, overwritten by their
 // capped values (each logit is read just before its capped value replaces it), one thread, the
-// exps in `scratch` (V floats). dlogits rows that are 64-byte aligned go out with streaming
-// stores (ce_grad), fenced before returning so that any thread may read them next.
-static AVX512_FN void stream_zero(float *d, int V) {
-    for (int i = 0; i < V; i += 16) _mm512_stream_ps(d + i, _mm512_setzero_ps());
+// exps in `scratch` (V floats). dlogits rows (fp32, or bf16 when dl_bf16) whose alignment allows
+// go out with streaming stores (ce_grad), fenced before returning so that any thread may read
+// them next.
+static AVX512_FN void stream_zero(void *d, size_t bytes) {
+    for (size_t i = 0; i < bytes; i += 64) _mm512_stream_si512((void *)((char *)d + i), _mm512_setzero_si512());
 }
 
-void avx512_softcap_ce_inplace(float *losses, float *dlogits, float *logits, const int32_t *targets, int N, int V,
-                               float cap, float dscale, float *scratch) {
+void avx512_softcap_ce_inplace(float *losses, void *dlogits, int dl_bf16, float *logits, const int32_t *targets,
+                               int N, int V, float cap, float dscale, float *scratch) {
+    size_t row_bytes = (size_t)V * (dl_bf16 ? 2 : 4);
     for (int n = 0; n < N; n++) {
-        float *z = logits + (size_t)n * V, *d = dlogits ? dlogits + (size_t)n * V : NULL;
-        int tgt = targets ? targets[n] : -1, stream = d && V % 16 == 0 && ((uintptr_t)d & 63) == 0;
-        if (tgt >= 0) losses[n] = ce_row(d, scratch, z, z, V, tgt, cap, dscale, stream);
-        else {
+        float *z = logits + (size_t)n * V;
+        char *row = dlogits ? (char *)dlogits + (size_t)n * row_bytes : NULL;
+        int tgt = targets ? targets[n] : -1, stream = row && V % 16 == 0 && ((uintptr_t)row & (dl_bf16 ? 31 : 63)) == 0;
+        if (tgt >= 0) {
+            losses[n] = ce_row(dl_bf16 ? NULL : (float *)row, dl_bf16 ? (uint16_t *)row : NULL, scratch, z, z, V, tgt,
+                               cap, dscale, stream);
+        } else {
             losses[n] = 0.0f;
-            if (stream) stream_zero(d, V);
-            else if (d) memset(d, 0, (size_t)V * sizeof *d);
+            if (stream && row_bytes % 64 == 0 && ((uintptr_t)row & 63) == 0) stream_zero(row, row_bytes);
+            else if (row) memset(row, 0, row_bytes);
         }
     }
     _mm_sfence();

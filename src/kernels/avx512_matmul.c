@@ -191,7 +191,7 @@ static void kernel_rows(int kc, const float *a, size_t lda, const void *bp, floa
     TILES_ROWS[mr](kc, a, lda, bp, c, ldc, nr, load_c);
 }
 
-static const GemmImpl AVX512_F32 = {MR, NR, 1, sizeof(float), pack_a, pack_b, kernel, kernel_rows};
+static const GemmImpl AVX512_F32 = {MR, NR, 1, sizeof(float), pack_a, pack_b, kernel, kernel_rows, NULL};
 
 void avx512_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX512_F32, GEMM_NT, c, a, b, M, N, K, accumulate);
@@ -252,6 +252,44 @@ BF16_INLINE void pack_bf16_copy(uint16_t *dst, const float *src, size_t ld, int 
         }
 }
 
+// Sources already in bf16 (the fused head's dlogits): the same layouts, no conversion. Rounded
+// by the same vcvtneps2bf16, they pack to the same bits as their fp32 originals above.
+BF16_INLINE void pack16_transposed(uint32_t *dst, const uint16_t *src, size_t ld, int W, int w, int kc) {
+    for (int r0 = 0; r0 < W; r0 += 16) {
+        int valid = w - r0;
+        __mmask16 store = lanes(W - r0);
+        for (int k0 = 0; k0 < kc; k0 += 32) {
+            __mmask32 m = kc - k0 >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << (kc - k0)) - 1);
+            __m512 v[16];
+            for (int i = 0; i < 16; i++)
+                v[i] = i < valid ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(m, src + (size_t)(r0 + i) * ld + k0))
+                                 : _mm512_setzero_ps();
+            transpose16(v);
+            for (int p = 0; p < 16 && k0 + 2 * p < kc; p++)
+                _mm512_mask_storeu_ps((float *)dst + (size_t)(k0 / 2 + p) * W + r0, store, v[p]);
+        }
+    }
+}
+
+BF16_INLINE void pack16_copy(uint16_t *dst, const uint16_t *src, size_t ld, int W, int w, int kc) {
+    const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
+                                                22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    for (int k = 0; k < kc; k += 2)
+        for (int r0 = 0; r0 < W; r0 += 16) {
+            __mmask16 m = lanes(w - r0);
+            __m256i even = _mm256_maskz_loadu_epi16(m, src + (size_t)k * ld + r0);
+            __m256i odd = k + 1 < kc ? _mm256_maskz_loadu_epi16(m, src + (size_t)(k + 1) * ld + r0) : _mm256_setzero_si256();
+            __m512i pairs = _mm512_permutexvar_epi16(interleave, _mm512_inserti64x4(_mm512_castsi256_si512(even), odd, 1));
+            int width = W - r0 < 16 ? W - r0 : 16;
+            _mm512_mask_storeu_epi16(dst + (size_t)(k / 2) * W * 2 + 2 * r0, (__mmask32)((1ull << (2 * width)) - 1), pairs);
+        }
+}
+
+static BF16_FN void pack_a16_bf16(void *dst, const uint16_t *src, size_t ld, int w, int kc, int transpose) {
+    if (transpose) pack16_transposed(dst, src, ld, MR, w, kc);
+    else pack16_copy(dst, src, ld, MR, w, kc);
+}
+
 static BF16_FN void pack_a_bf16(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
     if (transpose) pack_bf16_transposed(dst, src, ld, MR, w, kc);
     else pack_bf16_copy(dst, src, ld, MR, w, kc);
@@ -304,7 +342,8 @@ static void kernel_bf16(int kc, const void *ap, const void *bp, float *c, size_t
     TILES_BF16[mr](kc, ap, bp, c, ldc, nr, load_c);
 }
 
-static const GemmImpl AVX512_BF16 = {MR, NR, 2, sizeof(uint16_t), pack_a_bf16, pack_b_bf16, kernel_bf16, NULL};
+static const GemmImpl AVX512_BF16 = {MR, NR, 2, sizeof(uint16_t), pack_a_bf16, pack_b_bf16, kernel_bf16, NULL,
+                                     pack_a16_bf16};
 
 void avx512bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX512_BF16, GEMM_NT, c, a, b, M, N, K, accumulate);
@@ -314,6 +353,12 @@ void avx512bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N
 }
 void avx512bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX512_BF16, GEMM_TN, c, a, b, M, N, K, accumulate);
+}
+void avx512bf16_matmul_nn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate) {
+    gemm_run_a16(&AVX512_BF16, GEMM_NN, c, a, b, M, N, K, accumulate);
+}
+void avx512bf16_matmul_tn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate) {
+    gemm_run_a16(&AVX512_BF16, GEMM_TN, c, a, b, M, N, K, accumulate);
 }
 void avx512bf16_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
                                size_t scratch_floats) {

@@ -69,3 +69,11 @@ OpCost cost_head_ce(int N, int V, int C, int with_grad) {
     OpCost mm = cost_matmul(N, V, C, 0), ce = cost_softcap_ce(N, V, with_grad);
     return (OpCost){mm.flops + ce.flops, F * ((double)N * C + (double)V * C + (with_grad ? nv : 0.0) + 2.0 * N)};
 }
+
+// the two products' FLOPs; memory: read dlogits (counted in fp32; bf16 tables read half), w and
+// x, write dx, read and write dw
+OpCost cost_head_bwd(int N, int V, int C) {
+    double nv = (double)N * V;
+    OpCost nn = cost_matmul(N, C, V, 0), tn = cost_matmul(V, C, N, 1);
+    return (OpCost){nn.flops + tn.flops, F * (nv + 2.0 * (double)V * C + 2.0 * (double)N * C + (double)V * C)};
+}

@@ -22,3 +22,4 @@ OpCost cost_relu2_fwd(size_t n);
 OpCost cost_relu2_bwd(size_t n);
 OpCost cost_softcap_ce(int N, int V, int with_grad);
 OpCost cost_head_ce(int N, int V, int C, int with_grad);
+OpCost cost_head_bwd(int N, int V, int C);

@@ -60,6 +60,7 @@ typedef struct {
     int M, N, K, accumulate;
     const char *packed_b;  // B's micro-panels packed beforehand (a pinned operand), or NULL
     int upper;             // symmetric result: only tiles reaching the diagonal or above are computed
+    const uint16_t *a16;   // A stored as bf16 (a is then NULL; nn and tn only)
 } GemmArgs;
 
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
@@ -98,6 +99,11 @@ static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc
 }
 
 static void pack_a_strip(const GemmArgs *x, char *ap, int i, int h, int pc, int kc) {
+    if (x->a16) {
+        if (x->layout == GEMM_TN) x->g->pack_a16(ap, x->a16 + (size_t)pc * x->M + i, (size_t)x->M, h, kc, 0);
+        else x->g->pack_a16(ap, x->a16 + (size_t)i * x->K + pc, (size_t)x->K, h, kc, 1);
+        return;
+    }
     if (x->layout == GEMM_TN) x->g->pack_a(ap, x->a + (size_t)pc * x->M + i, (size_t)x->M, h, kc, 0);
     else x->g->pack_a(ap, x->a + (size_t)i * x->K + pc, (size_t)x->K, h, kc, 1);
 }
@@ -108,17 +114,19 @@ static void pack_a_strip(const GemmArgs *x, char *ap, int i, int h, int pc, int 
 // spreading the prefetches over the current round's kernel calls overlaps the misses with FMAs.
 // Into L2 (locality 1): in L1 they would be evicted by the B micro-panels streaming through first.
 static void prefetch_a_part(const GemmArgs *x, int i, int h, int pc, int kc, int part, int parts) {
-    if (x->layout == GEMM_TN) {  // kc pieces of h floats, one per k
+    size_t elem = x->a16 ? 2 : 4;
+    const char *a = x->a16 ? (const char *)x->a16 : (const char *)x->a;
+    if (x->layout == GEMM_TN) {  // kc pieces of h elements, one per k
         for (int k = pc + kc * part / parts, k1 = pc + kc * (part + 1) / parts; k < k1; k++) {
-            const float *p = x->a + (size_t)k * x->M + i;
+            const char *p = a + ((size_t)k * x->M + i) * elem;
             __builtin_prefetch(p, 0, 1);
-            __builtin_prefetch(p + h - 1, 0, 1);
+            __builtin_prefetch(p + (size_t)(h - 1) * elem, 0, 1);
         }
         return;
     }
-    int lines = (kc + 15) / 16, n = h * lines;  // h rows of kc floats, 16 floats per line
+    int per_line = (int)(64 / elem), lines = (kc + per_line - 1) / per_line, n = h * lines;  // h rows of kc
     for (int t = n * part / parts, t1 = n * (part + 1) / parts; t < t1; t++)
-        __builtin_prefetch(x->a + (size_t)(i + t / lines) * x->K + pc + (t % lines) * 16, 0, 1);
+        __builtin_prefetch(a + ((size_t)(i + t / lines) * x->K + pc + (size_t)(t % lines) * per_line) * elem, 0, 1);
 }
 
 // TN's A strips are columns of a (K, M) matrix: h floats from each of kc rows M apart. Packed a
@@ -135,10 +143,13 @@ static void pack_a_block(const GemmArgs *x, char *ap, size_t strip_bytes, int i0
     const GemmImpl *g = x->g;
     size_t row_bytes = (size_t)g->mr * g->elem;  // one packed k row of a strip (PACK_ROWS is even)
     for (int k0 = 0; k0 < kc; k0 += PACK_ROWS)
-        for (int i = i0; i < i1; i += g->mr)
-            g->pack_a(ap + (size_t)((i - i0) / g->mr) * strip_bytes + (size_t)k0 * row_bytes,
-                      x->a + (size_t)(pc + k0) * x->M + i, (size_t)x->M, imin(g->mr, i1 - i),
-                      imin(PACK_ROWS, kc - k0), 0);
+        for (int i = i0; i < i1; i += g->mr) {
+            char *dst = ap + (size_t)((i - i0) / g->mr) * strip_bytes + (size_t)k0 * row_bytes;
+            size_t at = (size_t)(pc + k0) * x->M + i;
+            int w = imin(g->mr, i1 - i), rows = imin(PACK_ROWS, kc - k0);
+            if (x->a16) g->pack_a16(dst, x->a16 + at, (size_t)x->M, w, rows, 0);
+            else g->pack_a(dst, x->a + at, (size_t)x->M, w, rows, 0);
+        }
 }
 
 // Row-major A (nt, nn) feeds the kernel unpacked when the block is narrow: a transposed strip
@@ -147,7 +158,7 @@ static void pack_a_block(const GemmArgs *x, char *ap, size_t strip_bytes, int i0
 // 4 KiB: the MR rows' current lines would all fall in one L1 set and evict each other.
 #define DIRECT_MAX_COLS 256
 static int use_direct_a(const GemmArgs *x, int cols) {
-    return x->g->kernel_rows && x->layout != GEMM_TN && cols <= DIRECT_MAX_COLS && x->K % 1024 != 0;
+    return x->g->kernel_rows && !x->a16 && x->layout != GEMM_TN && cols <= DIRECT_MAX_COLS && x->K % 1024 != 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -259,7 +270,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 else if (strips == 1 && !direct) pack_a_strip(x, ap, i, h, pc, kc);
                 const char *astrip = ap + (size_t)s * strip_bytes;
                 int j_first = x->upper && i > jc ? (i - jc) / g->nr * g->nr : 0;  // first panel not wholly below
-                const float *arow = x->a + (size_t)i * x->K + pc;
+                const float *arow = direct ? x->a + (size_t)i * x->K + pc : NULL;
                 float *crow = x->c + (size_t)i * x->N + jc;
                 int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
                 for (int jr = j_first; jr < nc; jr += g->nr) {
@@ -320,30 +331,43 @@ static void mirror_upper(float *c, int M) {
         for (int j = 0; j < i; j++) c[(size_t)i * M + j] = c[(size_t)j * M + i];
 }
 
-void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, const float *b, int M, int N, int K,
-              int accumulate) {
+static void run_args(GemmArgs *x) {
+    int M = x->M, N = x->N, K = x->K;
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {  // empty sum: c = 0 (or unchanged)
-        if (!accumulate)
-            for (int i = 0; i < M; i++) memset(c + (size_t)i * N, 0, (size_t)N * sizeof *c);
+        if (!x->accumulate)
+            for (int i = 0; i < M; i++) memset(x->c + (size_t)i * N, 0, (size_t)N * sizeof *x->c);
         return;
     }
+    int nt = omp_in_parallel() || (long)M * N * K < SMALL_MACS ? 1 : omp_get_max_threads();
+    int pm = 1, pn = 1;
+    if (nt > 1) choose_grid(x, nt, &pm, &pn);
+    int blocks = pm * pn;
+    if (blocks == 1) {
+        gemm_block(x, 0, M, 0, N);
+    } else {
+#pragma omp parallel num_threads(blocks)
+        for (int t = omp_get_thread_num(); t < blocks; t += omp_get_num_threads()) run_block(x, pm, pn, t);
+    }
+    if (x->upper) mirror_upper(x->c, M);
+}
+
+void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, const float *b, int M, int N, int K,
+              int accumulate) {
     // X·Xᵀ (nt) and XᵀX (tn) with one operand (Muon's Polar Express): C is symmetric, and C[j][i]
     // is the same FMA chain as C[i][j] with each product's factors swapped, so the same bits.
     // Tiles wholly below the diagonal are skipped and that triangle copied from the upper one.
     int upper = a == b && M == N && layout != GEMM_NN && !accumulate;
-    GemmArgs x = {g, layout, c, a, b, M, N, K, accumulate, layout == GEMM_NT ? pinned_panels(g, b, N, K) : NULL, upper};
-    int nt = omp_in_parallel() || (long)M * N * K < SMALL_MACS ? 1 : omp_get_max_threads();
-    int pm = 1, pn = 1;
-    if (nt > 1) choose_grid(&x, nt, &pm, &pn);
-    int blocks = pm * pn;
-    if (blocks == 1) {
-        gemm_block(&x, 0, M, 0, N);
-    } else {
-#pragma omp parallel num_threads(blocks)
-        for (int t = omp_get_thread_num(); t < blocks; t += omp_get_num_threads()) run_block(&x, pm, pn, t);
-    }
-    if (upper) mirror_upper(c, M);
+    const char *pinned = layout == GEMM_NT && M > 0 && N > 0 && K > 0 ? pinned_panels(g, b, N, K) : NULL;
+    GemmArgs x = {g, layout, c, a, b, M, N, K, accumulate, pinned, upper, NULL};
+    run_args(&x);
+}
+
+void gemm_run_a16(const GemmImpl *g, GemmLayout layout, float *c, const uint16_t *a, const float *b, int M, int N,
+                  int K, int accumulate) {
+    if (!g->pack_a16 || layout == GEMM_NT) abort();  // internal misuse: only the bf16 nn/tn have it
+    GemmArgs x = {g, layout, c, NULL, b, M, N, K, accumulate, NULL, 0, a};
+    run_args(&x);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -406,7 +430,7 @@ static void rows_workspace_release(char *ws, int shared) {
 void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
                   void *ctx, size_t scratch_floats) {
     if (M <= 0 || N <= 0) return;
-    GemmArgs x = {g, GEMM_NT, NULL, a, b, M, N, K, 0, K > 0 ? pinned_panels(g, b, N, K) : NULL, 0};
+    GemmArgs x = {g, GEMM_NT, NULL, a, b, M, N, K, 0, K > 0 ? pinned_panels(g, b, N, K) : NULL, 0, NULL};
     int kcb = K > 0 ? k_block(g, K) : 1, pack = K > 0 && !x.packed_b;
     int nt = omp_in_parallel() || (long)M * N * (K > 0 ? K : 1) < SMALL_MACS ? 1 : omp_get_max_threads();
     // workspace: [packed B] then per thread [A strip | C strip (MR x N) | scratch]

@@ -21,6 +21,7 @@
 // and copies that triangle from the upper one: each C[j][i] is C[i][j]'s chain, factors swapped.
 #pragma once
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum { GEMM_NT, GEMM_NN, GEMM_TN } GemmLayout;
 
@@ -29,6 +30,9 @@ typedef enum { GEMM_NT, GEMM_NN, GEMM_TN } GemmLayout;
 // src[r*ld + k] (transpose = 1), for r < w; rows w..W-1 are zero. dst is 64-byte aligned.
 // Reads exactly the w x kc elements named, nothing else.
 typedef void (*GemmPack)(void *dst, const float *src, size_t ld, int w, int kc, int transpose);
+// The same from a source already in bf16 (the bf16 impl only): the same packed bits as GemmPack
+// gives for the fp32 values those bf16 were rounded from.
+typedef void (*GemmPack16)(void *dst, const uint16_t *src, size_t ld, int w, int kc, int transpose);
 
 // C tile: rows [0, mr) and columns [0, nr) of c (row stride ldc) (+)= ap (kc x MR) · bp (kc x NR),
 // starting from C when load_c, else from 0. Touches only those mr x nr elements of C.
@@ -46,10 +50,16 @@ typedef struct {
     GemmPack pack_a, pack_b;
     GemmKernel kernel;
     GemmKernelRows kernel_rows;  // optional (NULL: A is always packed)
+    GemmPack16 pack_a16;         // bf16 impls: A from bf16 storage (gemm_run_a16); else NULL
 } GemmImpl;
 
 void gemm_run(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
               int K, int accumulate);
+
+// The same with A (an NN or TN operand) stored as bf16 — the fused head's dlogits: half the
+// bytes to read, and the same bits as gemm_run on the fp32 values they were rounded from.
+void gemm_run_a16(const GemmImpl *impl, GemmLayout layout, float *c, const uint16_t *a, const float *b, int M, int N,
+                  int K, int accumulate);
 
 // Whole rows of an NT product, each handed to an epilogue while it is in cache: C = a (M,K) @
 // b (N,K)ᵀ is computed MR rows at a time, all N columns and all K, into a per-thread buffer of

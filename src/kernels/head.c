@@ -1,47 +1,85 @@
-// kernels/head.c — the fused head: logits, softcapped cross-entropy and dlogits in one pass
-// (see head.h).
+// kernels/head.c — the fused head: logits, softcapped cross-entropy and dlogits in one pass,
+// and the backward products from those dlogits (see head.h).
 #include "kernels/head.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels/avx512_ops.h"
 #include "kernels/ref.h"
 #include "kernels/simd_matmul.h"
 #include "util/mem.h"
 
+uint16_t head_bf16_bits(float x) {
+    float r = ref_round_bf16(x);
+    uint32_t u;
+    memcpy(&u, &r, sizeof u);
+    return (uint16_t)(u >> 16);
+}
+
+float head_bf16_value(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
 // ---------------------------------------------------------------------------------------------
-// Reference: the two reference ops in turn, on chunks of rows (the logits of all N rows would
-// be the 128 MB this op exists to avoid). Rows are independent, so chunking changes no bits.
+// Reference: the reference ops in turn, on chunks of rows (the logits of all N rows would be the
+// 128 MB this op exists to avoid). Rows are independent, so chunking changes no bits.
 // ---------------------------------------------------------------------------------------------
 
 #define REF_CHUNK_BYTES (16u << 20)
 
-typedef void (*MatmulNt)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
+typedef void (*Matmul)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 
-static void ref_head_with(MatmulNt matmul, float *losses, float *dlogits, const float *x, const float *w,
-                          const int32_t *targets, int N, int V, int C, float cap, float dscale) {
-    if (N <= 0 || V <= 0) return;
+static int chunk_rows(int N, int V) {
     size_t row_bytes = (size_t)V * sizeof(float);
     int rows = row_bytes >= REF_CHUNK_BYTES ? 1 : (int)(REF_CHUNK_BYTES / row_bytes);
-    if (rows > N) rows = N;
-    float *logits = xmalloc((size_t)rows * row_bytes);
+    return rows < N ? rows : N;
+}
+
+// bf16 = 1: dlogits are stored rounded to bf16 (computed in fp32 in the chunk buffer first).
+static void ref_head_with(Matmul matmul, int bf16, float *losses, void *dlogits, const float *x, const float *w,
+                          const int32_t *targets, int N, int V, int C, float cap, float dscale) {
+    if (N <= 0 || V <= 0) return;
+    int rows = chunk_rows(N, V);
+    float *logits = xmalloc((size_t)rows * V * sizeof *logits);
     for (int r0 = 0; r0 < N; r0 += rows) {
         int n = N - r0 < rows ? N - r0 : rows;
         matmul(logits, x + (size_t)r0 * C, w, n, V, C, 0);
-        ref_softcap_ce(losses + r0, dlogits ? dlogits + (size_t)r0 * V : NULL, logits, targets ? targets + r0 : NULL,
-                       n, V, cap, dscale);
+        float *d = !dlogits ? NULL : bf16 ? logits : (float *)dlogits + (size_t)r0 * V;
+        ref_softcap_ce(losses + r0, d, logits, targets ? targets + r0 : NULL, n, V, cap, dscale);
+        if (dlogits && bf16)
+            for (size_t i = 0; i < (size_t)n * V; i++) ((uint16_t *)dlogits)[(size_t)r0 * V + i] = head_bf16_bits(d[i]);
     }
     free(logits);
 }
 
-void ref_head_ce(float *losses, float *dlogits, const float *x, const float *w, const int32_t *targets, int N, int V,
+void ref_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N, int V,
                  int C, float cap, float dscale) {
-    ref_head_with(ref_matmul_nt, losses, dlogits, x, w, targets, N, V, C, cap, dscale);
+    ref_head_with(ref_matmul_nt, 0, losses, dlogits, x, w, targets, N, V, C, cap, dscale);
 }
 
-void ref_bf16_head_ce(float *losses, float *dlogits, const float *x, const float *w, const int32_t *targets, int N,
+void ref_bf16_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N,
                       int V, int C, float cap, float dscale) {
-    ref_head_with(ref_bf16_matmul_nt, losses, dlogits, x, w, targets, N, V, C, cap, dscale);
+    ref_head_with(ref_bf16_matmul_nt, 1, losses, dlogits, x, w, targets, N, V, C, cap, dscale);
+}
+
+void ref_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C) {
+    ref_matmul_nn(dx, dlogits, w, N, C, V, 0);
+    ref_matmul_tn(dw, dlogits, x, V, C, N, 1);
+}
+
+// The bf16 values widened to fp32 (exact), then the reference bf16 products (whose rounding of
+// them is exact too).
+void ref_bf16_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C) {
+    size_t n = (size_t)N * V;
+    float *d = xmalloc((n ? n : 1) * sizeof *d);
+    for (size_t i = 0; i < n; i++) d[i] = head_bf16_value(((const uint16_t *)dlogits)[i]);
+    ref_bf16_matmul_nn(dx, d, w, N, C, V, 0);
+    ref_bf16_matmul_tn(dw, d, x, V, C, N, 1);
+    free(d);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -49,7 +87,9 @@ void ref_bf16_head_ce(float *losses, float *dlogits, const float *x, const float
 // ---------------------------------------------------------------------------------------------
 
 typedef struct {
-    float *losses, *dlogits;
+    float *losses;
+    void *dlogits;
+    int bf16;  // dlogits in bf16
     const int32_t *targets;
     int V;
     float cap, dscale;
@@ -57,34 +97,49 @@ typedef struct {
 
 static void strip_loss_avx512(void *p, float *c, int row0, int rows, float *exps) {
     const HeadCtx *h = p;
-    avx512_softcap_ce_inplace(h->losses + row0, h->dlogits ? h->dlogits + (size_t)row0 * h->V : NULL, c,
-                              h->targets ? h->targets + row0 : NULL, rows, h->V, h->cap, h->dscale, exps);
+    char *d = h->dlogits ? (char *)h->dlogits + (size_t)row0 * h->V * (h->bf16 ? 2 : 4) : NULL;
+    avx512_softcap_ce_inplace(h->losses + row0, d, h->bf16, c, h->targets ? h->targets + row0 : NULL, rows, h->V,
+                              h->cap, h->dscale, exps);
 }
 
 // Inside the GEMM's parallel region: ref_softcap_ce's own region runs on this thread alone.
 static void strip_loss_ref(void *p, float *c, int row0, int rows, float *unused) {
     (void)unused;
     const HeadCtx *h = p;
-    ref_softcap_ce(h->losses + row0, h->dlogits ? h->dlogits + (size_t)row0 * h->V : NULL, c,
+    ref_softcap_ce(h->losses + row0, h->dlogits ? (float *)h->dlogits + (size_t)row0 * h->V : NULL, c,
                    h->targets ? h->targets + row0 : NULL, rows, h->V, h->cap, h->dscale);
 }
 
-#define HEAD_CTX {losses, dlogits, targets, V, cap, dscale}
-
-void avx2_head_ce(float *losses, float *dlogits, const float *x, const float *w, const int32_t *targets, int N, int V,
+void avx2_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N, int V,
                   int C, float cap, float dscale) {
-    HeadCtx h = HEAD_CTX;
+    HeadCtx h = {losses, dlogits, 0, targets, V, cap, dscale};
     avx2_matmul_nt_rows(x, w, N, V, C, strip_loss_ref, &h, 0);
 }
 
-void avx512_head_ce(float *losses, float *dlogits, const float *x, const float *w, const int32_t *targets, int N,
+void avx512_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N,
                     int V, int C, float cap, float dscale) {
-    HeadCtx h = HEAD_CTX;
+    HeadCtx h = {losses, dlogits, 0, targets, V, cap, dscale};
     avx512_matmul_nt_rows(x, w, N, V, C, strip_loss_avx512, &h, (size_t)V);
 }
 
-void avx512bf16_head_ce(float *losses, float *dlogits, const float *x, const float *w, const int32_t *targets, int N,
+void avx512bf16_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N,
                         int V, int C, float cap, float dscale) {
-    HeadCtx h = HEAD_CTX;
+    HeadCtx h = {losses, dlogits, 1, targets, V, cap, dscale};
     avx512bf16_matmul_nt_rows(x, w, N, V, C, strip_loss_avx512, &h, (size_t)V);
+}
+
+void avx2_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C) {
+    avx2_matmul_nn(dx, dlogits, w, N, C, V, 0);
+    avx2_matmul_tn(dw, dlogits, x, V, C, N, 1);
+}
+
+void avx512_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C) {
+    avx512_matmul_nn(dx, dlogits, w, N, C, V, 0);
+    avx512_matmul_tn(dw, dlogits, x, V, C, N, 1);
+}
+
+void avx512bf16_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V,
+                         int C) {
+    avx512bf16_matmul_nn_a16(dx, dlogits, w, N, C, V, 0);
+    avx512bf16_matmul_tn_a16(dw, dlogits, x, V, C, N, 1);
 }

@@ -68,11 +68,15 @@ typedef struct {
                        float cap, float dscale);
 
     // The head's forward and loss fused: logits (N,V) = x (N,C) @ w (V,C)ᵀ as by this table's
-    // matmul_nt (in its precision), then softcap_ce on them as above (dlogits NULL: losses only;
-    // here dlogits may not alias x or w). The (N, V) logits are never stored: each strip of rows
-    // goes through the loss while in cache (head.h). Same bits as matmul_nt then softcap_ce.
-    void (*head_ce)(float *losses, float *dlogits, const float *x, const float *w, const int32_t *targets, int N,
+    // matmul_nt (in its precision), then softcap_ce on them as above (dlogits NULL: losses only).
+    // The (N, V) logits are never stored: each strip of rows goes through the loss while in cache
+    // (head.h). dlogits (N,V) are fp32, or bf16 (uint16, rounded to nearest even) in a table
+    // whose products are bf16 — the format its head_bwd reads; they may not alias x or w.
+    void (*head_ce)(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N,
                     int V, int C, float cap, float dscale);
+    // The head's backward from head_ce's dlogits (the same table's format): dx (N,C) = dlogits @ w
+    // (overwritten), dw (V,C) += dlogitsᵀ @ x — as matmul_nn then matmul_tn on the fp32 values.
+    void (*head_bwd)(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C);
 } Kernels;
 
 extern const Kernels KERNELS_REF;
@@ -101,9 +105,9 @@ const Kernels *kernels_profiled(const Kernels *base);  // the wrapper table arou
 #define KERNEL_OPS(X)                                                                         \
     X(matmul_nt) X(matmul_nn) X(matmul_tn) X(embedding_fwd) X(embedding_bwd) X(rmsnorm_fwd) \
     X(rmsnorm_bwd) X(rope_fwd) X(rope_bwd) X(rope_rmsnorm_fwd) X(rope_rmsnorm_bwd)          \
-    X(attention_fwd) X(attention_bwd) X(relu2_fwd) X(relu2_bwd) X(softcap_ce) X(head_ce)
+    X(attention_fwd) X(attention_bwd) X(relu2_fwd) X(relu2_bwd) X(softcap_ce) X(head_ce) X(head_bwd)
 
-enum { KERNEL_OP_COUNT = 17 };
+enum { KERNEL_OP_COUNT = 18 };
 typedef enum { KV_REF, KV_AVX2, KV_AVX512, KV_AMX, KERNEL_VARIANT_COUNT } KernelVariant;
 
 extern const char *const KERNEL_OP_NAMES[KERNEL_OP_COUNT];  // "matmul_nt", ...
@@ -159,7 +163,8 @@ void kernels_unpin_weights(void);  // forget every pin and free the packed copie
 // ---------------------------------------------------------------------------------------------
 // Matmul precision: mixed-precision training (`frontier train --precision bf16`)
 //
-// fp32 (default): the table's own matmuls. bf16: the three matmuls (and head_ce's product) round both operands to bf16
+// fp32 (default): the table's own matmuls. bf16: the three matmuls (and head_ce's and head_bwd's
+// products) round both operands to bf16
 // (nearest even) and accumulate the products in fp32, written as fp32 — what PyTorch's bf16
 // autocast does to a Linear. Everything else stays fp32: master weights, gradients, optimizer
 // state, norms, softmax, the loss. Which bf16 matmul: AVX512_BF16's vdpbf16ps kernels
@@ -183,9 +188,9 @@ const char *kernels_precision_name(KernelPrecision p);
 // Switch the active table's matmuls (and the profiler's wrapper around them). 0, or -1 + err.
 int kernels_set_precision(KernelPrecision p);
 KernelPrecision kernels_precision(void);
-// 1 for the ops whose products take the precision (matmul_nt, _nn, _tn and head_ce), else 0.
+// 1 for the ops whose products take the precision (matmul_nt, _nn, _tn, head_ce, head_bwd).
 int kernel_op_has_precision(int op);
-// For the lab: a table of ref's ops with the bf16 matmuls and head_ce — the reference ones
+// For the lab: a table of ref's ops with the bf16 matmuls and head ops — the reference ones
 // (fast = 0, named "ref_bf16") or AVX512_BF16's (fast = 1, "avx512_bf16"; check
 // cpu_info()->avx512_bf16 first).
 const Kernels *kernels_bf16_matmuls(int fast);

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "kernels/head.h"
 #include "kernels/ref.h"
 #include "util/error.h"
 #include "util/mem.h"
@@ -34,8 +35,9 @@ double lab_default_tol(int op) {
 #define CANARY_BYTE 0xA5
 
 typedef struct {
-    float *p;      // the data
-    size_t n;      // floats
+    float *p;      // the data (bf16 buffers: uint16 storage)
+    size_t n;      // elements
+    size_t elem;   // bytes per element: 4 (fp32), 2 (bf16)
     char *base;    // the whole allocation
     size_t len;
     int is_input;  // mapped (guard page after, sealed read-only) vs heap with canaries
@@ -47,10 +49,10 @@ static size_t page_size(void) {
 }
 
 // An input whose last element is the last byte before an inaccessible page.
-static GBuf gb_input(size_t n) {
-    size_t pg = page_size(), bytes = n * sizeof(float), data = (bytes + pg - 1) / pg * pg;
+static GBuf gb_input(size_t n, size_t elem) {
+    size_t pg = page_size(), bytes = n * elem, data = (bytes + pg - 1) / pg * pg;
     if (!data) data = pg;
-    GBuf b = {.n = n, .len = data + pg, .is_input = 1};
+    GBuf b = {.n = n, .elem = elem, .len = data + pg, .is_input = 1};
     b.base = mmap(NULL, b.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (b.base == MAP_FAILED) {
         fprintf(stderr, "frontier: kernels check: out of memory mapping %zu bytes\n", b.len);
@@ -64,8 +66,8 @@ static GBuf gb_input(size_t n) {
 static void gb_seal(GBuf *b) { mprotect(b->base, b->len - page_size(), PROT_READ); }
 
 // An output with canary bytes on both sides; misalign moves it off the 64-byte grid.
-static GBuf gb_output(size_t n, int misalign) {
-    GBuf b = {.n = n, .len = (n + 2 * CANARY_FLOATS + 1) * sizeof(float)};
+static GBuf gb_output(size_t n, size_t elem, int misalign) {
+    GBuf b = {.n = n, .elem = elem, .len = n * elem + (2 * CANARY_FLOATS + 1) * sizeof(float)};
     b.base = xaligned_alloc(b.len);
     memset(b.base, CANARY_BYTE, b.len);
     b.p = (float *)b.base + CANARY_FLOATS + (misalign ? 1 : 0);
@@ -80,7 +82,7 @@ static void gb_free(GBuf *b) {
 // Number of canary bytes changed; *where says on which side (first found).
 static size_t gb_damage(const GBuf *b, const char **where) {
     const unsigned char *s = (const unsigned char *)b->base, *d0 = (const unsigned char *)b->p;
-    const unsigned char *d1 = (const unsigned char *)(b->p + b->n), *e = s + b->len;
+    const unsigned char *d1 = d0 + b->n * b->elem, *e = s + b->len;
     size_t before = 0, after = 0;
     for (const unsigned char *q = s; q < d0; q++) before += *q != CANARY_BYTE;
     for (const unsigned char *q = d1; q < e; q++) after += *q != CANARY_BYTE;
@@ -90,7 +92,7 @@ static size_t gb_damage(const GBuf *b, const char **where) {
 
 static void gb_restore_canaries(GBuf *b) {
     memset(b->base, CANARY_BYTE, (size_t)((char *)b->p - b->base));
-    char *end = (char *)(b->p + b->n);
+    char *end = (char *)b->p + b->n * b->elem;
     memset(end, CANARY_BYTE, (size_t)(b->base + b->len - end));
 }
 
@@ -170,7 +172,7 @@ struct Case {
     const float *a[6];
     const int32_t *idx;
     int M, N, K, acc, B, T, H, Hkv, D, mode;
-    int bf16;  // matmul: the oracle rounds the operands to bf16
+    int bf16;  // matmul, head ops: the oracle rounds the operands to bf16; head ops' dlogits are bf16
     size_t n;
     float cap, dscale;
 };
@@ -189,7 +191,7 @@ static void fill(float *x, size_t n, Rng *r, float lo, float hi) {
 // A sealed input of n floats, uniform in [lo, hi).
 static const float *case_input(Case *c, size_t n, Rng *r, float lo, float hi) {
     GBuf *b = &c->in[c->n_in++];
-    *b = gb_input(n);
+    *b = gb_input(n, sizeof(float));
     fill(b->p, n, r, lo, hi);
     gb_seal(b);
     return b->p;
@@ -198,8 +200,17 @@ static const float *case_input(Case *c, size_t n, Rng *r, float lo, float hi) {
 // A sealed input holding a copy of x.
 static const float *case_input_copy(Case *c, const float *x, size_t n) {
     GBuf *b = &c->in[c->n_in++];
-    *b = gb_input(n);
+    *b = gb_input(n, sizeof(float));
     memcpy(b->p, x, n * sizeof *x);
+    gb_seal(b);
+    return b->p;
+}
+
+// A sealed input holding x rounded to bf16 (uint16 storage).
+static const void *case_input_bf16(Case *c, const float *x, size_t n) {
+    GBuf *b = &c->in[c->n_in++];
+    *b = gb_input(n, sizeof(uint16_t));
+    for (size_t i = 0; i < n; i++) ((uint16_t *)b->p)[i] = head_bf16_bits(x[i]);
     gb_seal(b);
     return b->p;
 }
@@ -207,7 +218,7 @@ static const float *case_input_copy(Case *c, const float *x, size_t n) {
 // Output slot o: n floats, initial content init (NULL: NaN) and the expected result.
 static float *case_output(Case *c, const char *name, size_t n, const float *init, const float *expect, int misalign) {
     int o = c->n_out++;
-    c->out[o] = gb_output(n, misalign);
+    c->out[o] = gb_output(n, sizeof(float), misalign);
     c->out_name[o] = name;
     c->init[o] = init;
     c->expect[o] = expect;
@@ -247,8 +258,9 @@ static void case_fail(Run *r, const Case *c, const char *fmt, ...) {
     snprintf(r->res->first_failure, sizeof r->res->first_failure, "%s: %s", c->shape, msg);
 }
 
-// Worst error of y against x (metric of lab.h); *at = its index.
-static double output_error(const float *y, const float *x, const double *scale, size_t n, size_t *at) {
+// Worst error of y against x (metric of lab.h); *at = its index. slack: a relative error of x
+// forgiven first (bf16 outputs: half an ulp of rounding).
+static double output_error(const float *y, const float *x, const double *scale, size_t n, size_t *at, double slack) {
     double rms = 0;
     if (!scale) {
         for (size_t i = 0; i < n; i++) rms += (double)x[i] * x[i];
@@ -257,16 +269,29 @@ static double output_error(const float *y, const float *x, const double *scale, 
     double worst = 0;
     *at = 0;
     for (size_t i = 0; i < n; i++) {
-        double s = scale ? scale[i] : fabs((double)x[i]) + rms, e = fabs((double)y[i] - x[i]) / (s > 0 ? s : 1e-30);
+        double d = fabs((double)y[i] - x[i]) - slack * fabs((double)x[i]);
+        double s = scale ? scale[i] : fabs((double)x[i]) + rms, e = (d > 0 ? d : 0) / (s > 0 ? s : 1e-30);
+        if (isnan(y[i])) e = INFINITY;
         if (isnan(e)) e = INFINITY;
         if (e > worst) worst = e, *at = i;
     }
     return worst;
 }
 
+// An output of n bf16 values (NaN-filled before each call), judged against the fp32 `expect`
+// with room for the rounding: |y - x| may exceed the tolerance by half a bf16 ulp of x.
+static void case_output_bf16(Case *c, const char *name, size_t n, const float *expect, int misalign) {
+    int o = c->n_out++;
+    c->out[o] = gb_output(n, sizeof(uint16_t), misalign);
+    c->out_name[o] = name;
+    c->expect[o] = expect;
+}
+
 static void prepare_outputs(Case *c) {
     for (int o = 0; o < c->n_out; o++) {
-        if (c->init[o]) memcpy(c->out[o].p, c->init[o], c->out[o].n * sizeof(float));
+        if (c->out[o].elem == sizeof(uint16_t))
+            for (size_t i = 0; i < c->out[o].n; i++) ((uint16_t *)c->out[o].p)[i] = 0x7fc0;  // NaN
+        else if (c->init[o]) memcpy(c->out[o].p, c->init[o], c->out[o].n * sizeof(float));
         else
             for (size_t i = 0; i < c->out[o].n; i++) c->out[o].p[i] = NAN;
     }
@@ -288,12 +313,19 @@ static int check_canaries(Run *r, Case *c, int threads) {
 
 static void check_values(Run *r, Case *c) {
     for (int o = 0; o < c->n_out; o++) {
-        size_t at;
-        double e = output_error(c->out[o].p, c->expect[o], c->scale[o], c->out[o].n, &at);
+        size_t at, n = c->out[o].n;
+        int half = c->out[o].elem == sizeof(uint16_t);
+        float *y = c->out[o].p;
+        if (half) {  // widened (exactly) for the comparison
+            y = xmalloc((n ? n : 1) * sizeof *y);
+            for (size_t i = 0; i < n; i++) y[i] = head_bf16_value(((const uint16_t *)c->out[o].p)[i]);
+        }
+        double e = output_error(y, c->expect[o], c->scale[o], n, &at, half ? 1.0 / 256 : 0.0);
         if (e > r->res->max_err) r->res->max_err = e;
         if (e > r->tol)
-            case_fail(r, c, "%s[%zu] = %.9g, expected %.9g (error %.3g > tol %.3g)", c->out_name[o], at,
-                      c->out[o].p[at], c->expect[o][at], e, r->tol);
+            case_fail(r, c, "%s[%zu] = %.9g, expected %.9g (error %.3g > tol %.3g)", c->out_name[o], at, y[at],
+                      c->expect[o][at], e, r->tol);
+        if (half) free(y);
     }
 }
 
@@ -313,18 +345,19 @@ static void case_run(Run *r, Case *c) {
         if (ti == 0) {
             check_values(r, c);
             for (int o = 0; o < c->n_out; o++) {
-                first[o] = xmalloc(c->out[o].n * sizeof(float) + 1);
-                memcpy(first[o], c->out[o].p, c->out[o].n * sizeof(float));
+                first[o] = xmalloc(c->out[o].n * c->out[o].elem + 1);
+                memcpy(first[o], c->out[o].p, c->out[o].n * c->out[o].elem);
             }
             continue;
         }
-        for (int o = 0; o < c->n_out; o++)
+        for (int o = 0; o < c->n_out; o++) {
+            size_t elem = c->out[o].elem;
             for (size_t i = 0; i < c->out[o].n; i++)
-                if (memcmp(&first[o][i], &c->out[o].p[i], sizeof(float))) {
-                    case_fail(r, c, "%s[%zu] differs between %d and %d threads (%.9g vs %.9g)", c->out_name[o], i,
-                              r->threads[0], t, first[o][i], c->out[o].p[i]);
+                if (memcmp((char *)first[o] + i * elem, (char *)c->out[o].p + i * elem, elem)) {
+                    case_fail(r, c, "%s[%zu] differs between %d and %d threads", c->out_name[o], i, r->threads[0], t);
                     break;
                 }
+        }
     }
     for (int o = 0; o < MAX_OUT; o++) free(first[o]);
 }
@@ -419,7 +452,7 @@ static float *owned(Case *c, size_t n, const float *x, Rng *r, float lo, float h
 
 static const int32_t *case_indices(Case *c, size_t n, int range, Rng *r, int ignore_every) {
     GBuf *b = &c->in[c->n_in++];
-    *b = gb_input(n);
+    *b = gb_input(n, sizeof(int32_t));
     int32_t *idx = (int32_t *)b->p;
     for (size_t i = 0; i < n; i++)
         idx[i] = ignore_every && i % (size_t)ignore_every == 1 ? -1 : (int32_t)(rng_next(r) % (uint64_t)range);
@@ -750,10 +783,64 @@ static void check_head_ce(Run *r, const Kernels *k, int quick, Rng *rng) {
             ref_softcap_ce(losses, dl, logits, c.idx, N, V, shapes[s].cap, shapes[s].dscale);
             case_output(&c, "losses", (size_t)N, NULL, losses, 0);
             c.scale[0] = softcap_loss_scale(&c, logits, losses, N, V, shapes[s].cap);
-            if (mode) case_output(&c, "dlogits", nl, NULL, dl, s % 2);
+            if (mode && c.bf16) case_output_bf16(&c, "dlogits", nl, dl, s % 2);  // the bf16 tables' format
+            else if (mode) case_output(&c, "dlogits", nl, NULL, dl, s % 2);
             case_run(r, &c);
             case_free(&c);
         }
+}
+
+// The head's backward: a float64 oracle for both products (operands rounded to bf16 for the bf16
+// tables, whose dlogits are given in bf16); dw accumulates onto random values.
+static void call_head_bwd(const Case *c) {
+    c->k->head_bwd(c->out[0].p, c->out[1].p, c->a[2], c->a[0], c->a[1], c->N, c->M, c->K);
+}
+
+static void check_head_bwd(Run *r, const Kernels *k, int quick, Rng *rng) {
+    static const int shapes[][3] = {{1, 2, 1},      {3, 17, 5},     {15, 100, 33},   {29, 1000, 64},
+                                    {40, 300, 130}, {64, 8192, 128}, {100, 4099, 130}};
+    int n = quick ? 5 : 7;
+    for (int s = 0; s < n; s++) {
+        int N = shapes[s][0], V = shapes[s][1], C = shapes[s][2];
+        size_t nl = (size_t)N * V, nx = (size_t)N * C, nw = (size_t)V * C;
+        Case c = {.k = k, .call = call_head_bwd, .N = N, .M = V, .K = C, .bf16 = r->bf16};
+        snprintf(c.shape, sizeof c.shape, "N=%d V=%d C=%d", N, V, C);
+        float *dl = owned(&c, nl, NULL, rng, -0.01f, 0.01f);
+        c.a[0] = case_input(&c, nx, rng, -1, 1);
+        c.a[1] = case_input(&c, nw, rng, -1, 1);
+        c.a[2] = c.bf16 ? case_input_bf16(&c, dl, nl) : case_input_copy(&c, dl, nl);
+        float *dw0 = owned(&c, nw, NULL, rng, -1, 1);
+        float *dx = owned(&c, nx, NULL, rng, 0, 0), *dw = owned(&c, nw, NULL, rng, 0, 0);
+        double *sx = case_own(&c, nx * sizeof *sx), *sw = case_own(&c, nw * sizeof *sw);
+#define RND(v) (c.bf16 ? (double)ref_round_bf16(v) : (double)(v))
+        double *accx = case_own(&c, nx * sizeof *accx);
+        for (size_t i = 0; i < nx; i++) accx[i] = 0, sx[i] = 0;
+        for (size_t i = 0; i < nw; i++) {
+            double acc = dw0[i], sa = fabs((double)dw0[i]);
+            int v = (int)(i / C), j = (int)(i % C);
+            for (int t = 0; t < N; t++) {
+                double p = RND(dl[(size_t)t * V + v]) * RND(c.a[0][(size_t)t * C + j]);
+                acc += p, sa += fabs(p);
+            }
+            dw[i] = (float)acc, sw[i] = sa > 0 ? sa : 1e-30;
+        }
+        for (int t = 0; t < N; t++)
+            for (int v = 0; v < V; v++) {
+                double g = RND(dl[(size_t)t * V + v]);
+                for (int j = 0; j < C; j++) {
+                    double p = g * RND(c.a[1][(size_t)v * C + j]);
+                    accx[(size_t)t * C + j] += p, sx[(size_t)t * C + j] += fabs(p);
+                }
+            }
+#undef RND
+        for (size_t i = 0; i < nx; i++) dx[i] = (float)accx[i], sx[i] = sx[i] > 0 ? sx[i] : 1e-30;
+        case_output(&c, "dx", nx, NULL, dx, s % 2);
+        c.scale[0] = sx;
+        case_output(&c, "dw", nw, dw0, dw, 0);
+        c.scale[1] = sw;
+        case_run(r, &c);
+        case_free(&c);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -782,6 +869,7 @@ int lab_check_op(const Kernels *k, int op, const LabCheckOpts *o, LabOpResult *r
     else if (!strncmp(name, "attention", 9)) check_attention(&r, k, bwd, o->quick, &rng);
     else if (!strncmp(name, "relu2", 5)) check_relu2(&r, k, bwd, o->quick, &rng);
     else if (!strcmp(name, "head_ce")) check_head_ce(&r, k, o->quick, &rng);
+    else if (!strcmp(name, "head_bwd")) check_head_bwd(&r, k, o->quick, &rng);
     else check_softcap(&r, k, o->quick, &rng);
     faults_release(&old);
     return res->failures > 0;

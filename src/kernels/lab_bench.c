@@ -11,6 +11,7 @@
 
 #include "kernels/cost.h"
 #include "kernels/cpu.h"
+#include "kernels/head.h"
 #include "kernels/lab.h"
 #include "kernels/ref.h"
 #include "model/config.h"
@@ -28,7 +29,7 @@ typedef struct {
 } BenchCase;
 
 enum { OP_NT, OP_NN, OP_TN, OP_EMB_F, OP_EMB_B, OP_RMS_F, OP_RMS_B, OP_ROPE_F, OP_ROPE_B, OP_RR_F, OP_RR_B,
-       OP_ATT_F, OP_ATT_B, OP_RELU_F, OP_RELU_B, OP_CE, OP_HEAD };
+       OP_ATT_F, OP_ATT_B, OP_RELU_F, OP_RELU_B, OP_CE, OP_HEAD, OP_HEAD_B };
 
 // ---------------------------------------------------------------------------------------------
 // The preset's cases
@@ -74,7 +75,7 @@ static int preset_cases(const ModelConfig *m, int rows, BenchCase *cs) {
                   {OP_RR_F, "q (QK-norm)"},      {OP_RR_B, "q (QK-norm)"},
                   {OP_ATT_F, "each layer"},      {OP_ATT_B, "each layer"},     {OP_RELU_F, "mlp"},
                   {OP_RELU_B, "mlp"},            {OP_CE, "loss + grad"},
-                  {OP_HEAD, "lm_head+loss+grad"}};
+                  {OP_HEAD, "lm_head+loss+grad"}, {OP_HEAD_B, "lm_head dx + dW"}};
     for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
         cs[n] = base;
         cs[n].op = others[i].op;
@@ -92,7 +93,7 @@ static void shape_str(const BenchCase *c, char *s, size_t cap) {
         break;
     case OP_ATT_F: case OP_ATT_B: snprintf(s, cap, "B=%d T=%d H=%d/%d D=%d", c->B, c->T, c->H, c->Hkv, c->D); break;
     case OP_RELU_F: case OP_RELU_B: snprintf(s, cap, "n=%zu", c->n); break;
-    case OP_HEAD: snprintf(s, cap, "N=%d V=%d C=%d", c->rows, c->V, c->C); break;
+    case OP_HEAD: case OP_HEAD_B: snprintf(s, cap, "N=%d V=%d C=%d", c->rows, c->V, c->C); break;
     default: snprintf(s, cap, "N=%d V=%d", c->rows, c->V);
     }
 }
@@ -112,6 +113,7 @@ static OpCost case_cost(const BenchCase *c) {
     case OP_RELU_F: return cost_relu2_fwd(c->n);
     case OP_RELU_B: return cost_relu2_bwd(c->n);
     case OP_HEAD: return cost_head_ce(c->rows, c->V, c->C, 1);
+    case OP_HEAD_B: return cost_head_bwd(c->rows, c->V, c->C);
     default: return cost_softcap_ce(c->rows, c->V, 1);
     }
 }
@@ -152,12 +154,21 @@ static void bufs_alloc(const BenchCase *c, Bufs *d, Rng *r) {
         break;
     case OP_RELU_F: case OP_RELU_B: sz[0] = sz[1] = sz[2] = c->n; break;
     case OP_HEAD: sz[0] = nc, sz[1] = (size_t)c->V * c->C, sz[2] = (size_t)c->rows * c->V, sz[3] = (size_t)c->rows; break;
+    case OP_HEAD_B:  // x, w, dlogits (random bits: as bf16 too, small finite values), dx, dw
+        sz[0] = nc, sz[1] = (size_t)c->V * c->C, sz[2] = (size_t)c->rows * c->V, sz[3] = nc, sz[4] = (size_t)c->V * c->C;
+        break;
     default: sz[0] = sz[1] = (size_t)c->rows * c->V, sz[2] = (size_t)c->rows;
     }
     for (int i = 0; i < NBUF; i++)
         if (sz[i]) d->f[i] = rand_buf(sz[i], r, c->op == OP_CE ? -20.0f : -1.0f, c->op == OP_CE ? 20.0f : 1.0f);
     d->idx = xmalloc(((size_t)c->rows + 1) * sizeof *d->idx);
     for (int i = 0; i < c->rows; i++) d->idx[i] = (int32_t)(rng_next(r) % (uint64_t)(c->V > 0 ? c->V : 1));
+    if (c->op == OP_HEAD_B)  // each float's two halves are the same bf16: benign read either way
+        for (size_t i = 0; i < sz[2]; i++) {
+            uint32_t h = head_bf16_bits(d->f[2][i]);
+            uint32_t u = h << 16 | h;
+            memcpy(&d->f[2][i], &u, sizeof u);
+        }
     if (c->op == OP_RMS_B) ref_rmsnorm_fwd(d->f[3], d->f[2], d->f[0], c->rows, c->C);
     if (c->op == OP_RR_B) ref_rope_rmsnorm_fwd(d->f[3], d->f[4], d->f[0], d->f[1], d->f[2], c->B, c->T, c->H, c->D);
     if (c->op == OP_ATT_B) ref_attention_fwd(d->f[3], d->f[4], d->f[0], d->f[1], d->f[2], c->B, c->T, c->H, c->Hkv, c->D);
@@ -189,6 +200,7 @@ static void bench_call(const Kernels *k, const BenchCase *c, Bufs *d) {
     case OP_RELU_F: k->relu2_fwd(f[1], f[0], c->n); break;
     case OP_RELU_B: k->relu2_bwd(f[2], f[1], f[0], c->n); break;
     case OP_HEAD: k->head_ce(f[3], f[2], f[0], f[1], d->idx, c->rows, c->V, c->C, 15.0f, 1.0f / c->rows); break;
+    case OP_HEAD_B: k->head_bwd(f[3], f[4], f[2], f[0], f[1], c->rows, c->V, c->C); break;
     default: k->softcap_ce(f[2], f[1], f[0], d->idx, c->rows, c->V, 15.0f, 1.0f / c->rows);
     }
 }
@@ -267,7 +279,7 @@ int lab_bench(const Kernels *const *tables, const char *const *labels, int n, co
             if (dup) continue;
             print_row(f, c, labels[t], time_case(tables[t], c, &d, target), o->peak ? o->peak->fp32_all : 0, o);
         }
-        if (with_bf16 && (c->op <= OP_TN || c->op == OP_HEAD))
+        if (with_bf16 && (c->op <= OP_TN || c->op >= OP_HEAD))
             print_row(f, c, "avx512_bf16", time_case(kernels_bf16_matmuls(1), c, &d, target), o->peak ? o->peak->bf16_all : 0, o);
         bufs_free(&d);
     }

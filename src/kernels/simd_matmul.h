@@ -38,6 +38,10 @@ void avx2_matmul_tn(float *c, const float *a, const float *b, int M, int N, int 
 void avx512bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void avx512bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void avx512bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
+// The same nn and tn products with a (the first operand) stored as bf16 (uint16, as vcvtneps2bf16
+// rounds): the same bits as avx512bf16_matmul_nn/tn on the fp32 values it was rounded from.
+void avx512bf16_matmul_nn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate);
+void avx512bf16_matmul_tn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate);
 
 // The NT product a (M,K) @ b (N,K)ᵀ a strip of whole rows at a time, each strip handed to fn
 // instead of being stored (gemm_rows_nt in gemm_driver.h): the same bits as the *_matmul_nt of

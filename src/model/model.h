@@ -69,7 +69,7 @@ typedef struct {
     float *x_final;    // (N, C) residual stream after the last block
     float *xn_final;   // (N, C)
     float *rstd_final; // (N)
-    float *head;       // (head_rows, V) one chunk's dlogits (training; allocated on first use)
+    void *head;        // (head_rows, V) one chunk's dlogits, fp32 or bf16 (head_ce; training; allocated on first use)
     float *logits;     // (N, V) raw logits of model_forward without targets; NULL until then
     float *losses;     // (N) per-position loss in nats (0 where target < 0)
     // backward scratch

@@ -68,7 +68,8 @@ static void test_bf16_matmuls_within_their_tolerance(void **state) {
     assert_int_equal(lab_check_op(k, 0, &o, &r), 1);
 }
 
-// --precision bf16 swaps exactly the three matmuls and head_ce for their bf16 twins, and back.
+// --precision bf16 swaps exactly the three matmuls and the head's two ops for their bf16 twins,
+// and back.
 static void test_precision_switches_the_matmuls(void **state) {
     (void)state;
     assert_int_equal(kernels_select("ref"), 0);
@@ -76,6 +77,7 @@ static void test_precision_switches_the_matmuls(void **state) {
     assert_ptr_equal(kernels()->matmul_nt, ref_bf16_matmul_nt);
     assert_ptr_equal(kernels()->matmul_tn, ref_bf16_matmul_tn);
     assert_ptr_equal(kernels()->head_ce, ref_bf16_head_ce);
+    assert_ptr_equal(kernels()->head_bwd, ref_bf16_head_bwd);
     assert_ptr_equal(kernels()->rmsnorm_fwd, KERNELS_REF.rmsnorm_fwd);
     assert_string_equal(kernels()->name, "ref+bf16");
     assert_string_equal(kernels_op_source(kernels(), 1), "ref_bf16");
@@ -85,6 +87,7 @@ static void test_precision_switches_the_matmuls(void **state) {
         assert_ptr_equal(kernels()->matmul_nt, avx512bf16_matmul_nt);
         assert_ptr_equal(kernels()->matmul_nn, ref_bf16_matmul_nn);
         assert_ptr_equal(kernels()->head_ce, avx512bf16_head_ce);
+        assert_ptr_equal(kernels()->head_bwd, avx512bf16_head_bwd);
         assert_string_equal(kernels()->name, "avx512,matmul_nn=ref+bf16");
     }
     assert_int_equal(kernels_set_precision(KP_FP32), 0);
@@ -414,10 +417,13 @@ static void test_symmetric_products_give_the_same_bits(void **state) {
 }
 
 
-// The fused head (head_ce) gives the same bits as its table's matmul_nt followed by its
-// softcap_ce — losses and dlogits, with and without a gradient, at 1 to 3 threads, over shapes
-// with ragged strips and panels and several depth blocks (C = 800), and with the weight pinned.
-typedef void (*HeadCe)(float *, float *, const float *, const float *, const int32_t *, int, int, int, float, float);
+// The fused head gives the same bits as its table's unfused ops: head_ce as matmul_nt followed
+// by softcap_ce (the bf16 variants: those dlogits rounded to bf16), head_bwd as matmul_nn then
+// matmul_tn on the fp32 dlogits — losses and dlogits, with and without a gradient, at 1 to 3
+// threads, over shapes with ragged strips and panels and several depth blocks (C = 800), and
+// with the weight pinned.
+typedef void (*HeadCe)(float *, void *, const float *, const float *, const int32_t *, int, int, int, float, float);
+typedef void (*HeadBwd)(float *, float *, const void *, const float *, const float *, int, int, int);
 typedef void (*SoftcapCe)(float *, float *, const float *, const int32_t *, int, int, float, float);
 
 static void test_fused_head_gives_the_same_bits(void **state) {
@@ -427,30 +433,44 @@ static void test_fused_head_gives_the_same_bits(void **state) {
     int avx512 = kernels_variant_available(KV_AVX512, NULL), bf16 = avx512 && cpu_info()->avx512_bf16;
     const struct {
         HeadCe head;
-        Matmul nt;
+        HeadBwd bwd;
+        Matmul nt, nn, tn;
         SoftcapCe ce;
-        int have;
-    } impls[] = {{ref_head_ce, ref_matmul_nt, ref_softcap_ce, 1},
-                 {ref_bf16_head_ce, ref_bf16_matmul_nt, ref_softcap_ce, 1},
-                 {avx2_head_ce, avx2_matmul_nt, ref_softcap_ce, kernels_variant_available(KV_AVX2, NULL)},
-                 {avx512_head_ce, avx512_matmul_nt, avx512_softcap_ce, avx512},
-                 {avx512bf16_head_ce, avx512bf16_matmul_nt, avx512_softcap_ce, bf16}};
+        int half, have;
+    } impls[] = {
+        {ref_head_ce, ref_head_bwd, ref_matmul_nt, ref_matmul_nn, ref_matmul_tn, ref_softcap_ce, 0, 1},
+        {ref_bf16_head_ce, ref_bf16_head_bwd, ref_bf16_matmul_nt, ref_bf16_matmul_nn, ref_bf16_matmul_tn,
+         ref_softcap_ce, 1, 1},
+        {avx2_head_ce, avx2_head_bwd, avx2_matmul_nt, avx2_matmul_nn, avx2_matmul_tn, ref_softcap_ce, 0,
+         kernels_variant_available(KV_AVX2, NULL)},
+        {avx512_head_ce, avx512_head_bwd, avx512_matmul_nt, avx512_matmul_nn, avx512_matmul_tn, avx512_softcap_ce, 0,
+         avx512},
+        {avx512bf16_head_ce, avx512bf16_head_bwd, avx512bf16_matmul_nt, avx512bf16_matmul_nn, avx512bf16_matmul_tn,
+         avx512_softcap_ce, 1, bf16}};
     Rng r;
     rng_seed(&r, 8);
     int prev = omp_get_max_threads();
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int N = shapes[s][0], V = shapes[s][1], C = shapes[s][2];
-        size_t nl = (size_t)N * V;
-        float *x = random_floats((size_t)N * C, &r), *w = random_floats((size_t)V * C, &r);
+        size_t nl = (size_t)N * V, nx = (size_t)N * C, nw = (size_t)V * C;
+        float *x = random_floats(nx, &r), *w = random_floats(nw, &r), *dw0 = random_floats(nw, &r);
         int32_t *tg = malloc((size_t)N * sizeof *tg);
         for (int i = 0; i < N; i++) tg[i] = i % 4 == 3 ? -1 : (int32_t)(rng_next(&r) % (uint64_t)V);
         float *logits = malloc(nl * sizeof *logits), *want_d = malloc(nl * sizeof *want_d);
         float *d = malloc(nl * sizeof *d), *want_l = malloc((size_t)N * sizeof *want_l);
         float *l = malloc((size_t)N * sizeof *l);
+        uint16_t *want16 = malloc(nl * sizeof *want16);
+        float *want_dx = malloc(nx * sizeof(float)), *want_dw = malloc(nw * sizeof(float));
+        float *dx = malloc(nx * sizeof(float)), *dw = malloc(nw * sizeof(float));
         for (size_t f = 0; f < sizeof impls / sizeof *impls; f++) {
             if (!impls[f].have) continue;
             impls[f].nt(logits, x, w, N, V, C, 0);
             impls[f].ce(want_l, want_d, logits, tg, N, V, 15.0f, 0.125f);
+            for (size_t i = 0; i < nl; i++) want16[i] = head_bf16_bits(want_d[i]);
+            impls[f].nn(want_dx, want_d, w, N, C, V, 0);
+            memcpy(want_dw, dw0, nw * sizeof *dw);
+            impls[f].tn(want_dw, want_d, x, V, C, N, 1);
+            size_t d_bytes = nl * (impls[f].half ? sizeof(uint16_t) : sizeof(float));
             for (int t = 1; t <= 3; t++)
                 for (int pinned = 0; pinned < 2; pinned++) {
                     omp_set_num_threads(t);
@@ -458,15 +478,21 @@ static void test_fused_head_gives_the_same_bits(void **state) {
                     for (size_t i = 0; i < nl; i++) d[i] = NAN;
                     impls[f].head(l, d, x, w, tg, N, V, C, 15.0f, 0.125f);
                     assert_memory_equal(want_l, l, (size_t)N * sizeof *l);
-                    assert_memory_equal(want_d, d, nl * sizeof *d);
+                    assert_memory_equal(impls[f].half ? (void *)want16 : (void *)want_d, d, d_bytes);
                     for (int i = 0; i < N; i++) l[i] = NAN;
                     impls[f].head(l, NULL, x, w, tg, N, V, C, 15.0f, 0.125f);  // losses only
                     assert_memory_equal(want_l, l, (size_t)N * sizeof *l);
                     kernels_unpin_weights();
+                    for (size_t i = 0; i < nx; i++) dx[i] = NAN;
+                    memcpy(dw, dw0, nw * sizeof *dw);
+                    impls[f].bwd(dx, dw, d, x, w, N, V, C);
+                    assert_memory_equal(want_dx, dx, nx * sizeof *dx);
+                    assert_memory_equal(want_dw, dw, nw * sizeof *dw);
                 }
             omp_set_num_threads(prev);
         }
-        free(x), free(w), free(tg), free(logits), free(want_d), free(d), free(want_l), free(l);
+        free(x), free(w), free(dw0), free(tg), free(logits), free(want_d), free(d), free(want_l), free(l);
+        free(want16), free(want_dx), free(want_dw), free(dx), free(dw);
     }
 }
 
