@@ -101,6 +101,6 @@ void avx2_matmul_tn(float *c, const float *a, const float *b, int M, int N, int 
     gemm_run(&AVX2_F32, GEMM_TN, c, a, b, M, N, K, accumulate);
 }
 void avx2_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
-                         size_t scratch_floats) {
-    gemm_rows_nt(&AVX2_F32, a, b, M, N, K, fn, ctx, scratch_floats);
+                         size_t scratch_floats, const GemmRowsNext *next) {
+    gemm_rows_nt(&AVX2_F32, a, b, M, N, K, fn, ctx, scratch_floats, next);
 }

@@ -20,9 +20,6 @@
 // Sweeps over one row
 // ---------------------------------------------------------------------------------------------
 
-// Accumulates e into one of 4 partial sums, tail lanes masked off.
-AVX512_INLINE void ce_add(__m512 *acc, __mmask16 m, __m512 e) { *acc = _mm512_mask_add_ps(*acc, m, *acc, e); }
-
 AVX512_INLINE double ce_total(const __m512 acc[4]) {
     return (v_hsum_pd(acc[0]) + v_hsum_pd(acc[1])) + (v_hsum_pd(acc[2]) + v_hsum_pd(acc[3]));
 }
@@ -41,16 +38,27 @@ static AVX512_FN float ce_cap_max(float *c, const float *z, int V, float cap) {
     return _mm512_reduce_max_ps(mx);
 }
 
-// Sweep 2: sum of exp(c - mx); the exps go to d when non-NULL.
+// Sweep 2: sum of exp(c - mx); the exps go to d when non-NULL. Vector j of the row goes to
+// partial sum j % 4; the loop is unrolled by 4 so the partial sums stay in registers (indexed by
+// a loop variable, gcc kept them on the stack: a store-forwarding round trip per vector).
+AVX512_INLINE __m512 ce_exp_at(float *d, const float *c, int V, int i, __m512 vmx) {
+    __mmask16 m = v_mask_first(V - i);
+    __m512 e = _mm512_maskz_mov_ps(m, v_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, c + i), vmx)));
+    if (d) _mm512_mask_storeu_ps(d + i, m, e);
+    return e;
+}
+
 static AVX512_FN double ce_expsum(float *d, const float *c, int V, float mx) {
     __m512 vmx = _mm512_set1_ps(mx);
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    for (int i = 0, u = 0; i < V; i += 16, u = (u + 1) & 3) {
-        __mmask16 m = v_mask_first(V - i);
-        __m512 e = v_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, c + i), vmx));
-        if (d) _mm512_mask_storeu_ps(d + i, m, e);
-        ce_add(&acc[u], m, e);
+    int i = 0;
+    for (; i + 64 <= V; i += 64) {
+        acc[0] = _mm512_add_ps(acc[0], ce_exp_at(d, c, V, i, vmx));
+        acc[1] = _mm512_add_ps(acc[1], ce_exp_at(d, c, V, i + 16, vmx));
+        acc[2] = _mm512_add_ps(acc[2], ce_exp_at(d, c, V, i + 32, vmx));
+        acc[3] = _mm512_add_ps(acc[3], ce_exp_at(d, c, V, i + 48, vmx));
     }
+    for (int u = 0; i < V; i += 16, u++) acc[u] = _mm512_add_ps(acc[u], ce_exp_at(d, c, V, i, vmx));
     return ce_total(acc);
 }
 
@@ -59,8 +67,8 @@ static AVX512_FN double ce_expsum(float *d, const float *c, int V, float mx) {
 // (d 64-byte aligned, V a multiple of 16) d is written with non-temporal stores: the row goes
 // to memory without first being read into cache (half the traffic of a plain store's
 // read-for-ownership), and the target's lane is patched in the register, not stored twice.
-static AVX512_FN void ce_grad(float *d, const float *e, const float *c, int V, float inv_ds, float sk, int tgt,
-                              float dt, int stream) {
+static AVX512_FN void ce_grad(float *d, const float *e, float *c, int V, float inv_ds, float sk, int tgt,
+                              float dt, int stream, int keep) {
     __m512 vg = _mm512_set1_ps(inv_ds), vsk = _mm512_set1_ps(sk), one = _mm512_set1_ps(1.0f);
     for (int i = 0; i < V; i += 16) {
         __mmask16 m = v_mask_first(V - i);
@@ -68,6 +76,7 @@ static AVX512_FN void ce_grad(float *d, const float *e, const float *c, int V, f
         __m512 g = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, e + i), vg);
         __m512 y = _mm512_mul_ps(g, _mm512_fnmadd_ps(t, t, one));
         if (tgt >= i && tgt < i + 16) y = _mm512_mask_mov_ps(y, (__mmask16)(1u << (tgt - i)), _mm512_set1_ps(dt));
+        if (keep) _mm512_mask_storeu_ps(c + i, m, y);
         if (stream) _mm512_stream_ps(d + i, y);
         else _mm512_mask_storeu_ps(d + i, m, y);
     }
@@ -77,8 +86,8 @@ static AVX512_FN void ce_grad(float *d, const float *e, const float *c, int V, f
 // pack — so their products from this row equal those from the fp32 row). stream: d 32-byte
 // aligned, V a multiple of 16.
 #define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
-static BF16_FN void ce_grad16(uint16_t *d, const float *e, const float *c, int V, float inv_ds, float sk, int tgt,
-                              float dt, int stream) {
+static BF16_FN void ce_grad16(uint16_t *d, const float *e, float *c, int V, float inv_ds, float sk, int tgt,
+                              float dt, int stream, int keep) {
     __m512 vg = _mm512_set1_ps(inv_ds), vsk = _mm512_set1_ps(sk), one = _mm512_set1_ps(1.0f);
     for (int i = 0; i < V; i += 16) {
         __mmask16 m = v_mask_first(V - i);
@@ -86,6 +95,7 @@ static BF16_FN void ce_grad16(uint16_t *d, const float *e, const float *c, int V
         __m512 g = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, e + i), vg);
         __m512 y = _mm512_mul_ps(g, _mm512_fnmadd_ps(t, t, one));
         if (tgt >= i && tgt < i + 16) y = _mm512_mask_mov_ps(y, (__mmask16)(1u << (tgt - i)), _mm512_set1_ps(dt));
+        if (keep) _mm512_mask_storeu_ps(c + i, m, y);
         __m256i y16 = (__m256i)_mm512_cvtneps_pbh(y);
         if (stream) _mm256_stream_si256((__m256i *)(d + i), y16);
         else _mm256_mask_storeu_epi16(d + i, m, y16);
@@ -94,18 +104,18 @@ static BF16_FN void ce_grad16(uint16_t *d, const float *e, const float *c, int V
 
 // One row: returns its loss; writes its gradient row when d (fp32) or d16 (bf16) is non-NULL
 // (tgt >= 0), keeping the exps in e (which may be d; not d16) in between. c receives the capped
-// logits (it may be z). The loss is formed in double: max + log(sum) - c[tgt] cancels to a few
-// nats from terms up to ~2·cap.
+// logits (it may be z), then with `keep` the fp32 gradient too. The loss is formed in double:
+// max + log(sum) - c[tgt] cancels to a few nats from terms up to ~2·cap.
 static float ce_row(float *d, uint16_t *d16, float *e, float *c, const float *z, int V, int tgt, float cap,
-                    float dscale, int stream) {
+                    float dscale, int stream, int keep) {
     float mx = ce_cap_max(c, z, V, cap);
     double sum = ce_expsum(d || d16 ? e : NULL, c, V, mx);
     float ct = c[tgt], sk = cap > 0 ? 1.0f / cap : 0.0f;
     if (d || d16) {
         float inv = (float)(1.0 / sum), et = e[tgt], tt = ct * sk;
         float dt = (et * inv - 1.0f) * (1.0f - tt * tt) * dscale;  // with the one-hot term
-        if (d16) ce_grad16(d16, e, c, V, inv * dscale, sk, tgt, dt, stream);
-        else ce_grad(d, e, c, V, inv * dscale, sk, tgt, dt, stream);
+        if (d16) ce_grad16(d16, e, c, V, inv * dscale, sk, tgt, dt, stream, keep);
+        else ce_grad(d, e, c, V, inv * dscale, sk, tgt, dt, stream, keep);
     }
     return (float)((double)mx + log(sum) - (double)ct);
 }
@@ -120,7 +130,7 @@ static void ce_rows(float *losses, float *dlogits, const float *logits, const in
             if (d) memset(d, 0, (size_t)V * sizeof *d);
             continue;
         }
-        losses[n] = ce_row(d, NULL, d, c, logits + (size_t)n * V, V, tgt, cap, dscale, 0);
+        losses[n] = ce_row(d, NULL, d, c, logits + (size_t)n * V, V, tgt, cap, dscale, 0, 0);
     }
 }
 
@@ -128,7 +138,8 @@ static void ce_rows(float *losses, float *dlogits, const float *logits, const in
 // capped values (each logit is read just before its capped value replaces it), one thread, the
 // exps in `scratch` (V floats). dlogits rows (fp32, or bf16 when dl_bf16) whose alignment allows
 // go out with streaming stores (ce_grad), fenced before returning so that any thread may read
-// them next.
+// them next; with dlogits the logits rows are left holding the fp32 gradient (zeros for ignored
+// targets), for the fused dx product.
 static AVX512_FN void stream_zero(void *d, size_t bytes) {
     for (size_t i = 0; i < bytes; i += 64) _mm512_stream_si512((void *)((char *)d + i), _mm512_setzero_si512());
 }
@@ -142,9 +153,10 @@ void avx512_softcap_ce_inplace(float *losses, void *dlogits, int dl_bf16, float 
         int tgt = targets ? targets[n] : -1, stream = row && V % 16 == 0 && ((uintptr_t)row & (dl_bf16 ? 31 : 63)) == 0;
         if (tgt >= 0) {
             losses[n] = ce_row(dl_bf16 ? NULL : (float *)row, dl_bf16 ? (uint16_t *)row : NULL, scratch, z, z, V, tgt,
-                               cap, dscale, stream);
+                               cap, dscale, stream, row != NULL);
         } else {
             losses[n] = 0.0f;
+            if (row) memset(z, 0, (size_t)V * sizeof *z);
             if (stream && row_bytes % 64 == 0 && ((uintptr_t)row & 63) == 0) stream_zero(row, row_bytes);
             else if (row) memset(row, 0, row_bytes);
         }

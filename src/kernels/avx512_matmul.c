@@ -203,8 +203,8 @@ void avx512_matmul_tn(float *c, const float *a, const float *b, int M, int N, in
     gemm_run(&AVX512_F32, GEMM_TN, c, a, b, M, N, K, accumulate);
 }
 void avx512_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
-                           size_t scratch_floats) {
-    gemm_rows_nt(&AVX512_F32, a, b, M, N, K, fn, ctx, scratch_floats);
+                           size_t scratch_floats, const GemmRowsNext *next) {
+    gemm_rows_nt(&AVX512_F32, a, b, M, N, K, fn, ctx, scratch_floats, next);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -361,6 +361,6 @@ void avx512bf16_matmul_tn_a16(float *c, const uint16_t *a, const float *b, int M
     gemm_run_a16(&AVX512_BF16, GEMM_TN, c, a, b, M, N, K, accumulate);
 }
 void avx512bf16_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
-                               size_t scratch_floats) {
-    gemm_rows_nt(&AVX512_BF16, a, b, M, N, K, fn, ctx, scratch_floats);
+                               size_t scratch_floats, const GemmRowsNext *next) {
+    gemm_rows_nt(&AVX512_BF16, a, b, M, N, K, fn, ctx, scratch_floats, next);
 }

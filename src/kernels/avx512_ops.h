@@ -39,6 +39,6 @@ void avx512_softcap_ce(float *losses, float *dlogits, const float *logits, const
 // only, with scratch for V floats: the fused head's epilogue on a strip of rows in cache. Same
 // bits as avx512_softcap_ce; dlogits are fp32, or with dl_bf16 those values rounded to bf16
 // (nearest even; needs AVX512_BF16). Aligned rows are written with non-temporal stores (fenced
-// before it returns).
+// before it returns). With dlogits, the logits rows end up holding the fp32 dlogits.
 void avx512_softcap_ce_inplace(float *losses, void *dlogits, int dl_bf16, float *logits, const int32_t *targets,
                                int N, int V, float cap, float dscale, float *scratch);

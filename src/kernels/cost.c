@@ -62,18 +62,18 @@ OpCost cost_softcap_ce(int N, int V, int with_grad) {
     return (OpCost){nv * (6.0 + (with_grad ? 7.0 : 0.0)), F * (nv * (with_grad ? 2.0 : 1.0) + 2.0 * N)};
 }
 
-// the product's FLOPs and the loss's; memory: read x and w, write dlogits (the logits stay in
-// cache), plus the losses and targets
-OpCost cost_head_ce(int N, int V, int C, int with_grad) {
-    double nv = (double)N * V;
+// the products' FLOPs and the loss's; memory: read x and w, write dlogits and dx (the logits
+// stay in cache), plus the losses and targets
+OpCost cost_head_ce(int N, int V, int C, int with_grad, int with_dx) {
+    double nv = (double)N * V, nc = (double)N * C;
     OpCost mm = cost_matmul(N, V, C, 0), ce = cost_softcap_ce(N, V, with_grad);
-    return (OpCost){mm.flops + ce.flops, F * ((double)N * C + (double)V * C + (with_grad ? nv : 0.0) + 2.0 * N)};
+    double dx = with_grad && with_dx ? cost_matmul(N, C, V, 0).flops : 0.0;
+    return (OpCost){mm.flops + ce.flops + dx,
+                    F * (nc + (double)V * C + (with_grad ? nv : 0.0) + (dx > 0 ? nc : 0.0) + 2.0 * N)};
 }
 
-// the two products' FLOPs; memory: read dlogits (counted in fp32; bf16 tables read half), w and
-// x, write dx, read and write dw
-OpCost cost_head_bwd(int N, int V, int C) {
-    double nv = (double)N * V;
-    OpCost nn = cost_matmul(N, C, V, 0), tn = cost_matmul(V, C, N, 1);
-    return (OpCost){nn.flops + tn.flops, F * (nv + 2.0 * (double)V * C + 2.0 * (double)N * C + (double)V * C)};
+// the product's FLOPs; memory: read dlogits (counted in fp32; bf16 tables read half) and x,
+// read and write dw
+OpCost cost_head_dw(int N, int V, int C) {
+    return (OpCost){cost_matmul(V, C, N, 1).flops, F * ((double)N * V + (double)N * C + 2.0 * (double)V * C)};
 }

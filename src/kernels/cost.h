@@ -21,5 +21,5 @@ OpCost cost_attention_bwd(int B, int T, int H, int Hkv, int D);
 OpCost cost_relu2_fwd(size_t n);
 OpCost cost_relu2_bwd(size_t n);
 OpCost cost_softcap_ce(int N, int V, int with_grad);
-OpCost cost_head_ce(int N, int V, int C, int with_grad);
-OpCost cost_head_bwd(int N, int V, int C);
+OpCost cost_head_ce(int N, int V, int C, int with_grad, int with_dx);
+OpCost cost_head_dw(int N, int V, int C);

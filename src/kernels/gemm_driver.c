@@ -428,30 +428,40 @@ static void rows_workspace_release(char *ws, int shared) {
 }
 
 void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
-                  void *ctx, size_t scratch_floats) {
+                  void *ctx, size_t scratch_floats, const GemmRowsNext *next) {
     if (M <= 0 || N <= 0) return;
     GemmArgs x = {g, GEMM_NT, NULL, a, b, M, N, K, 0, K > 0 ? pinned_panels(g, b, N, K) : NULL, 0, NULL};
-    int kcb = K > 0 ? k_block(g, K) : 1, pack = K > 0 && !x.packed_b;
+    // the follow-up product: strip (rows, N) @ next->b (N, n2), its B packed once like ours
+    GemmArgs x2 = {g, GEMM_NN, NULL, NULL, next ? next->b : NULL, 0, next ? next->n2 : 0, N, 0, NULL, 0, NULL};
+    int kcb = K > 0 ? k_block(g, K) : 1, pack = K > 0 && !x.packed_b, kcb2 = k_block(g, N);
     int nt = omp_in_parallel() || (long)M * N * (K > 0 ? K : 1) < SMALL_MACS ? 1 : omp_get_max_threads();
-    // workspace: [packed B] then per thread [A strip | C strip (MR x N) | scratch]
+    // workspace: [packed B][packed next B] then per thread [A strip | C strip (MR x N) | scratch]
     size_t b_bytes = pack ? round_up(full_block_bytes(g, N, K) * (size_t)ceil_div(K, kcb), 64) : 0;
+    size_t b2_bytes = next ? round_up(full_block_bytes(g, next->n2, N) * (size_t)ceil_div(N, kcb2), 64) : 0;
     size_t a_bytes = round_up(round_up((size_t)kcb, (size_t)g->kstep) * (size_t)g->mr * g->elem, 64);
     size_t c_floats = round_up((size_t)g->mr * N, 16), t_bytes = a_bytes + (c_floats + scratch_floats) * sizeof(float);
     int shared;
-    char *ws = rows_workspace(b_bytes + (size_t)nt * round_up(t_bytes, 64), &shared);
+    char *ws = rows_workspace(b_bytes + b2_bytes + (size_t)nt * round_up(t_bytes, 64), &shared);
     const char *packed = pack ? ws : x.packed_b;
+    x2.packed_b = ws + b_bytes;
     int strips = ceil_div(M, g->mr);
 #pragma omp parallel num_threads(nt)
     {
         int t = omp_get_thread_num(), n = omp_get_num_threads();
         if (pack) pack_b_share(&x, ws, t, n);
+        if (next) pack_b_share(&x2, ws + b_bytes, t, n);
 #pragma omp barrier
-        char *abuf = ws + b_bytes + (size_t)t * round_up(t_bytes, 64);
+        char *abuf = ws + b_bytes + b2_bytes + (size_t)t * round_up(t_bytes, 64);
         float *cbuf = (float *)(abuf + a_bytes);
         for (int s = strips * t / n; s < strips * (t + 1) / n; s++) {
             int i = s * g->mr, h = imin(g->mr, M - i);
             rows_strip(&x, packed, abuf, cbuf, i, h);
             fn(ctx, cbuf, i, h, cbuf + c_floats);
+            if (next) {  // the strip as A (row stride N, in cache), its rows of next->c
+                GemmArgs xs = x2;
+                xs.a = cbuf, xs.c = next->c + (size_t)i * next->n2, xs.M = h;
+                gemm_block(&xs, 0, h, 0, next->n2);
+            }
         }
     }
     rows_workspace_release(ws, shared);

@@ -69,9 +69,18 @@ void gemm_run_a16(const GemmImpl *impl, GemmLayout layout, float *c, const uint1
 // Rows are split statically between the threads, fn runs on the thread that computed them; B is
 // packed once for all of them (or read pinned). Each element is the same FMA chain as
 // gemm_run's, so the same bits.
+// With next (NULL: none), each strip then also goes through a second product while in cache:
+// rows [row0, row0+rows) of next->c (M, n2) = the strip as fn left it (rows, N) @ next->b (N, n2)
+// — the same bits as gemm_run(NN) on the whole (M, N) result. The fused head computes dx from
+// each strip's dlogits this way.
 typedef void (*GemmRowsFn)(void *ctx, float *c, int row0, int rows, float *scratch);
+typedef struct {
+    const float *b;  // (N, n2) row-major
+    float *c;        // (M, n2), overwritten
+    int n2;
+} GemmRowsNext;
 void gemm_rows_nt(const GemmImpl *impl, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
-                  void *ctx, size_t scratch_floats);
+                  void *ctx, size_t scratch_floats, const GemmRowsNext *next);
 
 // Pinned operands (kernels.h, kernels_pin_weight): an NT product whose b is pinned with the same
 // (N, K) reads b's micro-panels packed once (per GemmImpl) instead of packing them on every call.

@@ -1,5 +1,5 @@
-// kernels/head.c — the fused head: logits, softcapped cross-entropy and dlogits in one pass,
-// and the backward products from those dlogits (see head.h).
+// kernels/head.c — the fused head: logits, softcapped cross-entropy, dlogits and dx in one pass,
+// and dw from those dlogits (see head.h).
 #include "kernels/head.h"
 
 #include <stdlib.h>
@@ -33,57 +33,55 @@ float head_bf16_value(uint16_t h) {
 
 typedef void (*Matmul)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 
-static int chunk_rows(int N, int V) {
+// bf16 = 1: dlogits are stored rounded to bf16 (computed in fp32 in the chunk buffer first).
+static void ref_head_with(Matmul nt, Matmul nn, int bf16, float *losses, void *dlogits, float *dx, const float *x,
+                          const float *w, const int32_t *targets, int N, int V, int C, float cap, float dscale) {
+    if (N <= 0 || V <= 0) return;
     size_t row_bytes = (size_t)V * sizeof(float);
     int rows = row_bytes >= REF_CHUNK_BYTES ? 1 : (int)(REF_CHUNK_BYTES / row_bytes);
-    return rows < N ? rows : N;
-}
-
-// bf16 = 1: dlogits are stored rounded to bf16 (computed in fp32 in the chunk buffer first).
-static void ref_head_with(Matmul matmul, int bf16, float *losses, void *dlogits, const float *x, const float *w,
-                          const int32_t *targets, int N, int V, int C, float cap, float dscale) {
-    if (N <= 0 || V <= 0) return;
-    int rows = chunk_rows(N, V);
-    float *logits = xmalloc((size_t)rows * V * sizeof *logits);
+    if (rows > N) rows = N;
+    float *logits = xmalloc((size_t)rows * row_bytes);
     for (int r0 = 0; r0 < N; r0 += rows) {
         int n = N - r0 < rows ? N - r0 : rows;
-        matmul(logits, x + (size_t)r0 * C, w, n, V, C, 0);
+        nt(logits, x + (size_t)r0 * C, w, n, V, C, 0);
         float *d = !dlogits ? NULL : bf16 ? logits : (float *)dlogits + (size_t)r0 * V;
         ref_softcap_ce(losses + r0, d, logits, targets ? targets + r0 : NULL, n, V, cap, dscale);
-        if (dlogits && bf16)
+        if (!d) continue;
+        if (bf16)
             for (size_t i = 0; i < (size_t)n * V; i++) ((uint16_t *)dlogits)[(size_t)r0 * V + i] = head_bf16_bits(d[i]);
+        if (dx) nn(dx + (size_t)r0 * C, d, w, n, C, V, 0);
     }
     free(logits);
 }
 
-void ref_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N, int V,
-                 int C, float cap, float dscale) {
-    ref_head_with(ref_matmul_nt, 0, losses, dlogits, x, w, targets, N, V, C, cap, dscale);
+void ref_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
+                 int N, int V, int C, float cap, float dscale) {
+    ref_head_with(ref_matmul_nt, ref_matmul_nn, 0, losses, dlogits, dx, x, w, targets, N, V, C, cap, dscale);
 }
 
-void ref_bf16_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N,
-                      int V, int C, float cap, float dscale) {
-    ref_head_with(ref_bf16_matmul_nt, 1, losses, dlogits, x, w, targets, N, V, C, cap, dscale);
+void ref_bf16_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w,
+                      const int32_t *targets, int N, int V, int C, float cap, float dscale) {
+    ref_head_with(ref_bf16_matmul_nt, ref_bf16_matmul_nn, 1, losses, dlogits, dx, x, w, targets, N, V, C, cap,
+                  dscale);
 }
 
-void ref_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C) {
-    ref_matmul_nn(dx, dlogits, w, N, C, V, 0);
+void ref_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C) {
     ref_matmul_tn(dw, dlogits, x, V, C, N, 1);
 }
 
-// The bf16 values widened to fp32 (exact), then the reference bf16 products (whose rounding of
+// The bf16 values widened to fp32 (exact), then the reference bf16 product (whose rounding of
 // them is exact too).
-void ref_bf16_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C) {
+void ref_bf16_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C) {
     size_t n = (size_t)N * V;
     float *d = xmalloc((n ? n : 1) * sizeof *d);
     for (size_t i = 0; i < n; i++) d[i] = head_bf16_value(((const uint16_t *)dlogits)[i]);
-    ref_bf16_matmul_nn(dx, d, w, N, C, V, 0);
     ref_bf16_matmul_tn(dw, d, x, V, C, N, 1);
     free(d);
 }
 
 // ---------------------------------------------------------------------------------------------
-// SIMD: the GEMM hands each strip of whole rows to the loss while it is in L2
+// SIMD: the GEMM hands each strip of whole rows to the loss while it is in L2, then (training)
+// multiplies the strip's dlogits by w for its rows of dx (GemmRowsNext)
 // ---------------------------------------------------------------------------------------------
 
 typedef struct {
@@ -95,6 +93,7 @@ typedef struct {
     float cap, dscale;
 } HeadCtx;
 
+// Leaves the strip holding its fp32 dlogits when there are any (avx512_softcap_ce_inplace).
 static void strip_loss_avx512(void *p, float *c, int row0, int rows, float *exps) {
     const HeadCtx *h = p;
     char *d = h->dlogits ? (char *)h->dlogits + (size_t)row0 * h->V * (h->bf16 ? 2 : 4) : NULL;
@@ -102,44 +101,52 @@ static void strip_loss_avx512(void *p, float *c, int row0, int rows, float *exps
                               h->cap, h->dscale, exps);
 }
 
-// Inside the GEMM's parallel region: ref_softcap_ce's own region runs on this thread alone.
+// Inside the GEMM's parallel region: ref_softcap_ce's own region runs on this thread alone. The
+// gradient is formed in the strip (ref_softcap_ce allows the aliasing), then copied out.
 static void strip_loss_ref(void *p, float *c, int row0, int rows, float *unused) {
     (void)unused;
     const HeadCtx *h = p;
-    ref_softcap_ce(h->losses + row0, h->dlogits ? (float *)h->dlogits + (size_t)row0 * h->V : NULL, c,
-                   h->targets ? h->targets + row0 : NULL, rows, h->V, h->cap, h->dscale);
+    float *d = h->dlogits ? (float *)h->dlogits + (size_t)row0 * h->V : NULL;
+    ref_softcap_ce(h->losses + row0, d ? c : NULL, c, h->targets ? h->targets + row0 : NULL, rows, h->V, h->cap,
+                   h->dscale);
+    if (d) memcpy(d, c, (size_t)rows * h->V * sizeof *d);
 }
 
-void avx2_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N, int V,
-                  int C, float cap, float dscale) {
-    HeadCtx h = {losses, dlogits, 0, targets, V, cap, dscale};
-    avx2_matmul_nt_rows(x, w, N, V, C, strip_loss_ref, &h, 0);
+typedef void (*NtRows)(const float *, const float *, int, int, int, GemmRowsFn, void *, size_t, const GemmRowsNext *);
+
+static void simd_head(NtRows rows, GemmRowsFn loss, int bf16, size_t scratch, float *losses, void *dlogits, float *dx,
+                      const float *x, const float *w, const int32_t *targets, int N, int V, int C, float cap,
+                      float dscale) {
+    HeadCtx h = {losses, dlogits, bf16, targets, V, cap, dscale};
+    GemmRowsNext next = {w, dx, C};
+    rows(x, w, N, V, C, loss, &h, scratch, dlogits && dx ? &next : NULL);
 }
 
-void avx512_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N,
-                    int V, int C, float cap, float dscale) {
-    HeadCtx h = {losses, dlogits, 0, targets, V, cap, dscale};
-    avx512_matmul_nt_rows(x, w, N, V, C, strip_loss_avx512, &h, (size_t)V);
+void avx2_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
+                  int N, int V, int C, float cap, float dscale) {
+    simd_head(avx2_matmul_nt_rows, strip_loss_ref, 0, 0, losses, dlogits, dx, x, w, targets, N, V, C, cap, dscale);
 }
 
-void avx512bf16_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N,
-                        int V, int C, float cap, float dscale) {
-    HeadCtx h = {losses, dlogits, 1, targets, V, cap, dscale};
-    avx512bf16_matmul_nt_rows(x, w, N, V, C, strip_loss_avx512, &h, (size_t)V);
+void avx512_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
+                    int N, int V, int C, float cap, float dscale) {
+    simd_head(avx512_matmul_nt_rows, strip_loss_avx512, 0, (size_t)V, losses, dlogits, dx, x, w, targets, N, V, C,
+              cap, dscale);
 }
 
-void avx2_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C) {
-    avx2_matmul_nn(dx, dlogits, w, N, C, V, 0);
+void avx512bf16_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w,
+                        const int32_t *targets, int N, int V, int C, float cap, float dscale) {
+    simd_head(avx512bf16_matmul_nt_rows, strip_loss_avx512, 1, (size_t)V, losses, dlogits, dx, x, w, targets, N, V,
+              C, cap, dscale);
+}
+
+void avx2_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C) {
     avx2_matmul_tn(dw, dlogits, x, V, C, N, 1);
 }
 
-void avx512_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C) {
-    avx512_matmul_nn(dx, dlogits, w, N, C, V, 0);
+void avx512_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C) {
     avx512_matmul_tn(dw, dlogits, x, V, C, N, 1);
 }
 
-void avx512bf16_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V,
-                         int C) {
-    avx512bf16_matmul_nn_a16(dx, dlogits, w, N, C, V, 0);
+void avx512bf16_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C) {
     avx512bf16_matmul_tn_a16(dw, dlogits, x, V, C, N, 1);
 }

@@ -1,41 +1,41 @@
-// kernels/head.h — the fused head: head_ce and head_bwd (contracts in kernels.h), per variant.
+// kernels/head.h — the fused head: head_ce and head_dw (contracts in kernels.h), per variant.
 //
 // Why fused: the lm_head's logits are the step's largest tensor (cpu preset: 4096 x 8192 fp32 =
 // 128 MB). Unfused, the forward product writes them, the loss reads them back and writes
 // dlogits, and both backward products read dlogits: five trips through memory at ~10 GB/s on a
 // 2-core machine. Fused, each strip of MR rows is computed over the whole vocabulary into a
-// per-thread buffer that stays in L2 (14 x 8192 floats = 448 KiB) and goes through the loss
-// there; only dlogits reach memory — in bf16 when the table's products are bf16 (they would
-// round them to bf16 while packing anyway), halving what the two backward products read.
+// per-thread buffer that stays in L2 (14 x 8192 floats = 448 KiB), goes through the loss there,
+// and its dlogits through the dx product (dx = dlogits @ w) while still there. Only dlogits
+// reach memory, for head_dw (dw += dlogitsᵀ @ x, which needs all rows of a column) — in bf16
+// when the table's products are bf16 (they would round them to bf16 while packing anyway).
 //
 // dlogits element type: fp32 for ref, avx2 and avx512; bf16 (uint16) for ref_bf16 and
-// avx512bf16 — a table's head_ce and head_bwd always agree (the precision swaps both).
-// Every head_ce gives the same values as its table's matmul_nt followed by its softcap_ce (bf16:
-// then rounded); every head_bwd the same bits as matmul_nn then matmul_tn on the fp32 dlogits:
+// avx512bf16 — a table's head_ce and head_dw always agree (the precision swaps both).
+// Every head_ce gives the same bits as its table's matmul_nt, then its softcap_ce (bf16: then
+// rounded), then matmul_nn for dx; every head_dw the same bits as matmul_tn on fp32 dlogits:
 //   ref, ref_bf16      ref(_bf16)_matmul_* on a bounded chunk of rows, ref_softcap_ce
 //   avx2               the AVX2 GEMM's strips (gemm_rows_nt), ref_softcap_ce on each
 //   avx512, avx512bf16 the AVX-512 fp32 / AVX512_BF16 GEMM's strips, the AVX-512 loss on each;
-//                      avx512bf16's backward packs the bf16 dlogits directly (gemm_run_a16)
+//                      avx512bf16's head_dw packs the bf16 dlogits directly (gemm_run_a16)
 #pragma once
 #include <stdint.h>
 
-void ref_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N, int V,
-                 int C, float cap, float dscale);
-void ref_bf16_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N,
-                      int V, int C, float cap, float dscale);
-void avx2_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N, int V,
-                  int C, float cap, float dscale);
-void avx512_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N,
-                    int V, int C, float cap, float dscale);
-void avx512bf16_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N,
-                        int V, int C, float cap, float dscale);
+void ref_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
+                 int N, int V, int C, float cap, float dscale);
+void ref_bf16_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w,
+                      const int32_t *targets, int N, int V, int C, float cap, float dscale);
+void avx2_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
+                  int N, int V, int C, float cap, float dscale);
+void avx512_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
+                    int N, int V, int C, float cap, float dscale);
+void avx512bf16_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w,
+                        const int32_t *targets, int N, int V, int C, float cap, float dscale);
 
-void ref_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C);
-void ref_bf16_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C);
-void avx2_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C);
-void avx512_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C);
-void avx512bf16_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V,
-                         int C);
+void ref_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C);
+void ref_bf16_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C);
+void avx2_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C);
+void avx512_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C);
+void avx512bf16_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C);
 
 // bf16 storage: the top half of a float rounded to nearest even (ref_round_bf16), and back.
 uint16_t head_bf16_bits(float x);

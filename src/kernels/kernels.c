@@ -59,7 +59,7 @@ int kernel_variant_index(const char *name) {
 static const Kernels OWN_AVX2 = {
     .name = "avx2",
     .matmul_nt = avx2_matmul_nt, .matmul_nn = avx2_matmul_nn, .matmul_tn = avx2_matmul_tn,
-    .head_ce = avx2_head_ce, .head_bwd = avx2_head_bwd,
+    .head_ce = avx2_head_ce, .head_dw = avx2_head_dw,
 };
 
 static const Kernels OWN_AVX512 = {
@@ -71,7 +71,7 @@ static const Kernels OWN_AVX512 = {
     .rope_rmsnorm_fwd = avx512_rope_rmsnorm_fwd, .rope_rmsnorm_bwd = avx512_rope_rmsnorm_bwd,
     .attention_fwd = avx512_attention_fwd, .attention_bwd = avx512_attention_bwd,
     .relu2_fwd = avx512_relu2_fwd, .relu2_bwd = avx512_relu2_bwd,
-    .softcap_ce = avx512_softcap_ce, .head_ce = avx512_head_ce, .head_bwd = avx512_head_bwd,
+    .softcap_ce = avx512_softcap_ce, .head_ce = avx512_head_ce, .head_dw = avx512_head_dw,
 };
 
 // AMX has no op of its own yet: its table is avx512's (kept as a variant so that configs and
@@ -289,15 +289,15 @@ KernelPrecision kernels_precision(void) {
 #define OP_ENUM(op) OP_##op,
 enum { KERNEL_OPS(OP_ENUM) };
 #define TWINS 5
-static const int TWIN_OPS[TWINS] = {OP_matmul_nt, OP_matmul_nn, OP_matmul_tn, OP_head_ce, OP_head_bwd};
+static const int TWIN_OPS[TWINS] = {OP_matmul_nt, OP_matmul_nn, OP_matmul_tn, OP_head_ce, OP_head_dw};
 static OpFn ref_twin(int i) {
     const OpFn f[TWINS] = {(OpFn)ref_bf16_matmul_nt, (OpFn)ref_bf16_matmul_nn, (OpFn)ref_bf16_matmul_tn,
-                           (OpFn)ref_bf16_head_ce, (OpFn)ref_bf16_head_bwd};
+                           (OpFn)ref_bf16_head_ce, (OpFn)ref_bf16_head_dw};
     return f[i];
 }
 static OpFn fast_twin(int i) {
     const OpFn f[TWINS] = {(OpFn)avx512bf16_matmul_nt, (OpFn)avx512bf16_matmul_nn, (OpFn)avx512bf16_matmul_tn,
-                           (OpFn)avx512bf16_head_ce, (OpFn)avx512bf16_head_bwd};
+                           (OpFn)avx512bf16_head_ce, (OpFn)avx512bf16_head_dw};
     return f[i];
 }
 

@@ -67,16 +67,17 @@ typedef struct {
     void (*softcap_ce)(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
                        float cap, float dscale);
 
-    // The head's forward and loss fused: logits (N,V) = x (N,C) @ w (V,C)ᵀ as by this table's
-    // matmul_nt (in its precision), then softcap_ce on them as above (dlogits NULL: losses only).
-    // The (N, V) logits are never stored: each strip of rows goes through the loss while in cache
-    // (head.h). dlogits (N,V) are fp32, or bf16 (uint16, rounded to nearest even) in a table
-    // whose products are bf16 — the format its head_bwd reads; they may not alias x or w.
-    void (*head_ce)(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N,
-                    int V, int C, float cap, float dscale);
-    // The head's backward from head_ce's dlogits (the same table's format): dx (N,C) = dlogits @ w
-    // (overwritten), dw (V,C) += dlogitsᵀ @ x — as matmul_nn then matmul_tn on the fp32 values.
-    void (*head_bwd)(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C);
+    // The head's forward, loss and dx fused: logits (N,V) = x (N,C) @ w (V,C)ᵀ as by this table's
+    // matmul_nt (in its precision), then softcap_ce on them as above (dlogits NULL: losses only),
+    // then with dlogits and dx (N,C) non-NULL dx = dlogits @ w as by matmul_nn. The (N, V) logits
+    // are never stored: each strip of rows goes through the loss and the dx product while in
+    // cache (head.h). dlogits (N,V) are fp32, or bf16 (uint16, rounded to nearest even) in a
+    // table whose products are bf16 — the format its head_dw reads; no output may alias an input.
+    void (*head_ce)(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
+                    int N, int V, int C, float cap, float dscale);
+    // The head's weight gradient from head_ce's dlogits (the same table's format): dw (V,C) +=
+    // dlogitsᵀ @ x — as matmul_tn on the fp32 values.
+    void (*head_dw)(float *dw, const void *dlogits, const float *x, int N, int V, int C);
 } Kernels;
 
 extern const Kernels KERNELS_REF;
@@ -105,7 +106,7 @@ const Kernels *kernels_profiled(const Kernels *base);  // the wrapper table arou
 #define KERNEL_OPS(X)                                                                         \
     X(matmul_nt) X(matmul_nn) X(matmul_tn) X(embedding_fwd) X(embedding_bwd) X(rmsnorm_fwd) \
     X(rmsnorm_bwd) X(rope_fwd) X(rope_bwd) X(rope_rmsnorm_fwd) X(rope_rmsnorm_bwd)          \
-    X(attention_fwd) X(attention_bwd) X(relu2_fwd) X(relu2_bwd) X(softcap_ce) X(head_ce) X(head_bwd)
+    X(attention_fwd) X(attention_bwd) X(relu2_fwd) X(relu2_bwd) X(softcap_ce) X(head_ce) X(head_dw)
 
 enum { KERNEL_OP_COUNT = 18 };
 typedef enum { KV_REF, KV_AVX2, KV_AVX512, KV_AMX, KERNEL_VARIANT_COUNT } KernelVariant;
@@ -163,7 +164,7 @@ void kernels_unpin_weights(void);  // forget every pin and free the packed copie
 // ---------------------------------------------------------------------------------------------
 // Matmul precision: mixed-precision training (`frontier train --precision bf16`)
 //
-// fp32 (default): the table's own matmuls. bf16: the three matmuls (and head_ce's and head_bwd's
+// fp32 (default): the table's own matmuls. bf16: the three matmuls (and head_ce's and head_dw's
 // products) round both operands to bf16
 // (nearest even) and accumulate the products in fp32, written as fp32 — what PyTorch's bf16
 // autocast does to a Linear. Everything else stays fp32: master weights, gradients, optimizer
@@ -188,7 +189,7 @@ const char *kernels_precision_name(KernelPrecision p);
 // Switch the active table's matmuls (and the profiler's wrapper around them). 0, or -1 + err.
 int kernels_set_precision(KernelPrecision p);
 KernelPrecision kernels_precision(void);
-// 1 for the ops whose products take the precision (matmul_nt, _nn, _tn, head_ce, head_bwd).
+// 1 for the ops whose products take the precision (matmul_nt, _nn, _tn, head_ce, head_dw).
 int kernel_op_has_precision(int op);
 // For the lab: a table of ref's ops with the bf16 matmuls and head ops — the reference ones
 // (fast = 0, named "ref_bf16") or AVX512_BF16's (fast = 1, "avx512_bf16"; check

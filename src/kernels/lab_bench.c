@@ -75,7 +75,7 @@ static int preset_cases(const ModelConfig *m, int rows, BenchCase *cs) {
                   {OP_RR_F, "q (QK-norm)"},      {OP_RR_B, "q (QK-norm)"},
                   {OP_ATT_F, "each layer"},      {OP_ATT_B, "each layer"},     {OP_RELU_F, "mlp"},
                   {OP_RELU_B, "mlp"},            {OP_CE, "loss + grad"},
-                  {OP_HEAD, "lm_head+loss+grad"}, {OP_HEAD_B, "lm_head dx + dW"}};
+                  {OP_HEAD, "lm_head+loss+dx"}, {OP_HEAD_B, "lm_head dW"}};
     for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
         cs[n] = base;
         cs[n].op = others[i].op;
@@ -112,8 +112,8 @@ static OpCost case_cost(const BenchCase *c) {
     case OP_ATT_B: return cost_attention_bwd(c->B, c->T, c->H, c->Hkv, c->D);
     case OP_RELU_F: return cost_relu2_fwd(c->n);
     case OP_RELU_B: return cost_relu2_bwd(c->n);
-    case OP_HEAD: return cost_head_ce(c->rows, c->V, c->C, 1);
-    case OP_HEAD_B: return cost_head_bwd(c->rows, c->V, c->C);
+    case OP_HEAD: return cost_head_ce(c->rows, c->V, c->C, 1, 1);
+    case OP_HEAD_B: return cost_head_dw(c->rows, c->V, c->C);
     default: return cost_softcap_ce(c->rows, c->V, 1);
     }
 }
@@ -153,9 +153,9 @@ static void bufs_alloc(const BenchCase *c, Bufs *d, Rng *r) {
         sz[7] = sz[8] = nkv;
         break;
     case OP_RELU_F: case OP_RELU_B: sz[0] = sz[1] = sz[2] = c->n; break;
-    case OP_HEAD: sz[0] = nc, sz[1] = (size_t)c->V * c->C, sz[2] = (size_t)c->rows * c->V, sz[3] = (size_t)c->rows; break;
-    case OP_HEAD_B:  // x, w, dlogits (random bits: as bf16 too, small finite values), dx, dw
-        sz[0] = nc, sz[1] = (size_t)c->V * c->C, sz[2] = (size_t)c->rows * c->V, sz[3] = nc, sz[4] = (size_t)c->V * c->C;
+    case OP_HEAD: case OP_HEAD_B:  // x, w, dlogits (as bf16 too: see below), losses, dx / dw
+        sz[0] = nc, sz[1] = (size_t)c->V * c->C, sz[2] = (size_t)c->rows * c->V, sz[3] = (size_t)c->rows;
+        sz[4] = c->op == OP_HEAD ? nc : (size_t)c->V * c->C;
         break;
     default: sz[0] = sz[1] = (size_t)c->rows * c->V, sz[2] = (size_t)c->rows;
     }
@@ -199,8 +199,8 @@ static void bench_call(const Kernels *k, const BenchCase *c, Bufs *d) {
         break;
     case OP_RELU_F: k->relu2_fwd(f[1], f[0], c->n); break;
     case OP_RELU_B: k->relu2_bwd(f[2], f[1], f[0], c->n); break;
-    case OP_HEAD: k->head_ce(f[3], f[2], f[0], f[1], d->idx, c->rows, c->V, c->C, 15.0f, 1.0f / c->rows); break;
-    case OP_HEAD_B: k->head_bwd(f[3], f[4], f[2], f[0], f[1], c->rows, c->V, c->C); break;
+    case OP_HEAD: k->head_ce(f[3], f[2], f[4], f[0], f[1], d->idx, c->rows, c->V, c->C, 15.0f, 1.0f / c->rows); break;
+    case OP_HEAD_B: k->head_dw(f[4], f[2], f[0], c->rows, c->V, c->C); break;
     default: k->softcap_ce(f[2], f[1], f[0], d->idx, c->rows, c->V, 15.0f, 1.0f / c->rows);
     }
 }

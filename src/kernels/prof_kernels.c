@@ -73,14 +73,14 @@ static void p_softcap_ce(float *losses, float *dlogits, const float *logits, con
          inner->softcap_ce(losses, dlogits, logits, targets, N, V, cap, dscale));
 }
 
-static void p_head_ce(float *losses, void *dlogits, const float *x, const float *w, const int32_t *targets, int N,
-                      int V, int C, float cap, float dscale) {
-    WRAP(dlogits ? "head_ce_grad" : "head_ce", cost_head_ce(N, V, C, dlogits != NULL),
-         inner->head_ce(losses, dlogits, x, w, targets, N, V, C, cap, dscale));
+static void p_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
+                      int N, int V, int C, float cap, float dscale) {
+    WRAP(!dlogits ? "head_ce" : dx ? "head_ce_dx" : "head_ce_grad", cost_head_ce(N, V, C, dlogits != NULL, dx != NULL),
+         inner->head_ce(losses, dlogits, dx, x, w, targets, N, V, C, cap, dscale));
 }
 
-static void p_head_bwd(float *dx, float *dw, const void *dlogits, const float *x, const float *w, int N, int V, int C) {
-    WRAP("head_bwd", cost_head_bwd(N, V, C), inner->head_bwd(dx, dw, dlogits, x, w, N, V, C));
+static void p_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C) {
+    WRAP("head_dw", cost_head_dw(N, V, C), inner->head_dw(dw, dlogits, x, N, V, C));
 }
 
 static const Kernels KERNELS_PROF = {
@@ -92,7 +92,7 @@ static const Kernels KERNELS_PROF = {
     .rope_rmsnorm_fwd = p_rope_rmsnorm_fwd, .rope_rmsnorm_bwd = p_rope_rmsnorm_bwd,
     .attention_fwd = p_attention_fwd, .attention_bwd = p_attention_bwd,
     .relu2_fwd = p_relu2_fwd, .relu2_bwd = p_relu2_bwd,
-    .softcap_ce = p_softcap_ce, .head_ce = p_head_ce, .head_bwd = p_head_bwd,
+    .softcap_ce = p_softcap_ce, .head_ce = p_head_ce, .head_dw = p_head_dw,
 };
 
 const Kernels *kernels_profiled(const Kernels *base) {

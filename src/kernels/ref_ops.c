@@ -277,5 +277,5 @@ const Kernels KERNELS_REF = {
     .relu2_bwd = ref_relu2_bwd,
     .softcap_ce = ref_softcap_ce,
     .head_ce = ref_head_ce,
-    .head_bwd = ref_head_bwd,
+    .head_dw = ref_head_dw,
 };

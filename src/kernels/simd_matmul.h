@@ -47,8 +47,8 @@ void avx512bf16_matmul_tn_a16(float *c, const uint16_t *a, const float *b, int M
 // instead of being stored (gemm_rows_nt in gemm_driver.h): the same bits as the *_matmul_nt of
 // the same instruction set. The fused head (head_ce) runs the loss on each strip in cache.
 void avx512_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
-                           size_t scratch_floats);
+                           size_t scratch_floats, const GemmRowsNext *next);
 void avx512bf16_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
-                               size_t scratch_floats);
+                               size_t scratch_floats, const GemmRowsNext *next);
 void avx2_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
-                         size_t scratch_floats);
+                         size_t scratch_floats, const GemmRowsNext *next);

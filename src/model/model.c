@@ -324,9 +324,9 @@ static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, const 
 // The head, chunk by chunk over the N positions: head_ce computes each chunk's logits (rows, V)
 // = xn_final @ lm_headᵀ and their softcapped cross-entropy in one pass, strip by strip in cache,
 // so the logits never reach memory. With `backward` (training) it also writes the chunk's
-// dscale·dloss/dlogits into s->head (fp32, or bf16 with bf16 products), and head_bwd finishes
-// the head's backward for those rows: dxn (rows, C) = dlogits @ lm_head, dlm_head +=
-// dlogitsᵀ @ xn_final. Only one chunk of dlogits
+// dscale·dloss/dlogits into s->head (fp32, or bf16 with bf16 products) and, from each strip of
+// them while in cache, dxn (rows, C) = dlogits @ lm_head; head_dw then adds dlogitsᵀ @ xn_final
+// to dlm_head. Only one chunk of dlogits
 // exists; the positions are independent, so chunking changes no loss and no dxn, and dlm_head
 // only by the order of its sums over positions.
 static void head_chunks(Model *m, RunState *s, const int32_t *targets, int N, int backward, float dscale) {
@@ -337,10 +337,9 @@ static void head_chunks(Model *m, RunState *s, const int32_t *targets, int N, in
     for (int r0 = 0; r0 < N; r0 += R) {
         int n = N - r0 < R ? N - r0 : R;
         const float *xn = s->xn_final + (size_t)r0 * C;
-        K->head_ce(s->losses + r0, backward ? s->head : NULL, xn, m->lm_head, targets + r0, n, V, C, c->softcap,
-                   dscale);
-        if (!backward) continue;
-        K->head_bwd(s->dxn + (size_t)r0 * C, m->dlm_head, s->head, xn, m->lm_head, n, V, C);
+        K->head_ce(s->losses + r0, backward ? s->head : NULL, backward ? s->dxn + (size_t)r0 * C : NULL, xn,
+                   m->lm_head, targets + r0, n, V, C, c->softcap, dscale);
+        if (backward) K->head_dw(m->dlm_head, s->head, xn, n, V, C);
     }
 }
 

@@ -77,7 +77,7 @@ static void test_precision_switches_the_matmuls(void **state) {
     assert_ptr_equal(kernels()->matmul_nt, ref_bf16_matmul_nt);
     assert_ptr_equal(kernels()->matmul_tn, ref_bf16_matmul_tn);
     assert_ptr_equal(kernels()->head_ce, ref_bf16_head_ce);
-    assert_ptr_equal(kernels()->head_bwd, ref_bf16_head_bwd);
+    assert_ptr_equal(kernels()->head_dw, ref_bf16_head_dw);
     assert_ptr_equal(kernels()->rmsnorm_fwd, KERNELS_REF.rmsnorm_fwd);
     assert_string_equal(kernels()->name, "ref+bf16");
     assert_string_equal(kernels_op_source(kernels(), 1), "ref_bf16");
@@ -87,7 +87,7 @@ static void test_precision_switches_the_matmuls(void **state) {
         assert_ptr_equal(kernels()->matmul_nt, avx512bf16_matmul_nt);
         assert_ptr_equal(kernels()->matmul_nn, ref_bf16_matmul_nn);
         assert_ptr_equal(kernels()->head_ce, avx512bf16_head_ce);
-        assert_ptr_equal(kernels()->head_bwd, avx512bf16_head_bwd);
+        assert_ptr_equal(kernels()->head_dw, avx512bf16_head_dw);
         assert_string_equal(kernels()->name, "avx512,matmul_nn=ref+bf16");
     }
     assert_int_equal(kernels_set_precision(KP_FP32), 0);
@@ -417,13 +417,14 @@ static void test_symmetric_products_give_the_same_bits(void **state) {
 }
 
 
-// The fused head gives the same bits as its table's unfused ops: head_ce as matmul_nt followed
-// by softcap_ce (the bf16 variants: those dlogits rounded to bf16), head_bwd as matmul_nn then
-// matmul_tn on the fp32 dlogits — losses and dlogits, with and without a gradient, at 1 to 3
-// threads, over shapes with ragged strips and panels and several depth blocks (C = 800), and
-// with the weight pinned.
-typedef void (*HeadCe)(float *, void *, const float *, const float *, const int32_t *, int, int, int, float, float);
-typedef void (*HeadBwd)(float *, float *, const void *, const float *, const float *, int, int, int);
+// The fused head gives the same bits as its table's unfused ops: head_ce as matmul_nt, then
+// softcap_ce (the bf16 variants: those dlogits rounded to bf16), then matmul_nn on the fp32
+// dlogits for dx; head_dw as matmul_tn on them — losses, dlogits and dx, with and without a
+// gradient, at 1 to 3 threads, over shapes with ragged strips and panels and several depth
+// blocks (C = 800), and with the weight pinned.
+typedef void (*HeadCe)(float *, void *, float *, const float *, const float *, const int32_t *, int, int, int, float,
+                       float);
+typedef void (*HeadDw)(float *, const void *, const float *, int, int, int);
 typedef void (*SoftcapCe)(float *, float *, const float *, const int32_t *, int, int, float, float);
 
 static void test_fused_head_gives_the_same_bits(void **state) {
@@ -433,19 +434,19 @@ static void test_fused_head_gives_the_same_bits(void **state) {
     int avx512 = kernels_variant_available(KV_AVX512, NULL), bf16 = avx512 && cpu_info()->avx512_bf16;
     const struct {
         HeadCe head;
-        HeadBwd bwd;
+        HeadDw bwd;
         Matmul nt, nn, tn;
         SoftcapCe ce;
         int half, have;
     } impls[] = {
-        {ref_head_ce, ref_head_bwd, ref_matmul_nt, ref_matmul_nn, ref_matmul_tn, ref_softcap_ce, 0, 1},
-        {ref_bf16_head_ce, ref_bf16_head_bwd, ref_bf16_matmul_nt, ref_bf16_matmul_nn, ref_bf16_matmul_tn,
+        {ref_head_ce, ref_head_dw, ref_matmul_nt, ref_matmul_nn, ref_matmul_tn, ref_softcap_ce, 0, 1},
+        {ref_bf16_head_ce, ref_bf16_head_dw, ref_bf16_matmul_nt, ref_bf16_matmul_nn, ref_bf16_matmul_tn,
          ref_softcap_ce, 1, 1},
-        {avx2_head_ce, avx2_head_bwd, avx2_matmul_nt, avx2_matmul_nn, avx2_matmul_tn, ref_softcap_ce, 0,
+        {avx2_head_ce, avx2_head_dw, avx2_matmul_nt, avx2_matmul_nn, avx2_matmul_tn, ref_softcap_ce, 0,
          kernels_variant_available(KV_AVX2, NULL)},
-        {avx512_head_ce, avx512_head_bwd, avx512_matmul_nt, avx512_matmul_nn, avx512_matmul_tn, avx512_softcap_ce, 0,
+        {avx512_head_ce, avx512_head_dw, avx512_matmul_nt, avx512_matmul_nn, avx512_matmul_tn, avx512_softcap_ce, 0,
          avx512},
-        {avx512bf16_head_ce, avx512bf16_head_bwd, avx512bf16_matmul_nt, avx512bf16_matmul_nn, avx512bf16_matmul_tn,
+        {avx512bf16_head_ce, avx512bf16_head_dw, avx512bf16_matmul_nt, avx512bf16_matmul_nn, avx512bf16_matmul_tn,
          avx512_softcap_ce, 1, bf16}};
     Rng r;
     rng_seed(&r, 8);
@@ -476,17 +477,20 @@ static void test_fused_head_gives_the_same_bits(void **state) {
                     omp_set_num_threads(t);
                     if (pinned) assert_int_equal(kernels_pin_weight(w, V, C), 0);
                     for (size_t i = 0; i < nl; i++) d[i] = NAN;
-                    impls[f].head(l, d, x, w, tg, N, V, C, 15.0f, 0.125f);
+                    for (size_t i = 0; i < nx; i++) dx[i] = NAN;
+                    impls[f].head(l, d, dx, x, w, tg, N, V, C, 15.0f, 0.125f);
                     assert_memory_equal(want_l, l, (size_t)N * sizeof *l);
                     assert_memory_equal(impls[f].half ? (void *)want16 : (void *)want_d, d, d_bytes);
+                    assert_memory_equal(want_dx, dx, nx * sizeof *dx);
+                    for (size_t i = 0; i < nl; i++) d[i] = NAN;
+                    impls[f].head(l, d, NULL, x, w, tg, N, V, C, 15.0f, 0.125f);  // without dx
+                    assert_memory_equal(impls[f].half ? (void *)want16 : (void *)want_d, d, d_bytes);
                     for (int i = 0; i < N; i++) l[i] = NAN;
-                    impls[f].head(l, NULL, x, w, tg, N, V, C, 15.0f, 0.125f);  // losses only
+                    impls[f].head(l, NULL, NULL, x, w, tg, N, V, C, 15.0f, 0.125f);  // losses only
                     assert_memory_equal(want_l, l, (size_t)N * sizeof *l);
                     kernels_unpin_weights();
-                    for (size_t i = 0; i < nx; i++) dx[i] = NAN;
                     memcpy(dw, dw0, nw * sizeof *dw);
-                    impls[f].bwd(dx, dw, d, x, w, N, V, C);
-                    assert_memory_equal(want_dx, dx, nx * sizeof *dx);
+                    impls[f].bwd(dw, d, x, N, V, C);
                     assert_memory_equal(want_dw, dw, nw * sizeof *dw);
                 }
             omp_set_num_threads(prev);
