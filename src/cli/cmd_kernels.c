@@ -16,7 +16,8 @@
 
 // ---------------------------------------------------------------------------------------------
 // Which tables: --variant (repeatable; "all"), else FRONTIER_KERNELS' table if set, else every
-// variant this CPU runs. "avx512_bf16" names the bf16 matmuls and head_ce (a lab-only table: those ops only).
+// variant this CPU runs. "avx512_bf16" names the bf16 twins (matmuls, head, attention: a lab-only
+// table of those ops only).
 // ---------------------------------------------------------------------------------------------
 
 #define MAX_TABLES 8

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/attention_bf16.h"
 #include "kernels/avx512_ops.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm_driver.h"
@@ -284,20 +285,23 @@ KernelPrecision kernels_precision(void) {
     return precision;
 }
 
-// The ops whose products take the precision: the three matmuls and the head's two. Their bf16 twins,
+// The ops whose products take the precision: the three matmuls, the head's two and attention. Their bf16 twins,
 // in this order: the reference ones and AVX512_BF16's.
 #define OP_ENUM(op) OP_##op,
 enum { KERNEL_OPS(OP_ENUM) };
-#define TWINS 5
-static const int TWIN_OPS[TWINS] = {OP_matmul_nt, OP_matmul_nn, OP_matmul_tn, OP_head_ce, OP_head_dw};
+#define TWINS 7
+static const int TWIN_OPS[TWINS] = {OP_matmul_nt, OP_matmul_nn, OP_matmul_tn, OP_head_ce, OP_head_dw,
+                                    OP_attention_fwd, OP_attention_bwd};
 static OpFn ref_twin(int i) {
     const OpFn f[TWINS] = {(OpFn)ref_bf16_matmul_nt, (OpFn)ref_bf16_matmul_nn, (OpFn)ref_bf16_matmul_tn,
-                           (OpFn)ref_bf16_head_ce, (OpFn)ref_bf16_head_dw};
+                           (OpFn)ref_bf16_head_ce, (OpFn)ref_bf16_head_dw, (OpFn)ref_bf16_attention_fwd,
+                           (OpFn)ref_bf16_attention_bwd};
     return f[i];
 }
 static OpFn fast_twin(int i) {
     const OpFn f[TWINS] = {(OpFn)avx512bf16_matmul_nt, (OpFn)avx512bf16_matmul_nn, (OpFn)avx512bf16_matmul_tn,
-                           (OpFn)avx512bf16_head_ce, (OpFn)avx512bf16_head_dw};
+                           (OpFn)avx512bf16_head_ce, (OpFn)avx512bf16_head_dw, (OpFn)avx512bf16_attention_fwd,
+                           (OpFn)avx512bf16_attention_bwd};
     return f[i];
 }
 

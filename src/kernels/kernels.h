@@ -164,14 +164,15 @@ void kernels_unpin_weights(void);  // forget every pin and free the packed copie
 // ---------------------------------------------------------------------------------------------
 // Matmul precision: mixed-precision training (`frontier train --precision bf16`)
 //
-// fp32 (default): the table's own matmuls. bf16: the three matmuls (and head_ce's and head_dw's
-// products) round both operands to bf16
-// (nearest even) and accumulate the products in fp32, written as fp32 — what PyTorch's bf16
-// autocast does to a Linear. Everything else stays fp32: master weights, gradients, optimizer
-// state, norms, softmax, the loss. Which bf16 matmul: AVX512_BF16's vdpbf16ps kernels
-// (simd_matmul.h) in place of avx2/avx512/amx matmuls, the plain reference ref_bf16_matmul_*
-// in place of ref ones (so FRONTIER_KERNELS=ref --precision bf16 runs anywhere, slowly). A fast
-// table on a CPU without AVX512_BF16 is an error that says so (no silent 10x slowdown).
+// fp32 (default): the table's own ops. bf16: the ops with products — the three matmuls, head_ce
+// and head_dw, attention_fwd and attention_bwd — are swapped for bf16 twins that round each
+// product's operands to bf16 (nearest even) and accumulate in fp32, written as fp32: what
+// PyTorch's bf16 autocast does to a Linear and to attention's matmuls. Everything else stays
+// fp32: master weights, gradients, optimizer state, norms, the softmax and its lse, the loss.
+// Which twin: AVX512_BF16's vdpbf16ps kernels (simd_matmul.h, head.h, attention_bf16.h) in place
+// of avx2/avx512/amx ops, the plain reference ones (ref_bf16_*) in place of ref ops (so
+// FRONTIER_KERNELS=ref --precision bf16 runs anywhere, slowly). A fast table on a CPU without
+// AVX512_BF16 is an error that says so (no silent 10x slowdown).
 // Error: products of bf16 values are exact in fp32, so only the operand rounding (relative
 // 2^-9 each) and the fp32 summation remain: |bf16 - exact| <~ 4e-3 * sum_k |a_ik||b_kj|.
 // The table keeps its name with "+bf16" appended (e.g. "avx512+bf16").
@@ -189,9 +190,9 @@ const char *kernels_precision_name(KernelPrecision p);
 // Switch the active table's matmuls (and the profiler's wrapper around them). 0, or -1 + err.
 int kernels_set_precision(KernelPrecision p);
 KernelPrecision kernels_precision(void);
-// 1 for the ops whose products take the precision (matmul_nt, _nn, _tn, head_ce, head_dw).
+// 1 for the ops whose products take the precision (the matmuls, head_ce, head_dw, attention).
 int kernel_op_has_precision(int op);
-// For the lab: a table of ref's ops with the bf16 matmuls and head ops — the reference ones
+// For the lab: a table of ref's ops with the bf16 twins (matmuls, head, attention) — the reference ones
 // (fast = 0, named "ref_bf16") or AVX512_BF16's (fast = 1, "avx512_bf16"; check
 // cpu_info()->avx512_bf16 first).
 const Kernels *kernels_bf16_matmuls(int fast);

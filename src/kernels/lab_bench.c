@@ -279,7 +279,7 @@ int lab_bench(const Kernels *const *tables, const char *const *labels, int n, co
             if (dup) continue;
             print_row(f, c, labels[t], time_case(tables[t], c, &d, target), o->peak ? o->peak->fp32_all : 0, o);
         }
-        if (with_bf16 && (c->op <= OP_TN || c->op >= OP_HEAD))
+        if (with_bf16 && kernel_op_has_precision(c->op))  // the bf16 twins
             print_row(f, c, "avx512_bf16", time_case(kernels_bf16_matmuls(1), c, &d, target), o->peak ? o->peak->bf16_all : 0, o);
         bufs_free(&d);
     }

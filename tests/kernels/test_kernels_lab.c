@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include "kernels/attention_bf16.h"
 #include "kernels/avx512_ops.h"
 #include "kernels/cpu.h"
 #include "kernels/head.h"
@@ -68,8 +69,8 @@ static void test_bf16_matmuls_within_their_tolerance(void **state) {
     assert_int_equal(lab_check_op(k, 0, &o, &r), 1);
 }
 
-// --precision bf16 swaps exactly the three matmuls and the head's two ops for their bf16 twins,
-// and back.
+// --precision bf16 swaps exactly the ops with products (matmuls, head, attention) for their bf16
+// twins, and back.
 static void test_precision_switches_the_matmuls(void **state) {
     (void)state;
     assert_int_equal(kernels_select("ref"), 0);
@@ -78,6 +79,7 @@ static void test_precision_switches_the_matmuls(void **state) {
     assert_ptr_equal(kernels()->matmul_tn, ref_bf16_matmul_tn);
     assert_ptr_equal(kernels()->head_ce, ref_bf16_head_ce);
     assert_ptr_equal(kernels()->head_dw, ref_bf16_head_dw);
+    assert_ptr_equal(kernels()->attention_bwd, ref_bf16_attention_bwd);
     assert_ptr_equal(kernels()->rmsnorm_fwd, KERNELS_REF.rmsnorm_fwd);
     assert_string_equal(kernels()->name, "ref+bf16");
     assert_string_equal(kernels_op_source(kernels(), 1), "ref_bf16");
@@ -88,6 +90,7 @@ static void test_precision_switches_the_matmuls(void **state) {
         assert_ptr_equal(kernels()->matmul_nn, ref_bf16_matmul_nn);
         assert_ptr_equal(kernels()->head_ce, avx512bf16_head_ce);
         assert_ptr_equal(kernels()->head_dw, avx512bf16_head_dw);
+        assert_ptr_equal(kernels()->attention_fwd, avx512bf16_attention_fwd);
         assert_string_equal(kernels()->name, "avx512,matmul_nn=ref+bf16");
     }
     assert_int_equal(kernels_set_precision(KP_FP32), 0);

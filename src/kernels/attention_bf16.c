@@ -1,0 +1,284 @@
+// kernels/attention_bf16.c — causal attention with bf16 products: the twins of attention_fwd/bwd
+// that `--precision bf16` swaps in (what PyTorch's bf16 autocast does to attention: its matmuls
+// take bf16 operands and accumulate in fp32; the softmax stays fp32).
+//
+// Algorithm, per (batch, kv head) on one thread, for each q head of the group in order:
+//   forward   S = Q Kᵀ;  P = softmax(S·scale) over keys j <= i (0 above), lse;  O = P V
+//   backward  S = Q Kᵀ again, P = exp(S·scale - lse) (0 above the diagonal);  dP = dO Vᵀ;
+//             dS = P ⊙ (dP - D_i)·scale with D_i = rowsum(dO ⊙ O);  dV += Pᵀ dO;  dQ = dS K;
+//             dK += dSᵀ Q
+// The products round their operands to bf16 (nearest even) and accumulate in fp32: Q, K, V, P,
+// dO and dS are the rounded values; S, lse, D_i and the softmax are fp32.
+//
+// Fast variant: every product is one of the AVX512_BF16 GEMMs (simd_matmul.h), single-threaded
+// inside the parallel loop over tasks, on blocks of 64 queries against the keys they can see (a
+// 64 x (i0+64) score block, in L2): the blocks above the diagonal are skipped, the diagonal one is
+// computed whole and its upper triangle zeroed. dK and dV sum over the group's heads and the query
+// blocks in order. Each (batch, kv head) is one task with a fixed order of sums, so results do
+// not depend on the thread count.
+//
+// Reference variant: the same roundings and formulas in plain loops (ref_attention_*'s shape).
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/attention_bf16.h"
+#include "kernels/avx512_vmath.h"
+#include "kernels/ref.h"
+#include "kernels/simd_matmul.h"
+#include "util/mem.h"
+
+// ---------------------------------------------------------------------------------------------
+// Reference
+// ---------------------------------------------------------------------------------------------
+
+static inline float r16(float x) { return ref_round_bf16(x); }
+
+void ref_bf16_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
+                            int H, int Hkv, int D) {
+    float scale = 1.0f / sqrtf((float)D);
+    int group = H / Hkv;
+#pragma omp parallel
+    {
+        float *p = malloc(((size_t)T + 1) * sizeof *p);
+#pragma omp for schedule(dynamic, 1) collapse(2)
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                int hk = h / group;
+                for (int t = 0; t < T; t++) {
+                    const float *qt = q + (((size_t)b * T + t) * H + h) * D;
+                    float mx = -INFINITY;
+                    for (int s = 0; s <= t; s++) {
+                        const float *ks = k + (((size_t)b * T + s) * Hkv + hk) * D;
+                        float dot = 0;
+                        for (int d = 0; d < D; d++) dot += r16(qt[d]) * r16(ks[d]);
+                        p[s] = dot * scale;
+                        if (p[s] > mx) mx = p[s];
+                    }
+                    double sum = 0;
+                    for (int s = 0; s <= t; s++) sum += (p[s] = expf(p[s] - mx));
+                    float inv = (float)(1.0 / sum);
+                    float *o = out + (((size_t)b * T + t) * H + h) * D;
+                    memset(o, 0, (size_t)D * sizeof *o);
+                    for (int s = 0; s <= t; s++) {
+                        const float *vs = v + (((size_t)b * T + s) * Hkv + hk) * D;
+                        float w = r16(p[s] * inv);
+                        for (int d = 0; d < D; d++) o[d] += w * r16(vs[d]);
+                    }
+                    lse[((size_t)b * H + h) * T + t] = mx + (float)log(sum);
+                }
+            }
+        free(p);
+    }
+}
+
+void ref_bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                            const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
+    float scale = 1.0f / sqrtf((float)D);
+    int group = H / Hkv;
+    memset(dq, 0, (size_t)B * T * H * D * sizeof *dq);
+    memset(dk, 0, (size_t)B * T * Hkv * D * sizeof *dk);
+    memset(dv, 0, (size_t)B * T * Hkv * D * sizeof *dv);
+#pragma omp parallel for schedule(dynamic, 1) collapse(2)
+    for (int b = 0; b < B; b++)
+        for (int hk = 0; hk < Hkv; hk++)
+            for (int h = hk * group; h < (hk + 1) * group; h++)
+                for (int t = 0; t < T; t++) {
+                    size_t qi = (((size_t)b * T + t) * H + h) * D;
+                    const float *qt = q + qi, *go = dout + qi, *ot = out + qi;
+                    float *dqt = dq + qi;
+                    float l = lse[((size_t)b * H + h) * T + t];
+                    float di = 0;
+                    for (int d = 0; d < D; d++) di += go[d] * ot[d];
+                    for (int s = 0; s <= t; s++) {
+                        size_t ki = (((size_t)b * T + s) * Hkv + hk) * D;
+                        const float *ks = k + ki, *vs = v + ki;
+                        float dot = 0, dp = 0;
+                        for (int d = 0; d < D; d++) {
+                            dot += r16(qt[d]) * r16(ks[d]);
+                            dp += r16(go[d]) * r16(vs[d]);
+                        }
+                        float p = expf(dot * scale - l);
+                        float ds = r16(p * (dp - di) * scale), pr = r16(p);
+                        float *dks = dk + ki, *dvs = dv + ki;
+                        for (int d = 0; d < D; d++) {
+                            dvs[d] += pr * r16(go[d]);
+                            dqt[d] += ds * r16(ks[d]);
+                            dks[d] += ds * r16(qt[d]);
+                        }
+                    }
+                }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fast: whole score matrices through the bf16 GEMMs
+// ---------------------------------------------------------------------------------------------
+
+typedef struct {
+    int B, T, H, Hkv, D, group;
+    float scale;
+    size_t ldq, ldkv;  // row strides of q/out/dout (H·D) and k/v (Hkv·D)
+} Shape;
+
+static Shape shape_of(int B, int T, int H, int Hkv, int D) {
+    return (Shape){B, T, H, Hkv, D, H / Hkv, 1.0f / sqrtf((float)D), (size_t)H * D, (size_t)Hkv * D};
+}
+
+// A head's rows (T x D, row stride ld) to and from a contiguous T x D buffer.
+static void gather(float *dst, const float *src, size_t ld, int T, int D) {
+    for (int t = 0; t < T; t++) memcpy(dst + (size_t)t * D, src + (size_t)t * ld, (size_t)D * sizeof *dst);
+}
+static void scatter(float *dst, size_t ld, const float *src, int T, int D) {
+    for (int t = 0; t < T; t++) memcpy(dst + (size_t)t * ld, src + (size_t)t * D, (size_t)D * sizeof *dst);
+}
+
+// Row i of a score block n wide: P = softmax(S·scale) over j <= i, 0 above; returns lse.
+static AVX512_FN float softmax_causal(float *row, int i, int T, float scale) {
+    int n = i + 1;
+    __m512 vs = _mm512_set1_ps(scale), mx = _mm512_set1_ps(-INFINITY);
+    for (int j = 0; j < n; j += 16) {
+        __mmask16 m = v_mask_first(n - j);
+        mx = _mm512_mask_max_ps(mx, m, mx, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + j), vs));
+    }
+    float m = _mm512_reduce_max_ps(mx);
+    __m512 vm = _mm512_set1_ps(m), sum = _mm512_setzero_ps();
+    for (int j = 0; j < n; j += 16) {
+        __mmask16 k = v_mask_first(n - j);
+        __m512 e = _mm512_maskz_mov_ps(k, v_exp(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(k, row + j), vs, vm)));
+        _mm512_mask_storeu_ps(row + j, k, e);
+        sum = _mm512_add_ps(sum, e);
+    }
+    double l = v_hsum_pd(sum);
+    __m512 inv = _mm512_set1_ps((float)(1.0 / l));
+    for (int j = 0; j < n; j += 16) {
+        __mmask16 k = v_mask_first(n - j);
+        _mm512_mask_storeu_ps(row + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, row + j), inv));
+    }
+    if (n < T) memset(row + n, 0, (size_t)(T - n) * sizeof *row);
+    return m + (float)log(l);
+}
+
+// Row i of S and dP (n wide): P = exp(S·scale - lse), dS = P (dP - D_i)·scale for j <= i, 0 above.
+static AVX512_FN void grad_causal(float *prow, float *dsrow, int i, int T, float scale, float lse, float di) {
+    int n = i + 1;
+    __m512 vs = _mm512_set1_ps(scale), vl = _mm512_set1_ps(lse), vd = _mm512_set1_ps(di);
+    for (int j = 0; j < n; j += 16) {
+        __mmask16 k = v_mask_first(n - j);
+        __m512 p = _mm512_maskz_mov_ps(k, v_exp(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(k, prow + j), vs, vl)));
+        __m512 ds = _mm512_mul_ps(_mm512_mul_ps(p, _mm512_sub_ps(_mm512_maskz_loadu_ps(k, dsrow + j), vd)), vs);
+        _mm512_mask_storeu_ps(prow + j, k, p);
+        _mm512_mask_storeu_ps(dsrow + j, k, ds);
+    }
+    if (n < T) {
+        memset(prow + n, 0, (size_t)(T - n) * sizeof *prow);
+        memset(dsrow + n, 0, (size_t)(T - n) * sizeof *dsrow);
+    }
+}
+
+static AVX512_FN float row_dot(const float *a, const float *b, int D) {
+    __m512 acc = _mm512_setzero_ps();
+    for (int d = 0; d < D; d += 16) {
+        __mmask16 k = v_mask_first(D - d);
+        acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, a + d), _mm512_maskz_loadu_ps(k, b + d), acc);
+    }
+    return _mm512_reduce_add_ps(acc);
+}
+
+typedef struct {  // per-thread workspace
+    float *S, *dS;              // T x T
+    float *Q, *K, *V, *dO, *O;  // T x D head copies
+    float *dK, *dV, *dQ;        // T x D
+} Work;
+
+static Work work_alloc(const Shape *s) {
+    size_t tt = (size_t)s->T * s->T, td = (size_t)s->T * s->D;
+    float *p = aligned_alloc(64, (2 * tt + 8 * td + 16) * sizeof *p);  // every element is written before it is read
+    if (!p) abort();
+    Work w = {p, p + tt, p + 2 * tt, p + 2 * tt + td, p + 2 * tt + 2 * td, p + 2 * tt + 3 * td, p + 2 * tt + 4 * td,
+              p + 2 * tt + 5 * td, p + 2 * tt + 6 * td, p + 2 * tt + 7 * td};
+    return w;
+}
+
+// Query block [i0, i0+rb) sees keys [0, i0+rb): its scores are an rb x (i0+rb) matrix, so the
+// blocks wholly above the diagonal are never computed (for T = 256, 62% of the full T x T).
+#define RB 64
+
+static void fwd_task(const Shape *s, Work *w, float *out, float *lse, const float *q, const float *k, const float *v,
+                     int b, int hk) {
+    int T = s->T, D = s->D;
+    gather(w->K, k + (size_t)b * T * s->ldkv + (size_t)hk * D, s->ldkv, T, D);
+    gather(w->V, v + (size_t)b * T * s->ldkv + (size_t)hk * D, s->ldkv, T, D);
+    for (int h = hk * s->group; h < (hk + 1) * s->group; h++) {
+        size_t qoff = (size_t)b * T * s->ldq + (size_t)h * D;
+        float *l = lse + ((size_t)b * s->H + h) * T;
+        gather(w->Q, q + qoff, s->ldq, T, D);
+        for (int i0 = 0; i0 < T; i0 += RB) {
+            int rb = T - i0 < RB ? T - i0 : RB, n = i0 + rb;
+            avx512bf16_matmul_nt(w->S, w->Q + (size_t)i0 * D, w->K, rb, n, D, 0);  // S = Q Kᵀ
+            for (int r = 0; r < rb; r++) l[i0 + r] = softmax_causal(w->S + (size_t)r * n, i0 + r, n, s->scale);
+            avx512bf16_matmul_nn(w->O + (size_t)i0 * D, w->S, w->V, rb, D, n, 0);  // O = P V
+        }
+        scatter(out + qoff, s->ldq, w->O, T, D);
+    }
+}
+
+void avx512bf16_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
+                              int H, int Hkv, int D) {
+    if (B <= 0 || T <= 0 || H <= 0) return;
+    Shape s = shape_of(B, T, H, Hkv, D);
+#pragma omp parallel
+    {
+        Work w = work_alloc(&s);
+#pragma omp for schedule(dynamic, 1)
+        for (int task = 0; task < B * Hkv; task++) fwd_task(&s, &w, out, lse, q, k, v, task / Hkv, task % Hkv);
+        free(w.S);
+    }
+}
+
+static void bwd_task(const Shape *s, Work *w, float *dq, float *dk, float *dv, const float *dout, const float *out,
+                     const float *lse, const float *q, const float *k, const float *v, int b, int hk) {
+    int T = s->T, D = s->D;
+    size_t koff = (size_t)b * T * s->ldkv + (size_t)hk * D;
+    gather(w->K, k + koff, s->ldkv, T, D);
+    gather(w->V, v + koff, s->ldkv, T, D);
+    memset(w->dK, 0, (size_t)T * D * sizeof *w->dK);  // summed over the group's heads and query blocks
+    memset(w->dV, 0, (size_t)T * D * sizeof *w->dV);
+    for (int h = hk * s->group; h < (hk + 1) * s->group; h++) {
+        size_t qoff = (size_t)b * T * s->ldq + (size_t)h * D;
+        const float *l = lse + ((size_t)b * s->H + h) * T;
+        gather(w->Q, q + qoff, s->ldq, T, D);
+        gather(w->dO, dout + qoff, s->ldq, T, D);
+        gather(w->O, out + qoff, s->ldq, T, D);
+        for (int i0 = 0; i0 < T; i0 += RB) {
+            int rb = T - i0 < RB ? T - i0 : RB, n = i0 + rb;
+            const float *Qb = w->Q + (size_t)i0 * D, *dOb = w->dO + (size_t)i0 * D;
+            avx512bf16_matmul_nt(w->S, Qb, w->K, rb, n, D, 0);    // S = Q Kᵀ
+            avx512bf16_matmul_nt(w->dS, dOb, w->V, rb, n, D, 0);  // dP = dO Vᵀ
+            for (int r = 0; r < rb; r++) {
+                float di = row_dot(dOb + (size_t)r * D, w->O + (size_t)(i0 + r) * D, D);
+                grad_causal(w->S + (size_t)r * n, w->dS + (size_t)r * n, i0 + r, n, s->scale, l[i0 + r], di);
+            }
+            avx512bf16_matmul_tn(w->dV, w->S, dOb, n, D, rb, 1);               // dV += Pᵀ dO
+            avx512bf16_matmul_nn(w->dQ + (size_t)i0 * D, w->dS, w->K, rb, D, n, 0);  // dQ = dS K
+            avx512bf16_matmul_tn(w->dK, w->dS, Qb, n, D, rb, 1);               // dK += dSᵀ Q
+        }
+        scatter(dq + qoff, s->ldq, w->dQ, T, D);
+    }
+    scatter(dk + koff, s->ldkv, w->dK, T, D);
+    scatter(dv + koff, s->ldkv, w->dV, T, D);
+}
+
+void avx512bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                              const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
+    if (B <= 0 || T <= 0 || H <= 0) return;
+    Shape s = shape_of(B, T, H, Hkv, D);
+#pragma omp parallel
+    {
+        Work w = work_alloc(&s);
+#pragma omp for schedule(dynamic, 1)
+        for (int task = 0; task < B * Hkv; task++)
+            bwd_task(&s, &w, dq, dk, dv, dout, out, lse, q, k, v, task / Hkv, task % Hkv);
+        free(w.S);
+    }
+}
