@@ -185,24 +185,24 @@ static AVX512_FN float row_dot(const float *a, const float *b, int D) {
     return _mm512_reduce_add_ps(acc);
 }
 
+// Query block [i0, i0+rb) sees keys [0, i0+rb): its scores are an rb x (i0+rb) matrix, so the
+// blocks wholly above the diagonal are never computed (for T = 256, 62% of the full T x T).
+#define RB 64
+
 typedef struct {  // per-thread workspace
-    float *S, *dS;              // T x T
+    float *S, *dS;              // RB x T: one query block's scores / probabilities, dP / dS
     float *Q, *K, *V, *dO, *O;  // T x D head copies
     float *dK, *dV, *dQ;        // T x D
 } Work;
 
 static Work work_alloc(const Shape *s) {
-    size_t tt = (size_t)s->T * s->T, td = (size_t)s->T * s->D;
-    float *p = aligned_alloc(64, (2 * tt + 8 * td + 16) * sizeof *p);  // every element is written before it is read
+    size_t st = (size_t)RB * s->T, td = (size_t)s->T * s->D;
+    float *p = aligned_alloc(64, (2 * st + 8 * td + 16) * sizeof *p);  // every element is written before it is read
     if (!p) abort();
-    Work w = {p, p + tt, p + 2 * tt, p + 2 * tt + td, p + 2 * tt + 2 * td, p + 2 * tt + 3 * td, p + 2 * tt + 4 * td,
-              p + 2 * tt + 5 * td, p + 2 * tt + 6 * td, p + 2 * tt + 7 * td};
+    Work w = {p, p + st, p + 2 * st, p + 2 * st + td, p + 2 * st + 2 * td, p + 2 * st + 3 * td, p + 2 * st + 4 * td,
+              p + 2 * st + 5 * td, p + 2 * st + 6 * td, p + 2 * st + 7 * td};
     return w;
 }
-
-// Query block [i0, i0+rb) sees keys [0, i0+rb): its scores are an rb x (i0+rb) matrix, so the
-// blocks wholly above the diagonal are never computed (for T = 256, 62% of the full T x T).
-#define RB 64
 
 static void fwd_task(const Shape *s, Work *w, float *out, float *lse, const float *q, const float *k, const float *v,
                      int b, int hk) {
