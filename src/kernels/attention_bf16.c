@@ -197,7 +197,8 @@ typedef struct {  // per-thread workspace
 
 static Work work_alloc(const Shape *s) {
     size_t st = (size_t)RB * s->T, td = (size_t)s->T * s->D;
-    float *p = aligned_alloc(64, (2 * st + 8 * td + 16) * sizeof *p);  // every element is written before it is read
+    size_t bytes = ((2 * st + 8 * td) * sizeof(float) + 63) / 64 * 64 + 64;  // a multiple of the alignment
+    float *p = aligned_alloc(64, bytes);  // not zeroed: every element is written before it is read
     if (!p) abort();
     Work w = {p, p + st, p + 2 * st, p + 2 * st + td, p + 2 * st + 2 * td, p + 2 * st + 3 * td, p + 2 * st + 4 * td,
               p + 2 * st + 5 * td, p + 2 * st + 6 * td, p + 2 * st + 7 * td};

@@ -80,7 +80,9 @@ void muon_orthogonalize(float *x, int rows, int cols, OrthoMethod method, int st
             K->matmul_tn(A, x, x, k, k, rows, 0);  // A (cols,cols) = Xᵀ X
         else
             K->matmul_nt(A, x, x, k, k, cols, 0);  // A (rows,rows) = X Xᵀ
-        K->matmul_nn(B, A, A, k, k, k, 0);         // A·A
+        // A·A as A·Aᵀ (A is symmetric, bit for bit): the GEMMs then compute only its upper
+        // triangle and mirror it — the same products in the same order as matmul_nn, half the work
+        K->matmul_nt(B, A, A, k, k, k, 0);
         float *restrict Bv = B;
         const float *restrict Av = A;
 #pragma omp parallel for simd schedule(static)
