@@ -125,11 +125,19 @@ static Shape shape_of(int B, int T, int H, int Hkv, int D) {
     return (Shape){B, T, H, Hkv, D, H / Hkv, 1.0f / sqrtf((float)D), (size_t)H * D, (size_t)Hkv * D};
 }
 
-// A head's rows (T x D, row stride ld) to and from a contiguous T x D buffer.
-static void gather(float *dst, const float *src, size_t ld, int T, int D) {
-    for (int t = 0; t < T; t++) memcpy(dst + (size_t)t * D, src + (size_t)t * ld, (size_t)D * sizeof *dst);
+// A head's rows (T x D, row stride ld) as a contiguous T x D matrix, which the GEMMs need: the
+// rows themselves when they already are (one head: ld == D), else a copy in buf.
+static const float *head_rows(float *buf, const float *src, size_t ld, int T, int D) {
+    if (ld == (size_t)D) return src;
+    for (int t = 0; t < T; t++) memcpy(buf + (size_t)t * D, src + (size_t)t * ld, (size_t)D * sizeof *buf);
+    return buf;
 }
+
+// Where a head's T x D result is formed: in place when its rows are contiguous, else in buf
+// (then scattered with scatter()).
+static float *head_out(float *buf, float *dst, size_t ld, int D) { return ld == (size_t)D ? dst : buf; }
 static void scatter(float *dst, size_t ld, const float *src, int T, int D) {
+    if (dst == src) return;
     for (int t = 0; t < T; t++) memcpy(dst + (size_t)t * ld, src + (size_t)t * D, (size_t)D * sizeof *dst);
 }
 
@@ -208,19 +216,19 @@ static Work work_alloc(const Shape *s) {
 static void fwd_task(const Shape *s, Work *w, float *out, float *lse, const float *q, const float *k, const float *v,
                      int b, int hk) {
     int T = s->T, D = s->D;
-    gather(w->K, k + (size_t)b * T * s->ldkv + (size_t)hk * D, s->ldkv, T, D);
-    gather(w->V, v + (size_t)b * T * s->ldkv + (size_t)hk * D, s->ldkv, T, D);
+    size_t koff = (size_t)b * T * s->ldkv + (size_t)hk * D;
+    const float *K = head_rows(w->K, k + koff, s->ldkv, T, D), *V = head_rows(w->V, v + koff, s->ldkv, T, D);
     for (int h = hk * s->group; h < (hk + 1) * s->group; h++) {
         size_t qoff = (size_t)b * T * s->ldq + (size_t)h * D;
-        float *l = lse + ((size_t)b * s->H + h) * T;
-        gather(w->Q, q + qoff, s->ldq, T, D);
+        float *l = lse + ((size_t)b * s->H + h) * T, *O = head_out(w->O, out + qoff, s->ldq, D);
+        const float *Q = head_rows(w->Q, q + qoff, s->ldq, T, D);
         for (int i0 = 0; i0 < T; i0 += RB) {
             int rb = T - i0 < RB ? T - i0 : RB, n = i0 + rb;
-            avx512bf16_matmul_nt(w->S, w->Q + (size_t)i0 * D, w->K, rb, n, D, 0);  // S = Q Kᵀ
+            avx512bf16_matmul_nt(w->S, Q + (size_t)i0 * D, K, rb, n, D, 0);  // S = Q Kᵀ
             for (int r = 0; r < rb; r++) l[i0 + r] = softmax_causal(w->S + (size_t)r * n, i0 + r, n, s->scale);
-            avx512bf16_matmul_nn(w->O + (size_t)i0 * D, w->S, w->V, rb, D, n, 0);  // O = P V
+            avx512bf16_matmul_nn(O + (size_t)i0 * D, w->S, V, rb, D, n, 0);  // O = P V
         }
-        scatter(out + qoff, s->ldq, w->O, T, D);
+        scatter(out + qoff, s->ldq, O, T, D);
     }
 }
 
@@ -241,33 +249,33 @@ static void bwd_task(const Shape *s, Work *w, float *dq, float *dk, float *dv, c
                      const float *lse, const float *q, const float *k, const float *v, int b, int hk) {
     int T = s->T, D = s->D;
     size_t koff = (size_t)b * T * s->ldkv + (size_t)hk * D;
-    gather(w->K, k + koff, s->ldkv, T, D);
-    gather(w->V, v + koff, s->ldkv, T, D);
-    memset(w->dK, 0, (size_t)T * D * sizeof *w->dK);  // summed over the group's heads and query blocks
-    memset(w->dV, 0, (size_t)T * D * sizeof *w->dV);
+    const float *K = head_rows(w->K, k + koff, s->ldkv, T, D), *V = head_rows(w->V, v + koff, s->ldkv, T, D);
+    float *dK = head_out(w->dK, dk + koff, s->ldkv, D), *dV = head_out(w->dV, dv + koff, s->ldkv, D);
+    memset(dK, 0, (size_t)T * D * sizeof *dK);  // summed over the group's heads and query blocks
+    memset(dV, 0, (size_t)T * D * sizeof *dV);
     for (int h = hk * s->group; h < (hk + 1) * s->group; h++) {
         size_t qoff = (size_t)b * T * s->ldq + (size_t)h * D;
         const float *l = lse + ((size_t)b * s->H + h) * T;
-        gather(w->Q, q + qoff, s->ldq, T, D);
-        gather(w->dO, dout + qoff, s->ldq, T, D);
-        gather(w->O, out + qoff, s->ldq, T, D);
+        const float *Q = head_rows(w->Q, q + qoff, s->ldq, T, D), *dO = head_rows(w->dO, dout + qoff, s->ldq, T, D);
+        const float *O = head_rows(w->O, out + qoff, s->ldq, T, D);
+        float *dQ = head_out(w->dQ, dq + qoff, s->ldq, D);
         for (int i0 = 0; i0 < T; i0 += RB) {
             int rb = T - i0 < RB ? T - i0 : RB, n = i0 + rb;
-            const float *Qb = w->Q + (size_t)i0 * D, *dOb = w->dO + (size_t)i0 * D;
-            avx512bf16_matmul_nt(w->S, Qb, w->K, rb, n, D, 0);    // S = Q Kᵀ
-            avx512bf16_matmul_nt(w->dS, dOb, w->V, rb, n, D, 0);  // dP = dO Vᵀ
+            const float *Qb = Q + (size_t)i0 * D, *dOb = dO + (size_t)i0 * D;
+            avx512bf16_matmul_nt(w->S, Qb, K, rb, n, D, 0);    // S = Q Kᵀ
+            avx512bf16_matmul_nt(w->dS, dOb, V, rb, n, D, 0);  // dP = dO Vᵀ
             for (int r = 0; r < rb; r++) {
-                float di = row_dot(dOb + (size_t)r * D, w->O + (size_t)(i0 + r) * D, D);
+                float di = row_dot(dOb + (size_t)r * D, O + (size_t)(i0 + r) * D, D);
                 grad_causal(w->S + (size_t)r * n, w->dS + (size_t)r * n, i0 + r, n, s->scale, l[i0 + r], di);
             }
-            avx512bf16_matmul_tn(w->dV, w->S, dOb, n, D, rb, 1);               // dV += Pᵀ dO
-            avx512bf16_matmul_nn(w->dQ + (size_t)i0 * D, w->dS, w->K, rb, D, n, 0);  // dQ = dS K
-            avx512bf16_matmul_tn(w->dK, w->dS, Qb, n, D, rb, 1);               // dK += dSᵀ Q
+            avx512bf16_matmul_tn(dV, w->S, dOb, n, D, rb, 1);                   // dV += Pᵀ dO
+            avx512bf16_matmul_nn(dQ + (size_t)i0 * D, w->dS, K, rb, D, n, 0);  // dQ = dS K
+            avx512bf16_matmul_tn(dK, w->dS, Qb, n, D, rb, 1);                   // dK += dSᵀ Q
         }
-        scatter(dq + qoff, s->ldq, w->dQ, T, D);
+        scatter(dq + qoff, s->ldq, dQ, T, D);
     }
-    scatter(dk + koff, s->ldkv, w->dK, T, D);
-    scatter(dv + koff, s->ldkv, w->dV, T, D);
+    scatter(dk + koff, s->ldkv, dK, T, D);
+    scatter(dv + koff, s->ldkv, dV, T, D);
 }
 
 void avx512bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,

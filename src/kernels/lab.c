@@ -637,9 +637,10 @@ static void call_attention_bwd(const Case *c) {
 
 // The bf16 tables' attention (attention_bf16.h) is judged against ref_bf16_attention_*.
 static void check_attention(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
-    static const int shapes[][5] = {{1, 1, 1, 1, 1},  {1, 5, 2, 1, 3},    {2, 17, 4, 2, 16}, {1, 33, 3, 1, 20},
-                                    {1, 64, 2, 2, 128}, {2, 100, 4, 1, 64}, {1, 256, 2, 1, 128}, {1, 300, 2, 2, 64}};
-    int n = quick ? 6 : 8;
+    static const int shapes[][5] = {{1, 1, 1, 1, 1},    {1, 5, 2, 1, 3},    {2, 70, 1, 1, 32},  {2, 17, 4, 2, 16},
+                                    {1, 33, 3, 1, 20},  {1, 64, 2, 2, 128}, {2, 100, 4, 1, 64}, {1, 256, 2, 1, 128},
+                                    {1, 300, 2, 2, 64}, {3, 200, 1, 1, 128}};
+    int n = quick ? 6 : 10;
     for (int s = 0; s < n; s++) {
         int B = shapes[s][0], T = shapes[s][1], H = shapes[s][2], Hkv = shapes[s][3], D = shapes[s][4];
         size_t nq = (size_t)B * T * H * D, nkv = (size_t)B * T * Hkv * D, nl = (size_t)B * H * T;
@@ -667,10 +668,12 @@ static void check_attention(Run *r, const Kernels *k, int bwd, int quick, Rng *r
             case_output(&c, "dk", nkv, NULL, dk, 0);
             case_output(&c, "dv", nkv, NULL, dv, 1);
         }
-        // bf16 twins: judged against the reference with the same roundings; where the two round a
+        // bf16 twins: judged against the reference with the same roundings. Where the two round a
         // probability or dS that differ in the last fp32 bit to neighbouring bf16 values, an
-        // output moves by up to 2^-8 of that term
-        for (int o = 0; r->bf16 && o < c.n_out; o++) c.tol[o] = 1e-3;
+        // output moves by up to 2^-8 of that term — with few keys, a term is most of the output
+        // (seen: 7.7e-4 at T 70, D 32). 4e-3 allows one such flip; a wrong mask, scale or block
+        // is off by 1e-1 and more.
+        for (int o = 0; r->bf16 && o < c.n_out; o++) c.tol[o] = 4e-3;
         case_run(r, &c);
         case_free(&c);
     }

@@ -29,7 +29,7 @@ typedef struct {
 
 typedef struct {
     double max_err;       // worst error over the grid and the op's outputs (an output judged at a
-                          // tolerance of its own, e.g. bf16 attention's 1e-3, counts in units of
+                          // tolerance of its own, e.g. bf16 attention's 4e-3, counts in units of
                           // the op's tol: max_err <= tol is pass either way)
     double tol;           // the tolerance applied
     int cases, failures;  // shape cases run, cases failed (error, NaN, canary, thread invariance)
