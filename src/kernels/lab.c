@@ -671,7 +671,7 @@ static void check_attention(Run *r, const Kernels *k, int bwd, int quick, Rng *r
         // bf16 twins: judged against the reference with the same roundings. Where the two round a
         // probability or dS that differ in the last fp32 bit to neighbouring bf16 values, an
         // output moves by up to 2^-8 of that term — with few keys, a term is most of the output
-        // (seen: 7.7e-4 at T 70, D 32). 4e-3 allows one such flip; a wrong mask, scale or block
+        // (seen: 7.7e-4 on this grid). 4e-3 allows one such flip; a wrong mask, scale or block
         // is off by 1e-1 and more.
         for (int o = 0; r->bf16 && o < c.n_out; o++) c.tol[o] = 4e-3;
         case_run(r, &c);
