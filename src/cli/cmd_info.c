@@ -40,9 +40,19 @@ static void print_kernels(void) {
     const Kernels *k = kernels();
     const char *env = getenv("FRONTIER_KERNELS");
     printf("\nkernels:        %s (%s)\n", k->name, env && *env ? "FRONTIER_KERNELS" : "the best this CPU runs");
-    for (int op = 0; op < KERNEL_OP_COUNT; op++)
-        printf("  %-16s %s\n", KERNEL_OP_NAMES[op], kernels_op_source(k, op));
-    KernelPrecision p = kernels_precision_auto();
+    // The ops with products take a bf16 twin in bf16 training: name it next to the fp32 op.
+    const char *twin[KERNEL_OP_COUNT] = {0};
+    KernelPrecision p = kernels_precision_auto(), was = kernels_precision();
+    if (p == KP_BF16 && kernels_set_precision(KP_BF16) == 0) {
+        for (int op = 0; op < KERNEL_OP_COUNT; op++)
+            if (kernel_op_has_precision(op)) twin[op] = kernels_op_source(kernels(), op);
+        kernels_set_precision(was);
+    }
+    for (int op = 0; op < KERNEL_OP_COUNT; op++) {
+        printf("  %-16s %s", KERNEL_OP_NAMES[op], kernels_op_source(k, op));
+        if (twin[op]) printf("  (bf16 training: %s)", twin[op]);
+        printf("\n");
+    }
     printf("precision:      %s by default in training (--precision auto: %s); evaluation fp32\n",
            kernels_precision_name(p), p == KP_BF16 ? "bf16 mixed precision, this CPU has AVX512_BF16"
                                                    : "fp32, this CPU has no AVX512_BF16 matmuls");
