@@ -17,7 +17,7 @@
 // blocks in order. Each (batch, kv head) is one task with a fixed order of sums, so results do
 // not depend on the thread count.
 //
-// Reference variant: the same roundings and formulas in plain loops (ref_attention_*'s shape).
+// Reference variant (ref_ops.c): the fp32 reference's loops with the same roundings.
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -25,91 +25,8 @@
 
 #include "kernels/attention_bf16.h"
 #include "kernels/avx512_vmath.h"
-#include "kernels/ref.h"
 #include "kernels/simd_matmul.h"
 #include "util/mem.h"
-
-// ---------------------------------------------------------------------------------------------
-// Reference
-// ---------------------------------------------------------------------------------------------
-
-static inline float r16(float x) { return ref_round_bf16(x); }
-
-void ref_bf16_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
-                            int H, int Hkv, int D) {
-    float scale = 1.0f / sqrtf((float)D);
-    int group = H / Hkv;
-#pragma omp parallel
-    {
-        float *p = malloc(((size_t)T + 1) * sizeof *p);
-#pragma omp for schedule(dynamic, 1) collapse(2)
-        for (int b = 0; b < B; b++)
-            for (int h = 0; h < H; h++) {
-                int hk = h / group;
-                for (int t = 0; t < T; t++) {
-                    const float *qt = q + (((size_t)b * T + t) * H + h) * D;
-                    float mx = -INFINITY;
-                    for (int s = 0; s <= t; s++) {
-                        const float *ks = k + (((size_t)b * T + s) * Hkv + hk) * D;
-                        float dot = 0;
-                        for (int d = 0; d < D; d++) dot += r16(qt[d]) * r16(ks[d]);
-                        p[s] = dot * scale;
-                        if (p[s] > mx) mx = p[s];
-                    }
-                    double sum = 0;
-                    for (int s = 0; s <= t; s++) sum += (p[s] = expf(p[s] - mx));
-                    float inv = (float)(1.0 / sum);
-                    float *o = out + (((size_t)b * T + t) * H + h) * D;
-                    memset(o, 0, (size_t)D * sizeof *o);
-                    for (int s = 0; s <= t; s++) {
-                        const float *vs = v + (((size_t)b * T + s) * Hkv + hk) * D;
-                        float w = r16(p[s] * inv);
-                        for (int d = 0; d < D; d++) o[d] += w * r16(vs[d]);
-                    }
-                    lse[((size_t)b * H + h) * T + t] = mx + (float)log(sum);
-                }
-            }
-        free(p);
-    }
-}
-
-void ref_bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                            const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
-    float scale = 1.0f / sqrtf((float)D);
-    int group = H / Hkv;
-    memset(dq, 0, (size_t)B * T * H * D * sizeof *dq);
-    memset(dk, 0, (size_t)B * T * Hkv * D * sizeof *dk);
-    memset(dv, 0, (size_t)B * T * Hkv * D * sizeof *dv);
-#pragma omp parallel for schedule(dynamic, 1) collapse(2)
-    for (int b = 0; b < B; b++)
-        for (int hk = 0; hk < Hkv; hk++)
-            for (int h = hk * group; h < (hk + 1) * group; h++)
-                for (int t = 0; t < T; t++) {
-                    size_t qi = (((size_t)b * T + t) * H + h) * D;
-                    const float *qt = q + qi, *go = dout + qi, *ot = out + qi;
-                    float *dqt = dq + qi;
-                    float l = lse[((size_t)b * H + h) * T + t];
-                    float di = 0;
-                    for (int d = 0; d < D; d++) di += go[d] * ot[d];
-                    for (int s = 0; s <= t; s++) {
-                        size_t ki = (((size_t)b * T + s) * Hkv + hk) * D;
-                        const float *ks = k + ki, *vs = v + ki;
-                        float dot = 0, dp = 0;
-                        for (int d = 0; d < D; d++) {
-                            dot += r16(qt[d]) * r16(ks[d]);
-                            dp += r16(go[d]) * r16(vs[d]);
-                        }
-                        float p = expf(dot * scale - l);
-                        float ds = r16(p * (dp - di) * scale), pr = r16(p);
-                        float *dks = dk + ki, *dvs = dv + ki;
-                        for (int d = 0; d < D; d++) {
-                            dvs[d] += pr * r16(go[d]);
-                            dqt[d] += ds * r16(ks[d]);
-                            dks[d] += ds * r16(qt[d]);
-                        }
-                    }
-                }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Fast: whole score matrices through the bf16 GEMMs

@@ -2,7 +2,7 @@
 // attention_bwd in kernels.h): the twins that `--precision bf16` swaps in for the fp32 ones. Their
 // products take Q, K, V, P, dO and dS rounded to bf16 and accumulate in fp32 (see
 // attention_bf16.c); the softmax, lse and D_i stay fp32.
-//   ref_bf16_*     plain loops with those roundings (runs anywhere)
+//   ref_bf16_*     the reference loops with those roundings (ref_ops.c; runs anywhere)
 //   avx512bf16_*   whole T x T score matrices through the AVX512_BF16 GEMMs (needs AVX512_BF16)
 #pragma once
 

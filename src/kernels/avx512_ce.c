@@ -67,16 +67,23 @@ static AVX512_FN double ce_expsum(float *d, const float *c, int V, float mx) {
 // (d 64-byte aligned, V a multiple of 16) d is written with non-temporal stores: the row goes
 // to memory without first being read into cache (half the traffic of a plain store's
 // read-for-ownership), and the target's lane is patched in the register, not stored twice.
+// Vector i of the gradient row (lanes m): e·(inv·dscale)·(1 - (c·sk)²), the target's lane
+// replaced by dt; with `keep`, also stored over c.
+AVX512_INLINE __m512 ce_grad_at(const float *e, float *c, int i, __mmask16 m, float inv_ds, float sk, int tgt,
+                                float dt, int keep) {
+    __m512 t = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, c + i), _mm512_set1_ps(sk));
+    __m512 g = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, e + i), _mm512_set1_ps(inv_ds));
+    __m512 y = _mm512_mul_ps(g, _mm512_fnmadd_ps(t, t, _mm512_set1_ps(1.0f)));
+    if (tgt >= i && tgt < i + 16) y = _mm512_mask_mov_ps(y, (__mmask16)(1u << (tgt - i)), _mm512_set1_ps(dt));
+    if (keep) _mm512_mask_storeu_ps(c + i, m, y);
+    return y;
+}
+
 static AVX512_FN void ce_grad(float *d, const float *e, float *c, int V, float inv_ds, float sk, int tgt,
                               float dt, int stream, int keep) {
-    __m512 vg = _mm512_set1_ps(inv_ds), vsk = _mm512_set1_ps(sk), one = _mm512_set1_ps(1.0f);
     for (int i = 0; i < V; i += 16) {
         __mmask16 m = v_mask_first(V - i);
-        __m512 t = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, c + i), vsk);
-        __m512 g = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, e + i), vg);
-        __m512 y = _mm512_mul_ps(g, _mm512_fnmadd_ps(t, t, one));
-        if (tgt >= i && tgt < i + 16) y = _mm512_mask_mov_ps(y, (__mmask16)(1u << (tgt - i)), _mm512_set1_ps(dt));
-        if (keep) _mm512_mask_storeu_ps(c + i, m, y);
+        __m512 y = ce_grad_at(e, c, i, m, inv_ds, sk, tgt, dt, keep);
         if (stream) _mm512_stream_ps(d + i, y);
         else _mm512_mask_storeu_ps(d + i, m, y);
     }
@@ -88,15 +95,9 @@ static AVX512_FN void ce_grad(float *d, const float *e, float *c, int V, float i
 #define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 static BF16_FN void ce_grad16(uint16_t *d, const float *e, float *c, int V, float inv_ds, float sk, int tgt,
                               float dt, int stream, int keep) {
-    __m512 vg = _mm512_set1_ps(inv_ds), vsk = _mm512_set1_ps(sk), one = _mm512_set1_ps(1.0f);
     for (int i = 0; i < V; i += 16) {
         __mmask16 m = v_mask_first(V - i);
-        __m512 t = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, c + i), vsk);
-        __m512 g = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, e + i), vg);
-        __m512 y = _mm512_mul_ps(g, _mm512_fnmadd_ps(t, t, one));
-        if (tgt >= i && tgt < i + 16) y = _mm512_mask_mov_ps(y, (__mmask16)(1u << (tgt - i)), _mm512_set1_ps(dt));
-        if (keep) _mm512_mask_storeu_ps(c + i, m, y);
-        __m256i y16 = (__m256i)_mm512_cvtneps_pbh(y);
+        __m256i y16 = (__m256i)_mm512_cvtneps_pbh(ce_grad_at(e, c, i, m, inv_ds, sk, tgt, dt, keep));
         if (stream) _mm256_stream_si256((__m256i *)(d + i), y16);
         else _mm256_mask_storeu_epi16(d + i, m, y16);
     }

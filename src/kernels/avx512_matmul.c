@@ -216,72 +216,70 @@ void avx512_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, 
 // 32 floats -> 32 bf16 in order: lanes 0-15 from lo, 16-31 from hi.
 BF16_INLINE __m512i bf16x32(__m512 lo, __m512 hi) { return (__m512i)_mm512_cvtne2ps_pbh(hi, lo); }
 
-// Transposed source: a row's pair (k, k+1) is adjacent in memory, so each row converts to 16
-// 32-bit pairs; a 16 x 16 transpose of those turns rows into the packed k-pair rows.
+// Transposed source: a row's pair (k, k+1) is adjacent in memory, so each row becomes 16 32-bit
+// pairs; a 16 x 16 transpose of those turns rows into the packed k-pair rows, stored here.
+BF16_INLINE void store_pair_rows(uint32_t *dst, __m512 v[16], int W, int r0, int k0, int kc) {
+    transpose16(v);
+    __mmask16 store = lanes(W - r0);
+    for (int p = 0; p < 16 && k0 + 2 * p < kc; p++)
+        _mm512_mask_storeu_ps((float *)dst + (size_t)(k0 / 2 + p) * W + r0, store, v[p]);
+}
+
 BF16_INLINE void pack_bf16_transposed(uint32_t *dst, const float *src, size_t ld, int W, int w, int kc) {
-    for (int r0 = 0; r0 < W; r0 += 16) {
-        int valid = w - r0;
-        __mmask16 store = lanes(W - r0);
+    for (int r0 = 0; r0 < W; r0 += 16)
         for (int k0 = 0; k0 < kc; k0 += 32) {
             __mmask16 m0 = lanes(kc - k0), m1 = lanes(kc - k0 - 16);
             __m512 v[16];
             for (int i = 0; i < 16; i++) {
                 const float *row = src + (size_t)(r0 + i) * ld + k0;
-                v[i] = i < valid ? _mm512_castsi512_ps(bf16x32(_mm512_maskz_loadu_ps(m0, row), _mm512_maskz_loadu_ps(m1, row + 16)))
-                                 : _mm512_setzero_ps();
+                v[i] = i < w - r0 ? _mm512_castsi512_ps(bf16x32(_mm512_maskz_loadu_ps(m0, row), _mm512_maskz_loadu_ps(m1, row + 16)))
+                                  : _mm512_setzero_ps();
             }
-            transpose16(v);
-            for (int p = 0; p < 16 && k0 + 2 * p < kc; p++)
-                _mm512_mask_storeu_ps((float *)dst + (size_t)(k0 / 2 + p) * W + r0, store, v[p]);
+            store_pair_rows(dst, v, W, r0, k0, kc);
         }
-    }
 }
 
-// Row-major source (k rows contiguous along r): convert rows k and k+1, then interleave them.
-BF16_INLINE void pack_bf16_copy(uint16_t *dst, const float *src, size_t ld, int W, int w, int kc) {
+// Row-major source (k rows contiguous along r): rows k and k+1 as bf16 (lanes 0-15 and 16-31 of
+// `both`) interleaved into one packed k-pair row, stored here.
+BF16_INLINE void store_interleaved(uint16_t *dst, __m512i both, int W, int r0, int k) {
     const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
                                                 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    int width = W - r0 < 16 ? W - r0 : 16;
+    _mm512_mask_storeu_epi16(dst + (size_t)(k / 2) * W * 2 + 2 * r0, (__mmask32)((1ull << (2 * width)) - 1),
+                             _mm512_permutexvar_epi16(interleave, both));
+}
+
+BF16_INLINE void pack_bf16_copy(uint16_t *dst, const float *src, size_t ld, int W, int w, int kc) {
     for (int k = 0; k < kc; k += 2)
         for (int r0 = 0; r0 < W; r0 += 16) {
             __mmask16 m = lanes(w - r0);
             __m512 even = _mm512_maskz_loadu_ps(m, src + (size_t)k * ld + r0);
             __m512 odd = k + 1 < kc ? _mm512_maskz_loadu_ps(m, src + (size_t)(k + 1) * ld + r0) : _mm512_setzero_ps();
-            __m512i pairs = _mm512_permutexvar_epi16(interleave, bf16x32(even, odd));
-            int width = W - r0 < 16 ? W - r0 : 16;
-            _mm512_mask_storeu_epi16(dst + (size_t)(k / 2) * W * 2 + 2 * r0, (__mmask32)((1ull << (2 * width)) - 1), pairs);
+            store_interleaved(dst, bf16x32(even, odd), W, r0, k);
         }
 }
 
 // Sources already in bf16 (the fused head's dlogits): the same layouts, no conversion. Rounded
 // by the same vcvtneps2bf16, they pack to the same bits as their fp32 originals above.
 BF16_INLINE void pack16_transposed(uint32_t *dst, const uint16_t *src, size_t ld, int W, int w, int kc) {
-    for (int r0 = 0; r0 < W; r0 += 16) {
-        int valid = w - r0;
-        __mmask16 store = lanes(W - r0);
+    for (int r0 = 0; r0 < W; r0 += 16)
         for (int k0 = 0; k0 < kc; k0 += 32) {
             __mmask32 m = kc - k0 >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << (kc - k0)) - 1);
             __m512 v[16];
             for (int i = 0; i < 16; i++)
-                v[i] = i < valid ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(m, src + (size_t)(r0 + i) * ld + k0))
-                                 : _mm512_setzero_ps();
-            transpose16(v);
-            for (int p = 0; p < 16 && k0 + 2 * p < kc; p++)
-                _mm512_mask_storeu_ps((float *)dst + (size_t)(k0 / 2 + p) * W + r0, store, v[p]);
+                v[i] = i < w - r0 ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(m, src + (size_t)(r0 + i) * ld + k0))
+                                  : _mm512_setzero_ps();
+            store_pair_rows(dst, v, W, r0, k0, kc);
         }
-    }
 }
 
 BF16_INLINE void pack16_copy(uint16_t *dst, const uint16_t *src, size_t ld, int W, int w, int kc) {
-    const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
-                                                22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     for (int k = 0; k < kc; k += 2)
         for (int r0 = 0; r0 < W; r0 += 16) {
             __mmask16 m = lanes(w - r0);
             __m256i even = _mm256_maskz_loadu_epi16(m, src + (size_t)k * ld + r0);
             __m256i odd = k + 1 < kc ? _mm256_maskz_loadu_epi16(m, src + (size_t)(k + 1) * ld + r0) : _mm256_setzero_si256();
-            __m512i pairs = _mm512_permutexvar_epi16(interleave, _mm512_inserti64x4(_mm512_castsi256_si512(even), odd, 1));
-            int width = W - r0 < 16 ? W - r0 : 16;
-            _mm512_mask_storeu_epi16(dst + (size_t)(k / 2) * W * 2 + 2 * r0, (__mmask32)((1ull << (2 * width)) - 1), pairs);
+            store_interleaved(dst, _mm512_inserti64x4(_mm512_castsi256_si512(even), odd, 1), W, r0, k);
         }
 }
 

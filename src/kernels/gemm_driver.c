@@ -72,6 +72,11 @@ static int k_block(const GemmImpl *g, int K) {
     return K <= KC_MAX * scale ? K : KC_BLOCK * scale;
 }
 
+// Bytes of a packed micro-panel `width` elements wide (MR for A, NR for B) and kc deep.
+static size_t panel_size(const GemmImpl *g, int kc, int width) {
+    return round_up((size_t)kc, (size_t)g->kstep) * (size_t)width * g->elem;
+}
+
 static int n_block(const GemmImpl *g, int K) {
     size_t per_col = round_up((size_t)k_block(g, K), (size_t)g->kstep) * g->elem;
     int nc = (int)(B_BYTES / per_col) / g->nr * g->nr;
@@ -184,26 +189,34 @@ static int n_pins;
 static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t full_block_bytes(const GemmImpl *g, int N, int K) {
-    return round_up((size_t)k_block(g, K), (size_t)g->kstep) * g->elem * (size_t)g->nr * (size_t)ceil_div(N, g->nr);
+    return panel_size(g, k_block(g, K), g->nr) * (size_t)ceil_div(N, g->nr);
 }
 
 // Offset of the micro-panels of depth block pc, columns from jc (a multiple of NR).
 static size_t pinned_offset(const GemmArgs *x, int pc, int jc) {
     const GemmImpl *g = x->g;
     int kc = imin(k_block(g, x->K), x->K - pc);
-    size_t panel_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->nr * g->elem;
+    size_t panel_bytes = panel_size(g, kc, g->nr);
     return (size_t)(pc / k_block(g, x->K)) * full_block_bytes(g, x->N, x->K) + (size_t)(jc / g->nr) * panel_bytes;
 }
 
-static char *pack_pinned(const GemmImpl *g, const float *b, int N, int K) {
-    int kcb = k_block(g, K), blocks = ceil_div(K, kcb);
-    char *data = xaligned_alloc(full_block_bytes(g, N, K) * (size_t)blocks);
-    GemmArgs x = {.g = g, .layout = GEMM_NT, .b = b, .M = 0, .N = N, .K = K};
-    for (int pc = 0; pc < K; pc += kcb) {
-        int kc = imin(kcb, K - pc);
-        size_t panel_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->nr * g->elem;
-        pack_b_panel(&x, data + pinned_offset(&x, pc, 0), panel_bytes, 0, N, pc, kc);
+// All of B's micro-panels in the pinned layout (pinned_offset), columns split between threads.
+static void pack_b_share(const GemmArgs *x, char *packed, int t, int nt) {
+    const GemmImpl *g = x->g;
+    int panels = ceil_div(x->N, g->nr), p0 = panels * t / nt, p1 = panels * (t + 1) / nt;
+    if (p0 == p1) return;
+    int kcb = k_block(g, x->K), jc = p0 * g->nr, nc = imin(x->N, p1 * g->nr) - jc;
+    for (int pc = 0; pc < x->K; pc += kcb) {
+        int kc = imin(kcb, x->K - pc);
+        size_t panel_bytes = panel_size(g, kc, g->nr);
+        pack_b_panel(x, packed + pinned_offset(x, pc, jc), panel_bytes, jc, nc, pc, kc);
     }
+}
+
+static char *pack_pinned(const GemmImpl *g, const float *b, int N, int K) {
+    char *data = xaligned_alloc(full_block_bytes(g, N, K) * (size_t)ceil_div(K, k_block(g, K)));
+    GemmArgs x = {.g = g, .layout = GEMM_NT, .b = b, .M = 0, .N = N, .K = K};
+    pack_b_share(&x, data, 0, 1);
     return data;
 }
 
@@ -257,12 +270,12 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
         int nc = imin(ncb, n1 - jc);
         for (int pc = 0; pc < x->K; pc += kcb) {
             int kc = imin(kcb, x->K - pc);
-            size_t panel_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->nr * g->elem;
+            size_t panel_bytes = panel_size(g, kc, g->nr);
             const char *bblock = bp;
             if (x->packed_b) bblock = x->packed_b + pinned_offset(x, pc, jc);
             else pack_b_panel(x, bp, panel_bytes, jc, nc, pc, kc);
             int load_c = x->accumulate || pc > 0;  // later k blocks resume the chain from C
-            size_t strip_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->mr * g->elem;
+            size_t strip_bytes = panel_size(g, kc, g->mr);
             int strips = direct ? 1 : a_block_strips(x, strip_bytes);
             for (int i = m0; i < m1; i += g->mr) {
                 int h = imin(g->mr, m1 - i), s = (i - m0) / g->mr % strips;
@@ -374,19 +387,6 @@ void gemm_run_a16(const GemmImpl *g, GemmLayout layout, float *c, const uint16_t
 // Whole rows with an epilogue (gemm_rows_nt): the lm_head's logits go straight into the loss
 // ---------------------------------------------------------------------------------------------
 
-// All of B's micro-panels in the pinned layout (pinned_offset), columns split between threads.
-static void pack_b_share(const GemmArgs *x, char *packed, int t, int nt) {
-    const GemmImpl *g = x->g;
-    int panels = ceil_div(x->N, g->nr), p0 = panels * t / nt, p1 = panels * (t + 1) / nt;
-    if (p0 == p1) return;
-    int kcb = k_block(g, x->K), jc = p0 * g->nr, nc = imin(x->N, p1 * g->nr) - jc;
-    for (int pc = 0; pc < x->K; pc += kcb) {
-        int kc = imin(kcb, x->K - pc);
-        size_t panel_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->nr * g->elem;
-        pack_b_panel(x, packed + pinned_offset(x, pc, jc), panel_bytes, jc, nc, pc, kc);
-    }
-}
-
 // One strip of rows [i, i+h): every k block, every column panel, into cbuf (row stride N).
 static void rows_strip(const GemmArgs *x, const char *packed, char *abuf, float *cbuf, int i, int h) {
     const GemmImpl *g = x->g;
@@ -395,7 +395,7 @@ static void rows_strip(const GemmArgs *x, const char *packed, char *abuf, float 
         for (int r = 0; r < h; r++) memset(cbuf + (size_t)r * x->N, 0, (size_t)x->N * sizeof *cbuf);
     for (int pc = 0; pc < x->K; pc += kcb) {
         int kc = imin(kcb, x->K - pc);
-        size_t panel_bytes = round_up((size_t)kc, (size_t)g->kstep) * (size_t)g->nr * g->elem;
+        size_t panel_bytes = panel_size(g, kc, g->nr);
         pack_a_strip(x, abuf, i, h, pc, kc);
         const char *bblock = packed + pinned_offset(x, pc, 0);
         for (int jr = 0; jr < x->N; jr += g->nr)
@@ -438,7 +438,7 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
     // workspace: [packed B][packed next B] then per thread [A strip | C strip (MR x N) | scratch]
     size_t b_bytes = pack ? round_up(full_block_bytes(g, N, K) * (size_t)ceil_div(K, kcb), 64) : 0;
     size_t b2_bytes = next ? round_up(full_block_bytes(g, next->n2, N) * (size_t)ceil_div(N, kcb2), 64) : 0;
-    size_t a_bytes = round_up(round_up((size_t)kcb, (size_t)g->kstep) * (size_t)g->mr * g->elem, 64);
+    size_t a_bytes = round_up(panel_size(g, kcb, g->mr), 64);
     size_t c_floats = round_up((size_t)g->mr * N, 16), t_bytes = a_bytes + (c_floats + scratch_floats) * sizeof(float);
     int shared;
     char *ws = rows_workspace(b_bytes + b2_bytes + (size_t)nt * round_up(t_bytes, 64), &shared);

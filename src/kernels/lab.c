@@ -384,22 +384,27 @@ static void call_matmul_pinned(const Case *c) {
     kernels_unpin_weights();
 }
 
-static void matmul_oracle(Case *c, const float *c0, float *expect, double *scale) {
-    const float *a = c->a[0], *b = c->a[1];
-    int M = c->M, N = c->N, K = c->K;
+// expect (M,N) = c0 (or 0) + the product of layout (NT, NN or TN, as the matmuls) summed in
+// float64, operands rounded to bf16 first when bf16; scale = |c0| + sum_k |a_ik b_kj|.
+static void product_oracle(int layout, const float *a, const float *b, int M, int N, int K, int bf16,
+                           const float *c0, float *expect, double *scale) {
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             double s = c0 ? c0[(size_t)i * N + j] : 0, sa = fabs(s);
             for (int k = 0; k < K; k++) {
-                float xf = c->mode == TN ? a[(size_t)k * M + i] : a[(size_t)i * K + k];
-                float yf = c->mode == NT ? b[(size_t)j * K + k] : b[(size_t)k * N + j];
-                double x = c->bf16 ? ref_round_bf16(xf) : xf, y = c->bf16 ? ref_round_bf16(yf) : yf;
+                float xf = layout == TN ? a[(size_t)k * M + i] : a[(size_t)i * K + k];
+                float yf = layout == NT ? b[(size_t)j * K + k] : b[(size_t)k * N + j];
+                double x = bf16 ? ref_round_bf16(xf) : xf, y = bf16 ? ref_round_bf16(yf) : yf;
                 s += x * y;
                 sa += fabs(x * y);
             }
             expect[(size_t)i * N + j] = (float)s;
             scale[(size_t)i * N + j] = sa > 0 ? sa : 1e-30;
         }
+}
+
+static void matmul_oracle(Case *c, const float *c0, float *expect, double *scale) {
+    product_oracle(c->mode, c->a[0], c->a[1], c->M, c->N, c->K, c->bf16, c0, expect, scale);
 }
 
 static void check_matmul_shape(Run *r, const Kernels *k, int layout, int M, int N, int K, int acc, int misalign,
@@ -753,33 +758,10 @@ static void check_softcap(Run *r, const Kernels *k, int quick, Rng *rng) {
         }
 }
 
-// The fused head: the oracle is a float64 product (operands rounded to bf16 for the bf16
-// tables), stored as fp32 logits, then ref_softcap_ce — so a fast variant is judged on its
-// product and its loss at once. Shapes cross the micro-tile (14 rows) and panel (32 columns)
-// edges, and C = 800 spans several depth blocks.
 // mode 0: losses only; 1: with dlogits and dx (training); 2: with dlogits, without dx.
 static void call_head_ce(const Case *c) {
     c->k->head_ce(c->out[0].p, c->mode ? c->out[1].p : NULL, c->mode == 1 ? c->out[2].p : NULL, c->a[0], c->a[1],
                   c->idx, c->N, c->M, c->K, c->cap, c->dscale);
-}
-
-// dx (N,C) = RND(dl) @ RND(w) in float64 with its error scale sum |dl||w| (RND: bf16 rounding
-// for the bf16 tables).
-static void head_dx_oracle(Case *c, const float *dl, const float *w, int N, int V, int C, float *dx, double *scale) {
-    for (size_t i = 0; i < (size_t)N * C; i++) dx[i] = 0, scale[i] = 0;
-    double *acc = case_own(c, (size_t)N * C * sizeof *acc);
-    for (size_t i = 0; i < (size_t)N * C; i++) acc[i] = 0;
-    for (int t = 0; t < N; t++)
-        for (int v = 0; v < V; v++) {
-            float gf = dl[(size_t)t * V + v];
-            double g = c->bf16 ? ref_round_bf16(gf) : gf;
-            for (int j = 0; j < C; j++) {
-                float wf = w[(size_t)v * C + j];
-                double p = g * (c->bf16 ? ref_round_bf16(wf) : wf);
-                acc[(size_t)t * C + j] += p, scale[(size_t)t * C + j] += fabs(p);
-            }
-        }
-    for (size_t i = 0; i < (size_t)N * C; i++) dx[i] = (float)acc[i], scale[i] = scale[i] > 0 ? scale[i] : 1e-30;
 }
 
 // The fused head: the oracle is a float64 product (operands rounded to bf16 for the bf16
@@ -808,15 +790,7 @@ static void check_head_ce(Run *r, const Kernels *k, int quick, Rng *rng) {
             c.a[0] = case_input(&c, (size_t)N * C, rng, -1, 1);
             c.a[1] = case_input(&c, (size_t)V * C, rng, -0.5f, 0.5f);
             float *logits = owned(&c, nl, NULL, rng, 0, 0);
-            for (int i = 0; i < N; i++)
-                for (int v = 0; v < V; v++) {
-                    double acc = 0;
-                    for (int j = 0; j < C; j++) {
-                        float x = c.a[0][(size_t)i * C + j], w = c.a[1][(size_t)v * C + j];
-                        acc += (double)(c.bf16 ? ref_round_bf16(x) : x) * (c.bf16 ? ref_round_bf16(w) : w);
-                    }
-                    logits[(size_t)i * V + v] = (float)acc;
-                }
+            product_oracle(NT, c.a[0], c.a[1], N, V, C, c.bf16, NULL, logits, case_own(&c, nl * sizeof(double)));
             float *losses = owned(&c, (size_t)N, NULL, rng, 0, 0), *dl = owned(&c, nl, NULL, rng, 0, 0);
             ref_softcap_ce(losses, dl, logits, c.idx, N, V, shapes[s].cap, shapes[s].dscale);
             case_output(&c, "losses", (size_t)N, NULL, losses, 0);
@@ -826,7 +800,7 @@ static void check_head_ce(Run *r, const Kernels *k, int quick, Rng *rng) {
             if (mode == 1) {
                 float *dx = owned(&c, (size_t)N * C, NULL, rng, 0, 0);
                 double *scale = case_own(&c, (size_t)N * C * sizeof *scale);
-                head_dx_oracle(&c, dl, c.a[1], N, V, C, dx, scale);
+                product_oracle(NN, dl, c.a[1], N, C, V, c.bf16, NULL, dx, scale);
                 case_output(&c, "dx", (size_t)N * C, NULL, dx, s % 3 == 1);
                 c.scale[2] = scale;
                 if (c.bf16) c.tol[2] = 4e-3;
@@ -854,16 +828,7 @@ static void check_head_dw(Run *r, const Kernels *k, int quick, Rng *rng) {
         c.a[2] = c.bf16 ? case_input_bf16(&c, dl, nl) : case_input_copy(&c, dl, nl);
         float *dw0 = owned(&c, nw, NULL, rng, -1, 1), *dw = owned(&c, nw, NULL, rng, 0, 0);
         double *sw = case_own(&c, nw * sizeof *sw);
-        for (size_t i = 0; i < nw; i++) {
-            double acc = dw0[i], sa = fabs((double)dw0[i]);
-            int v = (int)(i / C), j = (int)(i % C);
-            for (int t = 0; t < N; t++) {
-                float gf = dl[(size_t)t * V + v], xf = c.a[0][(size_t)t * C + j];
-                double p = (c.bf16 ? (double)ref_round_bf16(gf) : gf) * (c.bf16 ? (double)ref_round_bf16(xf) : xf);
-                acc += p, sa += fabs(p);
-            }
-            dw[i] = (float)acc, sw[i] = sa > 0 ? sa : 1e-30;
-        }
+        product_oracle(TN, dl, c.a[0], V, C, N, c.bf16, dw0, dw, sw);
         case_output(&c, "dw", nw, dw0, dw, s % 2);
         c.scale[0] = sw;
         case_run(r, &c);

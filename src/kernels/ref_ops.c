@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/attention_bf16.h"
 #include "kernels/head.h"
 #include "kernels/ref.h"
 
@@ -116,81 +117,128 @@ void ref_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const fl
 // recomputes each probability row. Memory O(B·H·T) instead of O(B·H·T²).
 // ---------------------------------------------------------------------------------------------
 
+// One query row each. bf16 = 1 gives the bf16 twins (attention_bf16.h): every product's operands
+// rounded to bf16 (Q, K, V, the normalised P, dO and dS); sums, softmax, lse and D_i in fp32. The
+// parallel loops stay in the callers (an OpenMP region is outlined before inlining, which would
+// leave bf16 a run-time variable inside the fp32 reference's loops), so each caller's copy of the
+// row has bf16 as a constant and the fp32 reference is the plain loops.
+#define RND(x) (bf16 ? ref_round_bf16(x) : (x))
+
+static inline __attribute__((always_inline)) void attention_fwd_row(const int bf16, float *out, float *lse,
+                                                                     const float *q, const float *k, const float *v,
+                                                                     int T, int H, int Hkv, int D, int b, int h, int t,
+                                                                     float *p) {
+    float scale = 1.0f / sqrtf((float)D);
+    int hk = h / (H / Hkv);
+    const float *qt = q + (((size_t)b * T + t) * H + h) * D;
+    float mx = -INFINITY;
+    for (int s = 0; s <= t; s++) {
+        const float *ks = k + (((size_t)b * T + s) * Hkv + hk) * D;
+        float dot = 0;
+#pragma omp simd reduction(+ : dot)
+        for (int d = 0; d < D; d++) dot += RND(qt[d]) * RND(ks[d]);
+        p[s] = dot * scale;
+        if (p[s] > mx) mx = p[s];
+    }
+    double sum = 0;
+    for (int s = 0; s <= t; s++) sum += (p[s] = expf(p[s] - mx));
+    float inv = (float)(1.0 / sum);
+    float *o = out + (((size_t)b * T + t) * H + h) * D;
+    memset(o, 0, (size_t)D * sizeof *o);
+    for (int s = 0; s <= t; s++) {
+        const float *vs = v + (((size_t)b * T + s) * Hkv + hk) * D;
+        float w = RND(p[s] * inv);
+        for (int d = 0; d < D; d++) o[d] += w * RND(vs[d]);
+    }
+    lse[((size_t)b * H + h) * T + t] = mx + (float)log(sum);
+}
+
+static inline __attribute__((always_inline)) void attention_bwd_row(const int bf16, float *dq, float *dk, float *dv,
+                                                                     const float *dout, const float *out,
+                                                                     const float *lse, const float *q, const float *k,
+                                                                     const float *v, int T, int H, int Hkv, int D,
+                                                                     int b, int hk, int h, int t) {
+    float scale = 1.0f / sqrtf((float)D);
+    size_t qi = (((size_t)b * T + t) * H + h) * D;
+    const float *qt = q + qi, *go = dout + qi, *ot = out + qi;
+    float *dqt = dq + qi;
+    float l = lse[((size_t)b * H + h) * T + t];
+    float di = 0;  // D_i = sum(dout * out): the softmax backward's row term
+    for (int d = 0; d < D; d++) di += go[d] * ot[d];
+    for (int s = 0; s <= t; s++) {
+        size_t ki = (((size_t)b * T + s) * Hkv + hk) * D;
+        const float *ks = k + ki, *vs = v + ki;
+        float dot = 0, dp = 0;
+#pragma omp simd reduction(+ : dot, dp)
+        for (int d = 0; d < D; d++) { dot += RND(qt[d]) * RND(ks[d]); dp += RND(go[d]) * RND(vs[d]); }
+        float p = expf(dot * scale - l);
+        float ds = RND(p * (dp - di) * scale), pr = RND(p);
+        float *dks = dk + ki, *dvs = dv + ki;
+        for (int d = 0; d < D; d++) {
+            dvs[d] += pr * RND(go[d]);
+            dqt[d] += ds * RND(ks[d]);
+            dks[d] += ds * RND(qt[d]);
+        }
+    }
+}
+#undef RND
+
 void ref_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
                        int Hkv, int D) {
-    float scale = 1.0f / sqrtf((float)D);
-    int group = H / Hkv;
 #pragma omp parallel
     {
         float *p = malloc((size_t)T * sizeof *p);
 #pragma omp for schedule(dynamic, 1) collapse(2)
         for (int b = 0; b < B; b++)
-            for (int h = 0; h < H; h++) {
-                int hk = h / group;
-                for (int t = 0; t < T; t++) {
-                    const float *qt = q + (((size_t)b * T + t) * H + h) * D;
-                    float mx = -INFINITY;
-                    for (int s = 0; s <= t; s++) {
-                        const float *ks = k + (((size_t)b * T + s) * Hkv + hk) * D;
-                        float dot = 0;
-#pragma omp simd reduction(+ : dot)
-                        for (int d = 0; d < D; d++) dot += qt[d] * ks[d];
-                        p[s] = dot * scale;
-                        if (p[s] > mx) mx = p[s];
-                    }
-                    double sum = 0;
-                    for (int s = 0; s <= t; s++) sum += (p[s] = expf(p[s] - mx));
-                    float inv = (float)(1.0 / sum);
-                    float *o = out + (((size_t)b * T + t) * H + h) * D;
-                    memset(o, 0, (size_t)D * sizeof *o);
-                    for (int s = 0; s <= t; s++) {
-                        const float *vs = v + (((size_t)b * T + s) * Hkv + hk) * D;
-                        float w = p[s] * inv;
-                        for (int d = 0; d < D; d++) o[d] += w * vs[d];
-                    }
-                    lse[((size_t)b * H + h) * T + t] = mx + (float)log(sum);
-                }
-            }
+            for (int h = 0; h < H; h++)
+                for (int t = 0; t < T; t++) attention_fwd_row(0, out, lse, q, k, v, T, H, Hkv, D, b, h, t, p);
+        free(p);
+    }
+}
+
+void ref_bf16_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
+                            int H, int Hkv, int D) {
+#pragma omp parallel
+    {
+        float *p = malloc((size_t)T * sizeof *p);
+#pragma omp for schedule(dynamic, 1) collapse(2)
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++)
+                for (int t = 0; t < T; t++) attention_fwd_row(1, out, lse, q, k, v, T, H, Hkv, D, b, h, t, p);
         free(p);
     }
 }
 
 // Per (batch, kv head): the q heads sharing that kv head are processed by one thread, so dk and
 // dv are accumulated without races and in a fixed order.
-void ref_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                       const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
-    float scale = 1.0f / sqrtf((float)D);
-    int group = H / Hkv;
+static void attention_bwd_zero(float *dq, float *dk, float *dv, int B, int T, int H, int Hkv, int D) {
     memset(dq, 0, (size_t)B * T * H * D * sizeof *dq);
     memset(dk, 0, (size_t)B * T * Hkv * D * sizeof *dk);
     memset(dv, 0, (size_t)B * T * Hkv * D * sizeof *dv);
+}
+
+void ref_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                       const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
+    attention_bwd_zero(dq, dk, dv, B, T, H, Hkv, D);
+    int group = H / Hkv;
 #pragma omp parallel for schedule(dynamic, 1) collapse(2)
     for (int b = 0; b < B; b++)
         for (int hk = 0; hk < Hkv; hk++)
             for (int h = hk * group; h < (hk + 1) * group; h++)
-                for (int t = 0; t < T; t++) {
-                    size_t qi = (((size_t)b * T + t) * H + h) * D;
-                    const float *qt = q + qi, *go = dout + qi, *ot = out + qi;
-                    float *dqt = dq + qi;
-                    float l = lse[((size_t)b * H + h) * T + t];
-                    float di = 0;  // D_i = sum(dout * out): the softmax backward's row term
-                    for (int d = 0; d < D; d++) di += go[d] * ot[d];
-                    for (int s = 0; s <= t; s++) {
-                        size_t ki = (((size_t)b * T + s) * Hkv + hk) * D;
-                        const float *ks = k + ki, *vs = v + ki;
-                        float dot = 0, dp = 0;
-#pragma omp simd reduction(+ : dot, dp)
-                        for (int d = 0; d < D; d++) { dot += qt[d] * ks[d]; dp += go[d] * vs[d]; }
-                        float p = expf(dot * scale - l);
-                        float ds = p * (dp - di) * scale;
-                        float *dks = dk + ki, *dvs = dv + ki;
-                        for (int d = 0; d < D; d++) {
-                            dvs[d] += p * go[d];
-                            dqt[d] += ds * ks[d];
-                            dks[d] += ds * qt[d];
-                        }
-                    }
-                }
+                for (int t = 0; t < T; t++)
+                    attention_bwd_row(0, dq, dk, dv, dout, out, lse, q, k, v, T, H, Hkv, D, b, hk, h, t);
+}
+
+void ref_bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                            const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
+    attention_bwd_zero(dq, dk, dv, B, T, H, Hkv, D);
+    int group = H / Hkv;
+#pragma omp parallel for schedule(dynamic, 1) collapse(2)
+    for (int b = 0; b < B; b++)
+        for (int hk = 0; hk < Hkv; hk++)
+            for (int h = hk * group; h < (hk + 1) * group; h++)
+                for (int t = 0; t < T; t++)
+                    attention_bwd_row(1, dq, dk, dv, dout, out, lse, q, k, v, T, H, Hkv, D, b, hk, h, t);
 }
 
 // ---------------------------------------------------------------------------------------------
