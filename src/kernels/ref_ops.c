@@ -135,8 +135,11 @@ static inline __attribute__((always_inline)) void attention_fwd_row(const int bf
     for (int s = 0; s <= t; s++) {
         const float *ks = k + (((size_t)b * T + s) * Hkv + hk) * D;
         float dot = 0;
+        if (bf16)  // (the rounding is a call: no simd loop to ask for)
+            for (int d = 0; d < D; d++) dot += RND(qt[d]) * RND(ks[d]);
+        else
 #pragma omp simd reduction(+ : dot)
-        for (int d = 0; d < D; d++) dot += RND(qt[d]) * RND(ks[d]);
+            for (int d = 0; d < D; d++) dot += qt[d] * ks[d];
         p[s] = dot * scale;
         if (p[s] > mx) mx = p[s];
     }
@@ -169,8 +172,11 @@ static inline __attribute__((always_inline)) void attention_bwd_row(const int bf
         size_t ki = (((size_t)b * T + s) * Hkv + hk) * D;
         const float *ks = k + ki, *vs = v + ki;
         float dot = 0, dp = 0;
+        if (bf16)
+            for (int d = 0; d < D; d++) { dot += RND(qt[d]) * RND(ks[d]); dp += RND(go[d]) * RND(vs[d]); }
+        else
 #pragma omp simd reduction(+ : dot, dp)
-        for (int d = 0; d < D; d++) { dot += RND(qt[d]) * RND(ks[d]); dp += RND(go[d]) * RND(vs[d]); }
+            for (int d = 0; d < D; d++) { dot += qt[d] * ks[d]; dp += go[d] * vs[d]; }
         float p = expf(dot * scale - l);
         float ds = RND(p * (dp - di) * scale), pr = RND(p);
         float *dks = dk + ki, *dvs = dv + ki;
