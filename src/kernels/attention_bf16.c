@@ -11,9 +11,10 @@
 // dO and dS are the rounded values; S, lse, D_i and the softmax are fp32.
 //
 // Fast variant: every product is one of the AVX512_BF16 GEMMs (simd_matmul.h), single-threaded
-// inside the parallel loop over tasks, on blocks of 64 queries against the keys they can see (a
-// 64 x (i0+64) score block, in L2): the blocks above the diagonal are skipped, the diagonal one is
-// computed whole and its upper triangle zeroed. dK and dV sum over the group's heads and the query
+// inside the parallel loop over tasks, on blocks of queries against the keys they can see (an
+// rb x (i0+rb) score block, in L2), in the causal mode that skips the micro-tiles above the
+// diagonal (and the depth they would multiply by zero); the diagonal tiles are computed whole and
+// their upper triangles zeroed. dK and dV sum over the group's heads and the query
 // blocks in order. Each (batch, kv head) is one task with a fixed order of sums, so results do
 // not depend on the thread count.
 //
@@ -110,18 +111,26 @@ static AVX512_FN float row_dot(const float *a, const float *b, int D) {
     return _mm512_reduce_add_ps(acc);
 }
 
-// Query block [i0, i0+rb) sees keys [0, i0+rb): its scores are an rb x (i0+rb) matrix, so the
-// blocks wholly above the diagonal are never computed (for T = 256, 62% of the full T x T).
-#define RB 64
+// Query block [i0, i0+rb) sees keys [0, i0+rb): its scores are an rb x (i0+rb) matrix. Blocks
+// are as tall as 256 KiB of scores allows (at least 64 rows; T <= 256: one block), so K and V
+// are packed once per block, and the causal products (avx512bf16_matmul_causal) skip the
+// micro-tiles above the diagonal inside it.
+#define SCORE_FLOATS (64 << 10)
+
+static int block_rows(int T) {
+    int rb = SCORE_FLOATS / T / 64 * 64;
+    rb = rb < 64 ? 64 : rb;
+    return rb < T ? rb : T;
+}
 
 typedef struct {  // per-thread workspace
-    float *S, *dS;              // RB x T: one query block's scores / probabilities, dP / dS
+    float *S, *dS;              // block_rows x T: one query block's scores / probabilities, dP / dS
     float *Q, *K, *V, *dO, *O;  // T x D head copies
     float *dK, *dV, *dQ;        // T x D
 } Work;
 
 static Work work_alloc(const Shape *s) {
-    size_t st = (size_t)RB * s->T, td = (size_t)s->T * s->D;
+    size_t st = (size_t)block_rows(s->T) * s->T, td = (size_t)s->T * s->D;
     size_t bytes = ((2 * st + 8 * td) * sizeof(float) + 63) / 64 * 64 + 64;  // a multiple of the alignment
     float *p = aligned_alloc(64, bytes);  // not zeroed: every element is written before it is read
     if (!p) abort();
@@ -139,11 +148,11 @@ static void fwd_task(const Shape *s, Work *w, float *out, float *lse, const floa
         size_t qoff = (size_t)b * T * s->ldq + (size_t)h * D;
         float *l = lse + ((size_t)b * s->H + h) * T, *O = head_out(w->O, out + qoff, s->ldq, D);
         const float *Q = head_rows(w->Q, q + qoff, s->ldq, T, D);
-        for (int i0 = 0; i0 < T; i0 += RB) {
+        for (int i0 = 0, RB = block_rows(T); i0 < T; i0 += RB) {
             int rb = T - i0 < RB ? T - i0 : RB, n = i0 + rb;
-            avx512bf16_matmul_nt(w->S, Q + (size_t)i0 * D, K, rb, n, D, 0);  // S = Q Kᵀ
+            avx512bf16_matmul_causal(GEMM_NT, w->S, Q + (size_t)i0 * D, K, rb, n, D, 0, i0);  // S = Q Kᵀ
             for (int r = 0; r < rb; r++) l[i0 + r] = softmax_causal(w->S + (size_t)r * n, i0 + r, n, s->scale);
-            avx512bf16_matmul_nn(O + (size_t)i0 * D, w->S, V, rb, D, n, 0);  // O = P V
+            avx512bf16_matmul_causal(GEMM_NN, O + (size_t)i0 * D, w->S, V, rb, D, n, 0, i0);  // O = P V
         }
         scatter(out + qoff, s->ldq, O, T, D);
     }
@@ -176,18 +185,18 @@ static void bwd_task(const Shape *s, Work *w, float *dq, float *dk, float *dv, c
         const float *Q = head_rows(w->Q, q + qoff, s->ldq, T, D), *dO = head_rows(w->dO, dout + qoff, s->ldq, T, D);
         const float *O = head_rows(w->O, out + qoff, s->ldq, T, D);
         float *dQ = head_out(w->dQ, dq + qoff, s->ldq, D);
-        for (int i0 = 0; i0 < T; i0 += RB) {
+        for (int i0 = 0, RB = block_rows(T); i0 < T; i0 += RB) {
             int rb = T - i0 < RB ? T - i0 : RB, n = i0 + rb;
             const float *Qb = Q + (size_t)i0 * D, *dOb = dO + (size_t)i0 * D;
-            avx512bf16_matmul_nt(w->S, Qb, K, rb, n, D, 0);    // S = Q Kᵀ
-            avx512bf16_matmul_nt(w->dS, dOb, V, rb, n, D, 0);  // dP = dO Vᵀ
+            avx512bf16_matmul_causal(GEMM_NT, w->S, Qb, K, rb, n, D, 0, i0);    // S = Q Kᵀ
+            avx512bf16_matmul_causal(GEMM_NT, w->dS, dOb, V, rb, n, D, 0, i0);  // dP = dO Vᵀ
             for (int r = 0; r < rb; r++) {
                 float di = row_dot(dOb + (size_t)r * D, O + (size_t)(i0 + r) * D, D);
                 grad_causal(w->S + (size_t)r * n, w->dS + (size_t)r * n, i0 + r, n, s->scale, l[i0 + r], di);
             }
-            avx512bf16_matmul_tn(dV, w->S, dOb, n, D, rb, 1);                   // dV += Pᵀ dO
-            avx512bf16_matmul_nn(dQ + (size_t)i0 * D, w->dS, K, rb, D, n, 0);  // dQ = dS K
-            avx512bf16_matmul_tn(dK, w->dS, Qb, n, D, rb, 1);                   // dK += dSᵀ Q
+            avx512bf16_matmul_causal(GEMM_TN, dV, w->S, dOb, n, D, rb, 1, i0);                   // dV += Pᵀ dO
+            avx512bf16_matmul_causal(GEMM_NN, dQ + (size_t)i0 * D, w->dS, K, rb, D, n, 0, i0);  // dQ = dS K
+            avx512bf16_matmul_causal(GEMM_TN, dK, w->dS, Qb, n, D, rb, 1, i0);                   // dK += dSᵀ Q
         }
         scatter(dq + qoff, s->ldq, dQ, T, D);
     }

@@ -352,6 +352,10 @@ void avx512bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N
 void avx512bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX512_BF16, GEMM_TN, c, a, b, M, N, K, accumulate);
 }
+void avx512bf16_matmul_causal(GemmLayout layout, float *c, const float *a, const float *b, int M, int N, int K,
+                              int accumulate, int diag) {
+    gemm_run_causal(&AVX512_BF16, layout, c, a, b, M, N, K, accumulate, diag);
+}
 void avx512bf16_matmul_nn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run_a16(&AVX512_BF16, GEMM_NN, c, a, b, M, N, K, accumulate);
 }

@@ -61,6 +61,7 @@ typedef struct {
     const char *packed_b;  // B's micro-panels packed beforehand (a pinned operand), or NULL
     int upper;             // symmetric result: only tiles reaching the diagonal or above are computed
     const uint16_t *a16;   // A stored as bf16 (a is then NULL; nn and tn only)
+    int causal, diag;      // a causal attention product (gemm_run_causal), diagonal offset
 } GemmArgs;
 
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
@@ -261,11 +262,33 @@ void gemm_unpin_all(void) {
     pthread_mutex_unlock(&pin_lock);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Causal products (gemm_run_causal): the depth range [lo, hi) of strip rows [i, i+h) that can
+// hold non-zero terms, and the first column that is wholly above the diagonal.
+// ---------------------------------------------------------------------------------------------
+
+static int round_down_to(int v, int m) { return v / m * m; }
+
+// NN (rows = queries, depth = keys): key k is seen by query i when k <= i + diag.
+// TN (rows = keys, depth = queries): key i is seen by query k when k >= i - diag.
+static void causal_depth(const GemmArgs *x, int i, int h, int *lo, int *hi) {
+    int step = x->g->kstep;
+    *lo = 0, *hi = x->K;
+    if (!x->causal) return;
+    if (x->layout == GEMM_NN) *hi = imin(x->K, (int)round_up((size_t)(i + h + x->diag > 0 ? i + h + x->diag : 0), (size_t)step));
+    if (x->layout == GEMM_TN) *lo = imin(x->K, round_down_to(i - x->diag > 0 ? i - x->diag : 0, step));
+}
+
+// NT (rows = queries, columns = keys): columns from here on are above every row of the strip.
+static int causal_cols(const GemmArgs *x, int i, int h) {
+    return x->causal && x->layout == GEMM_NT ? i + h + x->diag : x->N;
+}
+
 static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
     const GemmImpl *g = x->g;
     int slot;
     char *buf = buf_acquire(&slot), *ap = buf, *bp = buf + A_BYTES;
-    int kcb = k_block(g, x->K), ncb = n_block(g, x->K), direct = use_direct_a(x, n1 - n0);
+    int kcb = k_block(g, x->K), ncb = n_block(g, x->K), direct = !x->causal && use_direct_a(x, n1 - n0);
     for (int jc = n0; jc < n1; jc += ncb) {
         int nc = imin(ncb, n1 - jc);
         for (int pc = 0; pc < x->K; pc += kcb) {
@@ -274,25 +297,34 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
             const char *bblock = bp;
             if (x->packed_b) bblock = x->packed_b + pinned_offset(x, pc, jc);
             else pack_b_panel(x, bp, panel_bytes, jc, nc, pc, kc);
-            int load_c = x->accumulate || pc > 0;  // later k blocks resume the chain from C
             size_t strip_bytes = panel_size(g, kc, g->mr);
             int strips = direct ? 1 : a_block_strips(x, strip_bytes);
             for (int i = m0; i < m1; i += g->mr) {
                 int h = imin(g->mr, m1 - i), s = (i - m0) / g->mr % strips;
                 if (strips > 1 && s == 0) pack_a_block(x, ap, strip_bytes, i, imin(m1, i + strips * g->mr), pc, kc);
                 else if (strips == 1 && !direct) pack_a_strip(x, ap, i, h, pc, kc);
-                const char *astrip = ap + (size_t)s * strip_bytes;
+                // The depth this strip runs in this k block: all of it, or a causal product's
+                // part that can be non-zero (whole pairs; a skipped term would only add 0).
+                int lo, hi;
+                causal_depth(x, i, h, &lo, &hi);
+                int k0 = lo > pc ? lo : pc, k1 = imin(hi, pc + kc);
+                if (k0 >= k1) continue;
+                // later k blocks resume the chain from C; so does a causal strip's first block
+                // when an earlier one already started it
+                int load_c = x->accumulate || pc > round_down_to(lo, kcb);
+                const char *astrip = ap + (size_t)s * strip_bytes + (size_t)(k0 - pc) * g->mr * g->elem;
                 int j_first = x->upper && i > jc ? (i - jc) / g->nr * g->nr : 0;  // first panel not wholly below
+                int j_end = imin(nc, causal_cols(x, i, h) - jc);                   // first panel wholly above
                 const float *arow = direct ? x->a + (size_t)i * x->K + pc : NULL;
                 float *crow = x->c + (size_t)i * x->N + jc;
                 int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
-                for (int jr = j_first; jr < nc; jr += g->nr) {
+                for (int jr = j_first; jr < j_end; jr += g->nr) {
                     if (strips == 1 && next < m1)
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
-                    const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes;
+                    const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes + (size_t)(k0 - pc) * g->nr * g->elem;
                     int w = imin(g->nr, nc - jr);
                     if (direct) g->kernel_rows(kc, arow, (size_t)x->K, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
-                    else g->kernel(kc, astrip, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
+                    else g->kernel(k1 - k0, astrip, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
                 }
             }
         }
@@ -372,14 +404,20 @@ void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, co
     // Tiles wholly below the diagonal are skipped and that triangle copied from the upper one.
     int upper = a == b && M == N && layout != GEMM_NN && !accumulate;
     const char *pinned = layout == GEMM_NT && M > 0 && N > 0 && K > 0 ? pinned_panels(g, b, N, K) : NULL;
-    GemmArgs x = {g, layout, c, a, b, M, N, K, accumulate, pinned, upper, NULL};
+    GemmArgs x = {g, layout, c, a, b, M, N, K, accumulate, pinned, upper, NULL, 0, 0};
+    run_args(&x);
+}
+
+void gemm_run_causal(const GemmImpl *g, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
+                     int K, int accumulate, int diag) {
+    GemmArgs x = {g, layout, c, a, b, M, N, K, accumulate, NULL, 0, NULL, 1, diag};
     run_args(&x);
 }
 
 void gemm_run_a16(const GemmImpl *g, GemmLayout layout, float *c, const uint16_t *a, const float *b, int M, int N,
                   int K, int accumulate) {
     if (!g->pack_a16 || layout == GEMM_NT) abort();  // internal misuse: only the bf16 nn/tn have it
-    GemmArgs x = {g, layout, c, NULL, b, M, N, K, accumulate, NULL, 0, a};
+    GemmArgs x = {g, layout, c, NULL, b, M, N, K, accumulate, NULL, 0, a, 0, 0};
     run_args(&x);
 }
 
@@ -430,9 +468,9 @@ static void rows_workspace_release(char *ws, int shared) {
 void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
                   void *ctx, size_t scratch_floats, const GemmRowsNext *next) {
     if (M <= 0 || N <= 0) return;
-    GemmArgs x = {g, GEMM_NT, NULL, a, b, M, N, K, 0, K > 0 ? pinned_panels(g, b, N, K) : NULL, 0, NULL};
+    GemmArgs x = {g, GEMM_NT, NULL, a, b, M, N, K, 0, K > 0 ? pinned_panels(g, b, N, K) : NULL, 0, NULL, 0, 0};
     // the follow-up product: strip (rows, N) @ next->b (N, n2), its B packed once like ours
-    GemmArgs x2 = {g, GEMM_NN, NULL, NULL, next ? next->b : NULL, 0, next ? next->n2 : 0, N, 0, NULL, 0, NULL};
+    GemmArgs x2 = {g, GEMM_NN, NULL, NULL, next ? next->b : NULL, 0, next ? next->n2 : 0, N, 0, NULL, 0, NULL, 0, 0};
     int kcb = K > 0 ? k_block(g, K) : 1, pack = K > 0 && !x.packed_b, kcb2 = k_block(g, N);
     int nt = omp_in_parallel() || (long)M * N * (K > 0 ? K : 1) < SMALL_MACS ? 1 : omp_get_max_threads();
     // workspace: [packed B][packed next B] then per thread [A strip | C strip (MR x N) | scratch]

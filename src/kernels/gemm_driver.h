@@ -56,6 +56,20 @@ typedef struct {
 void gemm_run(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
               int K, int accumulate);
 
+// Causal attention's products, skipping what the causal mask makes zero. Queries i and keys j
+// with j <= i + diag visible (diag: the position of query row 0 among the keys):
+//   NT  C (queries, keys) = a bᵀ: C tiles wholly above the diagonal (every j > i + diag) are not
+//       computed, and hold whatever they held; the caller reads only j <= i + diag.
+//   NN  C (queries, D) = a (queries, keys) · b (keys, D): depth k > i + diag is skipped, so a's
+//       entries above the diagonal must be zero (they are not read).
+//   TN  C (keys, D) = aᵀ (a: queries, keys) · b (queries, D): depth k < i - diag is skipped,
+//       likewise zero in a.
+// Whole k pairs are kept, so at most one skipped term per chain, and a term left out only ever
+// added a product with a zero factor: the same bits as gemm_run on the masked operands (finite
+// entries in the unread part of b).
+void gemm_run_causal(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
+                     int K, int accumulate, int diag);
+
 // The same with A (an NN or TN operand) stored as bf16 — the fused head's dlogits: half the
 // bytes to read, and the same bits as gemm_run on the fp32 values they were rounded from.
 void gemm_run_a16(const GemmImpl *impl, GemmLayout layout, float *c, const uint16_t *a, const float *b, int M, int N,

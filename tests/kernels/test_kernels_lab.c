@@ -419,6 +419,60 @@ static void test_symmetric_products_give_the_same_bits(void **state) {
     }
 }
 
+// Causal attention's bf16 products (avx512bf16_matmul_causal) give the same bits as the plain
+// products on the masked operands: NT on every visible score (query i, key j <= i + diag), NN and
+// TN (whose a is zero above the diagonal) on every element, with and without accumulation, at 1
+// to 3 threads; query blocks off the diagonal (diag > 0), ragged tiles, odd depths, and depths
+// over one k block (NN: 1100 keys; TN: 900 queries).
+static void causal_mask(float *a, int rows, int keys, int diag) {
+    for (int i = 0; i < rows; i++)
+        for (int j = i + diag + 1; j < keys; j++) a[(size_t)i * keys + j] = 0.0f;
+}
+
+static void run_causal(GemmLayout l, float *c, const float *a, const float *b, int M, int N, int K, int acc,
+                       const float *c0, int diag, int threads) {
+    int prev = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    if (acc) memcpy(c, c0, (size_t)M * N * sizeof *c);
+    avx512bf16_matmul_causal(l, c, a, b, M, N, K, acc, diag);
+    omp_set_num_threads(prev);
+}
+
+static void test_causal_products_give_the_same_bits(void **state) {
+    (void)state;
+    if (!kernels_variant_available(KV_AVX512, NULL) || !cpu_info()->avx512_bf16) skip();
+    static const int shapes[][4] = {  // query rows, keys (= rows + diag), D, diag
+        {1, 1, 16, 0}, {14, 14, 32, 0}, {64, 256, 128, 192}, {70, 70, 33, 0}, {45, 101, 17, 56},
+        {256, 256, 128, 0}, {64, 1100, 64, 1036}, {900, 900, 40, 0}};
+    Rng r;
+    rng_seed(&r, 11);
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int rows = shapes[s][0], keys = shapes[s][1], D = shapes[s][2], diag = shapes[s][3];
+        size_t ns = (size_t)rows * keys, nk = (size_t)keys * D, nq = (size_t)rows * D;
+        float *q = random_floats(nq, &r), *k = random_floats(nk, &r), *p = random_floats(ns, &r);
+        float *want = malloc((ns > nk ? ns : nk) * sizeof *want), *c = malloc((ns > nk ? ns : nk) * sizeof *c);
+        float *c0 = random_floats(nk > nq ? nk : nq, &r);
+        causal_mask(p, rows, keys, diag);
+        for (int t = 1; t <= 3; t++) {
+            run_threads(avx512bf16_matmul_nt, want, q, k, rows, keys, D, 0, NULL, t);  // scores
+            for (size_t i = 0; i < ns; i++) c[i] = NAN;
+            run_causal(GEMM_NT, c, q, k, rows, keys, D, 0, NULL, diag, t);
+            for (int i = 0; i < rows; i++)
+                assert_memory_equal(want + (size_t)i * keys, c + (size_t)i * keys,
+                                    (size_t)(i + diag + 1 < keys ? i + diag + 1 : keys) * sizeof *c);
+            for (int acc = 0; acc < 2; acc++) {
+                run_threads(avx512bf16_matmul_nn, want, p, k, rows, D, keys, acc, c0, t);  // P V
+                run_causal(GEMM_NN, c, p, k, rows, D, keys, acc, c0, diag, t);
+                assert_memory_equal(want, c, nq * sizeof *c);
+                run_threads(avx512bf16_matmul_tn, want, p, q, keys, D, rows, acc, c0, t);  // Pᵀ dO
+                run_causal(GEMM_TN, c, p, q, keys, D, rows, acc, c0, diag, t);
+                assert_memory_equal(want, c, nk * sizeof *c);
+            }
+        }
+        free(q), free(k), free(p), free(want), free(c), free(c0);
+    }
+}
+
 
 // The fused head gives the same bits as its table's unfused ops: head_ce as matmul_nt, then
 // softcap_ce (the bf16 variants: those dlogits rounded to bf16), then matmul_nn on the fp32
@@ -520,6 +574,7 @@ int main(void) {
         cmocka_unit_test(test_fast_matmul_rows_independent_of_m),
         cmocka_unit_test(test_pinned_weights_give_the_same_bits),
         cmocka_unit_test(test_symmetric_products_give_the_same_bits),
+        cmocka_unit_test(test_causal_products_give_the_same_bits),
         cmocka_unit_test(test_fused_head_gives_the_same_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
