@@ -25,7 +25,12 @@ PRESETS=${PRESETS:-cpu kit-d10}
 PRECISIONS="fp32"; grep -qw avx512_bf16 /proc/cpuinfo && PRECISIONS="bf16 fp32"
 THREADS=$(nproc)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-declare -A STEPS=([cpu]=12 [kit-d10]=3)
+# Timed steps per run: about the same wall-clock time on both sides (cpu: frontier's 60 steps
+# ~8 s, PyTorch's 12 ~12 s), so that a few seconds of interference from the shared machine
+# cannot take a whole measurement on one side only (12 frontier steps took under 2 s). Both
+# sides leave their first steps out (frontier: the 2 excluded warm-up steps; PyTorch: --warmup).
+declare -A STEPS=([cpu]=60 [kit-d10]=3)        # frontier
+declare -A TORCH_STEPS=([cpu]=12 [kit-d10]=3)  # PyTorch
 declare -A FLAGS=([cpu]="--preset cpu" [kit-d10]="--preset kit-d10 --seq-len 1024 --batch-tokens 4096 --device-batch 2")
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2)}'; }
@@ -54,7 +59,7 @@ for preset in $PRESETS; do
       jv "$run/summary.json" mfu >> "$tmp/m_$prec"
     done
     for dt in bf16 fp32; do
-      /usr/bin/python3 bench/torch_train.py "$run/config.json" --threads "$THREADS" --steps "${STEPS[$preset]}" \
+      /usr/bin/python3 bench/torch_train.py "$run/config.json" --threads "$THREADS" --steps "${TORCH_STEPS[$preset]}" \
         --dtype $dt > "$tmp/t.json"
       jv "$tmp/t.json" tok_per_s >> "$tmp/$([ $dt = bf16 ] && echo b || echo x)"
     done
@@ -74,6 +79,7 @@ done
   echo
   echo "MFU: model FLOPs (nanochat's 6N + attention convention, SPEC §1) per second over the machine's measured peak as \`frontier train\` reports it: the fp32 FMA peak for fp32, the vdpbf16ps peak for bf16."
   echo "Each frontier run trains on the prepared corpus; PyTorch trains on random token ids (throughput does not depend on the data)."
+  echo "Timed steps per run (after the warm-up steps): $(for p in $PRESETS; do printf '%s frontier %s, PyTorch %s; ' "$p" "${STEPS[$p]}" "${TORCH_STEPS[$p]}"; done | sed 's/; $//') — about the same wall-clock time on both sides."
 } >> "$body"
 replace_section throughput "$body"
 rm -f "$body"
