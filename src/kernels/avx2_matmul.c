@@ -89,7 +89,42 @@ static void kernel(int kc, const void *ap, const void *bp, float *c, size_t ldc,
     TILES[mr](kc, ap, bp, c, ldc, nr, load_c);
 }
 
-static const GemmImpl AVX2_F32 = {MR, NR, 1, sizeof(float), pack_a, pack_b, kernel, NULL, NULL};
+// ReLU² hooks: relu2_fwd/bwd's arithmetic (max(x, 0)²; 2x·c where x > 0, else +0) in ymm.
+static TARGET_FN void relu2_rows(float *dst, const float *src, size_t ld, int rows, int cols) {
+    const __m256 zero = _mm256_setzero_ps();
+    for (int r = 0; r < rows; r++) {
+        const float *s = src + (size_t)r * ld;
+        float *d = dst + (size_t)r * cols;
+        int j = 0;
+        for (; j + 8 <= cols; j += 8) {
+            __m256 v = _mm256_max_ps(_mm256_loadu_ps(s + j), zero);
+            _mm256_storeu_ps(d + j, _mm256_mul_ps(v, v));
+        }
+        for (; j < cols; j++) {
+            float v = s[j] > 0 ? s[j] : 0;
+            d[j] = v * v;
+        }
+    }
+}
+
+static TARGET_FN void relu2_grad_rows(float *c, const float *x, size_t ld, int rows, int cols) {
+    const __m256 zero = _mm256_setzero_ps();
+    for (int r = 0; r < rows; r++) {
+        float *cr = c + (size_t)r * ld;
+        const float *xr = x + (size_t)r * ld;
+        int j = 0;
+        for (; j + 8 <= cols; j += 8) {
+            __m256 xv = _mm256_loadu_ps(xr + j), pos = _mm256_cmp_ps(xv, zero, _CMP_GT_OQ);
+            __m256 g = _mm256_mul_ps(_mm256_add_ps(xv, xv), _mm256_loadu_ps(cr + j));
+            _mm256_storeu_ps(cr + j, _mm256_and_ps(pos, g));
+        }
+        for (; j < cols; j++) cr[j] = xr[j] > 0 ? (xr[j] + xr[j]) * cr[j] : 0.0f;
+    }
+}
+
+static const GemmImpl AVX2_F32 = {.mr = MR, .nr = NR, .kstep = 1, .elem = sizeof(float), .pack_a = pack_a,
+                                  .pack_b = pack_b, .kernel = kernel, .relu2_rows = relu2_rows,
+                                  .relu2_grad_rows = relu2_grad_rows};
 
 void avx2_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX2_F32, GEMM_NT, c, a, b, M, N, K, accumulate);
@@ -99,6 +134,12 @@ void avx2_matmul_nn(float *c, const float *a, const float *b, int M, int N, int 
 }
 void avx2_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX2_F32, GEMM_TN, c, a, b, M, N, K, accumulate);
+}
+void avx2_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate) {
+    gemm_relu2_linear_fwd(&AVX2_F32, c, fc, w, M, N, K, accumulate);
+}
+void avx2_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N, int K) {
+    gemm_relu2_linear_bwd(&AVX2_F32, dw, dfc, dc, w, fc, M, N, K);
 }
 void avx2_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
                          size_t scratch_floats, const GemmRowsNext *next) {

@@ -11,6 +11,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "kernels/avx512_ops.h"
 #include "kernels/gemm_driver.h"
 #include "kernels/simd_matmul.h"
 
@@ -191,7 +192,9 @@ static void kernel_rows(int kc, const float *a, size_t lda, const void *bp, floa
     TILES_ROWS[mr](kc, a, lda, bp, c, ldc, nr, load_c);
 }
 
-static const GemmImpl AVX512_F32 = {MR, NR, 1, sizeof(float), pack_a, pack_b, kernel, kernel_rows, NULL};
+static const GemmImpl AVX512_F32 = {.mr = MR, .nr = NR, .kstep = 1, .elem = sizeof(float), .pack_a = pack_a,
+                                    .pack_b = pack_b, .kernel = kernel, .kernel_rows = kernel_rows,
+                                    .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows};
 
 void avx512_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX512_F32, GEMM_NT, c, a, b, M, N, K, accumulate);
@@ -201,6 +204,12 @@ void avx512_matmul_nn(float *c, const float *a, const float *b, int M, int N, in
 }
 void avx512_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX512_F32, GEMM_TN, c, a, b, M, N, K, accumulate);
+}
+void avx512_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate) {
+    gemm_relu2_linear_fwd(&AVX512_F32, c, fc, w, M, N, K, accumulate);
+}
+void avx512_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N, int K) {
+    gemm_relu2_linear_bwd(&AVX512_F32, dw, dfc, dc, w, fc, M, N, K);
 }
 void avx512_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
                            size_t scratch_floats, const GemmRowsNext *next) {
@@ -340,8 +349,9 @@ static void kernel_bf16(int kc, const void *ap, const void *bp, float *c, size_t
     TILES_BF16[mr](kc, ap, bp, c, ldc, nr, load_c);
 }
 
-static const GemmImpl AVX512_BF16 = {MR, NR, 2, sizeof(uint16_t), pack_a_bf16, pack_b_bf16, kernel_bf16, NULL,
-                                     pack_a16_bf16};
+static const GemmImpl AVX512_BF16 = {.mr = MR, .nr = NR, .kstep = 2, .elem = sizeof(uint16_t), .pack_a = pack_a_bf16,
+                                     .pack_b = pack_b_bf16, .kernel = kernel_bf16, .pack_a16 = pack_a16_bf16,
+                                     .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows};
 
 void avx512bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX512_BF16, GEMM_NT, c, a, b, M, N, K, accumulate);
@@ -351,6 +361,12 @@ void avx512bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N
 }
 void avx512bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX512_BF16, GEMM_TN, c, a, b, M, N, K, accumulate);
+}
+void avx512bf16_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate) {
+    gemm_relu2_linear_fwd(&AVX512_BF16, c, fc, w, M, N, K, accumulate);
+}
+void avx512bf16_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N, int K) {
+    gemm_relu2_linear_bwd(&AVX512_BF16, dw, dfc, dc, w, fc, M, N, K);
 }
 void avx512bf16_matmul_causal(GemmLayout layout, float *c, const float *a, const float *b, int M, int N, int K,
                               int accumulate, int diag) {

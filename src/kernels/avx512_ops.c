@@ -191,6 +191,14 @@ static AVX512_FN void relu2_bwd_span(float *dx, const float *dout, const float *
     }
 }
 
+void avx512_relu2_rows(float *dst, const float *src, size_t ld, int rows, int cols) {
+    for (int r = 0; r < rows; r++) relu2_fwd_span(dst + (size_t)r * cols, src + (size_t)r * ld, (size_t)cols);
+}
+
+void avx512_relu2_grad_rows(float *c, const float *x, size_t ld, int rows, int cols) {
+    for (int r = 0; r < rows; r++) relu2_bwd_span(c + (size_t)r * ld, c + (size_t)r * ld, x + (size_t)r * ld, (size_t)cols);
+}
+
 void avx512_relu2_fwd(float *out, const float *x, size_t n) {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i += ELEMS_PER_TASK)

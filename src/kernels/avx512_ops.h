@@ -33,6 +33,9 @@ void avx512_attention_bwd(float *dq, float *dk, float *dv, const float *dout, co
                           const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D);
 void avx512_relu2_fwd(float *out, const float *x, size_t n);
 void avx512_relu2_bwd(float *dx, const float *dout, const float *x, size_t n);
+// The same on a block of rows, single-threaded (the GEMMs' ReLU² hooks, GemmImpl in gemm_driver.h).
+void avx512_relu2_rows(float *dst, const float *src, size_t ld, int rows, int cols);
+void avx512_relu2_grad_rows(float *c, const float *x, size_t ld, int rows, int cols);
 void avx512_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
                        float cap, float dscale);
 // softcap_ce on logits the caller no longer needs (they are overwritten), on the calling thread

@@ -55,6 +55,18 @@ OpCost cost_attention_bwd(int B, int T, int H, int Hkv, int D) {
 OpCost cost_relu2_fwd(size_t n) { return (OpCost){2.0 * (double)n, F * 2.0 * (double)n}; }
 OpCost cost_relu2_bwd(size_t n) { return (OpCost){3.0 * (double)n, F * 3.0 * (double)n}; }
 
+// ReLU² fused into the product: its FLOPs plus the product's; memory as the product's with fc in
+// place of act (act never stored). bwd: the tn and nn products, fc read by both, ReLU²'s
+// forward again (2/elem) and backward (3/elem).
+OpCost cost_relu2_linear_fwd(int M, int N, int K, int accumulate) {
+    OpCost mm = cost_matmul(M, N, K, accumulate);
+    return (OpCost){mm.flops + 2.0 * M * K, mm.bytes};
+}
+OpCost cost_relu2_linear_bwd(int M, int N, int K) {
+    OpCost tn = cost_matmul(N, K, M, 1), nn = cost_matmul(M, K, N, 0);
+    return (OpCost){tn.flops + nn.flops + 5.0 * M * K, tn.bytes + nn.bytes + F * (double)M * K};
+}
+
 // per logit: tanh (+2: scale in and out), exp (+1 subtract, +1 add to the sum); with the
 // gradient: exp again, subtract, the tanh slope (3), scale. Read the logits (+write dlogits).
 OpCost cost_softcap_ce(int N, int V, int with_grad) {

@@ -62,6 +62,8 @@ typedef struct {
     int upper;             // symmetric result: only tiles reaching the diagonal or above are computed
     const uint16_t *a16;   // A stored as bf16 (a is then NULL; nn and tn only)
     int causal, diag;      // a causal attention product (gemm_run_causal), diagonal offset
+    int a_relu2, b_relu2;  // A (nt) / B (nn, tn) is relu²(a / b), formed while packing (gemm_relu2_linear_*)
+    const float *relu2_grad;  // (M, N) like C: C is finished as relu2_bwd(C, relu2_grad)
 } GemmArgs;
 
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
@@ -88,7 +90,10 @@ static int n_block(const GemmImpl *g, int K) {
 // Row-major B (nn, tn) is packed 16 rows at a time across all micro-panels, so the source is
 // read nearly sequentially (one micro-panel at a time would stride through every row).
 #define PACK_ROWS 16
-static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc, int nc, int pc, int kc) {
+
+// tmp: the thread's scratch for a transformed operand (transform_floats), or NULL without one.
+static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc, int nc, int pc, int kc,
+                         float *tmp) {
     const GemmImpl *g = x->g;
     if (x->layout == GEMM_NT) {
         for (int jr = 0; jr < nc; jr += g->nr)
@@ -97,14 +102,34 @@ static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc
         return;
     }
     size_t row_bytes = (size_t)g->nr * g->elem;  // one packed k row of a micro-panel (PACK_ROWS is even)
-    for (int k0 = 0; k0 < kc; k0 += PACK_ROWS)
-        for (int jr = 0; jr < nc; jr += g->nr)
-            g->pack_b(bp + (size_t)(jr / g->nr) * panel_bytes + (size_t)k0 * row_bytes,
-                      x->b + (size_t)(pc + k0) * x->N + jc + jr, (size_t)x->N, imin(g->nr, nc - jr),
-                      imin(PACK_ROWS, kc - k0), 0);
+    for (int k0 = 0; k0 < kc; k0 += PACK_ROWS) {
+        int rows = imin(PACK_ROWS, kc - k0);
+        const float *src = x->b + (size_t)(pc + k0) * x->N + jc;
+        for (int jr = 0; jr < nc; jr += g->nr) {
+            int w = imin(g->nr, nc - jr);
+            char *dst = bp + (size_t)(jr / g->nr) * panel_bytes + (size_t)k0 * row_bytes;
+            if (x->b_relu2) {  // this piece as relu², in scratch (PACK_ROWS x NR: stays in L1)
+                g->relu2_rows(tmp, src + jr, (size_t)x->N, rows, w);
+                g->pack_b(dst, tmp, (size_t)w, w, rows, 0);
+            } else {
+                g->pack_b(dst, src + jr, (size_t)x->N, w, rows, 0);
+            }
+        }
+    }
 }
 
-static void pack_a_strip(const GemmArgs *x, char *ap, int i, int h, int pc, int kc) {
+#define RELU2_DEPTH 64  // even, so every piece starts on a k pair
+
+static void pack_a_strip(const GemmArgs *x, char *ap, int i, int h, int pc, int kc, float *tmp) {
+    if (x->a_relu2) {  // nt: the strip's rows as relu², RELU2_DEPTH at a time in scratch (in L1)
+        const GemmImpl *g = x->g;
+        for (int k0 = 0; k0 < kc; k0 += RELU2_DEPTH) {
+            int d = imin(RELU2_DEPTH, kc - k0);
+            g->relu2_rows(tmp, x->a + (size_t)i * x->K + pc + k0, (size_t)x->K, h, d);
+            g->pack_a(ap + (size_t)k0 * g->mr * g->elem, tmp, (size_t)d, h, d, 1);
+        }
+        return;
+    }
     if (x->a16) {
         if (x->layout == GEMM_TN) x->g->pack_a16(ap, x->a16 + (size_t)pc * x->M + i, (size_t)x->M, h, kc, 0);
         else x->g->pack_a16(ap, x->a16 + (size_t)i * x->K + pc, (size_t)x->K, h, kc, 1);
@@ -210,7 +235,7 @@ static void pack_b_share(const GemmArgs *x, char *packed, int t, int nt) {
     for (int pc = 0; pc < x->K; pc += kcb) {
         int kc = imin(kcb, x->K - pc);
         size_t panel_bytes = panel_size(g, kc, g->nr);
-        pack_b_panel(x, packed + pinned_offset(x, pc, jc), panel_bytes, jc, nc, pc, kc);
+        pack_b_panel(x, packed + pinned_offset(x, pc, jc), panel_bytes, jc, nc, pc, kc, NULL);
     }
 }
 
@@ -288,7 +313,13 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
     const GemmImpl *g = x->g;
     int slot;
     char *buf = buf_acquire(&slot), *ap = buf, *bp = buf + A_BYTES;
-    int kcb = k_block(g, x->K), ncb = n_block(g, x->K), direct = !x->causal && use_direct_a(x, n1 - n0);
+    int kcb = k_block(g, x->K), ncb = n_block(g, x->K);
+    int direct = !x->causal && use_direct_a(x, n1 - n0);
+    // a transformed operand's piece before packing: MR x RELU2_DEPTH or, read unpacked by the
+    // kernel (direct), MR x kc (A); PACK_ROWS x NR (B)
+    float *tmp = NULL;
+    if (x->a_relu2 || x->b_relu2)
+        tmp = xmalloc((size_t)(g->mr * kcb > PACK_ROWS * g->nr ? g->mr * kcb : PACK_ROWS * g->nr) * sizeof *tmp);
     for (int jc = n0; jc < n1; jc += ncb) {
         int nc = imin(ncb, n1 - jc);
         for (int pc = 0; pc < x->K; pc += kcb) {
@@ -296,13 +327,13 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
             size_t panel_bytes = panel_size(g, kc, g->nr);
             const char *bblock = bp;
             if (x->packed_b) bblock = x->packed_b + pinned_offset(x, pc, jc);
-            else pack_b_panel(x, bp, panel_bytes, jc, nc, pc, kc);
+            else pack_b_panel(x, bp, panel_bytes, jc, nc, pc, kc, tmp);
             size_t strip_bytes = panel_size(g, kc, g->mr);
             int strips = direct ? 1 : a_block_strips(x, strip_bytes);
             for (int i = m0; i < m1; i += g->mr) {
                 int h = imin(g->mr, m1 - i), s = (i - m0) / g->mr % strips;
                 if (strips > 1 && s == 0) pack_a_block(x, ap, strip_bytes, i, imin(m1, i + strips * g->mr), pc, kc);
-                else if (strips == 1 && !direct) pack_a_strip(x, ap, i, h, pc, kc);
+                else if (strips == 1 && !direct) pack_a_strip(x, ap, i, h, pc, kc, tmp);
                 // The depth this strip runs in this k block: all of it, or a causal product's
                 // part that can be non-zero (whole pairs; a skipped term would only add 0).
                 int lo, hi;
@@ -316,6 +347,11 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 int j_first = x->upper && i > jc ? (i - jc) / g->nr * g->nr : 0;  // first panel not wholly below
                 int j_end = imin(nc, causal_cols(x, i, h) - jc);                   // first panel wholly above
                 const float *arow = direct ? x->a + (size_t)i * x->K + pc : NULL;
+                size_t lda = (size_t)x->K;
+                if (direct && x->a_relu2) {  // the kernel reads the strip's relu² rows from scratch
+                    g->relu2_rows(tmp, arow, lda, h, kc);
+                    arow = tmp, lda = (size_t)kc;
+                }
                 float *crow = x->c + (size_t)i * x->N + jc;
                 int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
                 for (int jr = j_first; jr < j_end; jr += g->nr) {
@@ -323,12 +359,16 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes + (size_t)(k0 - pc) * g->nr * g->elem;
                     int w = imin(g->nr, nc - jr);
-                    if (direct) g->kernel_rows(kc, arow, (size_t)x->K, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
+                    if (direct) g->kernel_rows(kc, arow, lda, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
                     else g->kernel(k1 - k0, astrip, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
                 }
+                if (x->relu2_grad && k1 == x->K)  // the strip's C is final: ReLU²'s backward while in cache
+                    g->relu2_grad_rows(crow + j_first, x->relu2_grad + (size_t)i * x->N + jc + j_first, (size_t)x->N, h,
+                                       imin(nc, j_end) - j_first);
             }
         }
     }
+    free(tmp);
     buf_release(buf, slot);
 }
 
@@ -404,20 +444,40 @@ void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, co
     // Tiles wholly below the diagonal are skipped and that triangle copied from the upper one.
     int upper = a == b && M == N && layout != GEMM_NN && !accumulate;
     const char *pinned = layout == GEMM_NT && M > 0 && N > 0 && K > 0 ? pinned_panels(g, b, N, K) : NULL;
-    GemmArgs x = {g, layout, c, a, b, M, N, K, accumulate, pinned, upper, NULL, 0, 0};
+    GemmArgs x = {.g = g, .layout = layout, .c = c, .a = a, .b = b, .M = M, .N = N, .K = K, .accumulate = accumulate,
+                  .packed_b = pinned, .upper = upper};
     run_args(&x);
 }
 
 void gemm_run_causal(const GemmImpl *g, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
                      int K, int accumulate, int diag) {
-    GemmArgs x = {g, layout, c, a, b, M, N, K, accumulate, NULL, 0, NULL, 1, diag};
+    GemmArgs x = {.g = g, .layout = layout, .c = c, .a = a, .b = b, .M = M, .N = N, .K = K, .accumulate = accumulate,
+                  .causal = 1, .diag = diag};
     run_args(&x);
+}
+
+void gemm_relu2_linear_fwd(const GemmImpl *g, float *c, const float *fc, const float *w, int M, int N, int K,
+                           int accumulate) {
+    GemmArgs x = {.g = g, .layout = GEMM_NT, .c = c, .a = fc, .b = w, .M = M, .N = N, .K = K,
+                  .accumulate = accumulate, .a_relu2 = 1};
+    run_args(&x);
+}
+
+void gemm_relu2_linear_bwd(const GemmImpl *g, float *dw, float *dfc, const float *dc, const float *w, const float *fc,
+                           int M, int N, int K) {
+    // dw (N, K) += dcᵀ (N, M) @ relu²(fc) (M, K): tn, depth M
+    GemmArgs t = {.g = g, .layout = GEMM_TN, .c = dw, .a = dc, .b = fc, .M = N, .N = K, .K = M, .accumulate = 1,
+                  .b_relu2 = 1};
+    run_args(&t);
+    // dfc (M, K) = relu2_bwd(dc (M, N) @ w (N, K), fc): nn, depth N
+    GemmArgs n = {.g = g, .layout = GEMM_NN, .c = dfc, .a = dc, .b = w, .M = M, .N = K, .K = N, .relu2_grad = fc};
+    run_args(&n);
 }
 
 void gemm_run_a16(const GemmImpl *g, GemmLayout layout, float *c, const uint16_t *a, const float *b, int M, int N,
                   int K, int accumulate) {
     if (!g->pack_a16 || layout == GEMM_NT) abort();  // internal misuse: only the bf16 nn/tn have it
-    GemmArgs x = {g, layout, c, NULL, b, M, N, K, accumulate, NULL, 0, a, 0, 0};
+    GemmArgs x = {.g = g, .layout = layout, .c = c, .b = b, .M = M, .N = N, .K = K, .accumulate = accumulate, .a16 = a};
     run_args(&x);
 }
 
@@ -434,7 +494,7 @@ static void rows_strip(const GemmArgs *x, const char *packed, char *abuf, float 
     for (int pc = 0; pc < x->K; pc += kcb) {
         int kc = imin(kcb, x->K - pc);
         size_t panel_bytes = panel_size(g, kc, g->nr);
-        pack_a_strip(x, abuf, i, h, pc, kc);
+        pack_a_strip(x, abuf, i, h, pc, kc, NULL);
         const char *bblock = packed + pinned_offset(x, pc, 0);
         for (int jr = 0; jr < x->N; jr += g->nr)
             g->kernel(kc, abuf, bblock + (size_t)(jr / g->nr) * panel_bytes, cbuf + jr, (size_t)x->N, h,
@@ -468,9 +528,10 @@ static void rows_workspace_release(char *ws, int shared) {
 void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
                   void *ctx, size_t scratch_floats, const GemmRowsNext *next) {
     if (M <= 0 || N <= 0) return;
-    GemmArgs x = {g, GEMM_NT, NULL, a, b, M, N, K, 0, K > 0 ? pinned_panels(g, b, N, K) : NULL, 0, NULL, 0, 0};
+    GemmArgs x = {.g = g, .layout = GEMM_NT, .a = a, .b = b, .M = M, .N = N, .K = K,
+                  .packed_b = K > 0 ? pinned_panels(g, b, N, K) : NULL};
     // the follow-up product: strip (rows, N) @ next->b (N, n2), its B packed once like ours
-    GemmArgs x2 = {g, GEMM_NN, NULL, NULL, next ? next->b : NULL, 0, next ? next->n2 : 0, N, 0, NULL, 0, NULL, 0, 0};
+    GemmArgs x2 = {.g = g, .layout = GEMM_NN, .b = next ? next->b : NULL, .N = next ? next->n2 : 0, .K = N};
     int kcb = K > 0 ? k_block(g, K) : 1, pack = K > 0 && !x.packed_b, kcb2 = k_block(g, N);
     int nt = omp_in_parallel() || (long)M * N * (K > 0 ? K : 1) < SMALL_MACS ? 1 : omp_get_max_threads();
     // workspace: [packed B][packed next B] then per thread [A strip | C strip (MR x N) | scratch]

@@ -51,6 +51,11 @@ typedef struct {
     GemmKernel kernel;
     GemmKernelRows kernel_rows;  // optional (NULL: A is always packed)
     GemmPack16 pack_a16;         // bf16 impls: A from bf16 storage (gemm_run_a16); else NULL
+    // ReLU² around a product (gemm_relu2_linear_*), in the ISA's vectors with relu2_fwd/bwd's
+    // arithmetic: dst (rows, cols) = max(src, 0)² (src row stride ld); and c (rows, cols, row
+    // stride ld, as x) = 2x·c where x > 0, else +0.
+    void (*relu2_rows)(float *dst, const float *src, size_t ld, int rows, int cols);
+    void (*relu2_grad_rows)(float *c, const float *x, size_t ld, int rows, int cols);
 } GemmImpl;
 
 void gemm_run(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
@@ -69,6 +74,17 @@ void gemm_run(const GemmImpl *impl, GemmLayout layout, float *c, const float *a,
 // entries in the unread part of b).
 void gemm_run_causal(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
                      int K, int accumulate, int diag);
+
+// ReLU² fused into the product that reads it (the MLP's c_proj; Kernels.relu2_linear_fwd/bwd):
+// act = relu²(fc) = max(fc, 0)² is formed while packing, never stored.
+//   fwd: c (M, N) (+)= relu²(fc (M, K)) @ w (N, K)ᵀ
+//   bwd: dw (N, K) += dc (M, N)ᵀ @ relu²(fc), then dfc (M, K) = relu2_bwd(dc @ w, fc) — each C
+//        tile finished while in L1.
+// The same packed values and kernel calls as relu2_fwd/relu2_bwd around gemm_run, so the same bits.
+void gemm_relu2_linear_fwd(const GemmImpl *impl, float *c, const float *fc, const float *w, int M, int N, int K,
+                           int accumulate);
+void gemm_relu2_linear_bwd(const GemmImpl *impl, float *dw, float *dfc, const float *dc, const float *w,
+                           const float *fc, int M, int N, int K);
 
 // The same with A (an NN or TN operand) stored as bf16 — the fused head's dlogits: half the
 // bytes to read, and the same bits as gemm_run on the fp32 values they were rounded from.

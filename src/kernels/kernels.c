@@ -60,6 +60,7 @@ int kernel_variant_index(const char *name) {
 static const Kernels OWN_AVX2 = {
     .name = "avx2",
     .matmul_nt = avx2_matmul_nt, .matmul_nn = avx2_matmul_nn, .matmul_tn = avx2_matmul_tn,
+    .relu2_linear_fwd = avx2_relu2_linear_fwd, .relu2_linear_bwd = avx2_relu2_linear_bwd,
     .head_ce = avx2_head_ce, .head_dw = avx2_head_dw,
 };
 
@@ -72,6 +73,7 @@ static const Kernels OWN_AVX512 = {
     .rope_rmsnorm_fwd = avx512_rope_rmsnorm_fwd, .rope_rmsnorm_bwd = avx512_rope_rmsnorm_bwd,
     .attention_fwd = avx512_attention_fwd, .attention_bwd = avx512_attention_bwd,
     .relu2_fwd = avx512_relu2_fwd, .relu2_bwd = avx512_relu2_bwd,
+    .relu2_linear_fwd = avx512_relu2_linear_fwd, .relu2_linear_bwd = avx512_relu2_linear_bwd,
     .softcap_ce = avx512_softcap_ce, .head_ce = avx512_head_ce, .head_dw = avx512_head_dw,
 };
 
@@ -285,22 +287,27 @@ KernelPrecision kernels_precision(void) {
     return precision;
 }
 
-// The ops whose products take the precision: the three matmuls, the head's two and attention. Their bf16 twins,
-// in this order: the reference ones and AVX512_BF16's.
+// The ops whose products take the precision: the three matmuls, ReLU²'s linear layer, the head's
+// two and attention. Their bf16 twins, in this order: the reference ones and AVX512_BF16's.
 #define OP_ENUM(op) OP_##op,
 enum { KERNEL_OPS(OP_ENUM) };
-#define TWINS 7
-static const int TWIN_OPS[TWINS] = {OP_matmul_nt, OP_matmul_nn, OP_matmul_tn, OP_head_ce, OP_head_dw,
-                                    OP_attention_fwd, OP_attention_bwd};
+#define TWINS 9
+static const int TWIN_OPS[TWINS] = {OP_matmul_nt,        OP_matmul_nn,        OP_matmul_tn,
+                                    OP_relu2_linear_fwd, OP_relu2_linear_bwd, OP_head_ce,
+                                    OP_head_dw,          OP_attention_fwd,    OP_attention_bwd};
 static OpFn ref_twin(int i) {
-    const OpFn f[TWINS] = {(OpFn)ref_bf16_matmul_nt, (OpFn)ref_bf16_matmul_nn, (OpFn)ref_bf16_matmul_tn,
-                           (OpFn)ref_bf16_head_ce, (OpFn)ref_bf16_head_dw, (OpFn)ref_bf16_attention_fwd,
+    const OpFn f[TWINS] = {(OpFn)ref_bf16_matmul_nt,        (OpFn)ref_bf16_matmul_nn,
+                           (OpFn)ref_bf16_matmul_tn,        (OpFn)ref_bf16_relu2_linear_fwd,
+                           (OpFn)ref_bf16_relu2_linear_bwd, (OpFn)ref_bf16_head_ce,
+                           (OpFn)ref_bf16_head_dw,          (OpFn)ref_bf16_attention_fwd,
                            (OpFn)ref_bf16_attention_bwd};
     return f[i];
 }
 static OpFn fast_twin(int i) {
-    const OpFn f[TWINS] = {(OpFn)avx512bf16_matmul_nt, (OpFn)avx512bf16_matmul_nn, (OpFn)avx512bf16_matmul_tn,
-                           (OpFn)avx512bf16_head_ce, (OpFn)avx512bf16_head_dw, (OpFn)avx512bf16_attention_fwd,
+    const OpFn f[TWINS] = {(OpFn)avx512bf16_matmul_nt,        (OpFn)avx512bf16_matmul_nn,
+                           (OpFn)avx512bf16_matmul_tn,        (OpFn)avx512bf16_relu2_linear_fwd,
+                           (OpFn)avx512bf16_relu2_linear_bwd, (OpFn)avx512bf16_head_ce,
+                           (OpFn)avx512bf16_head_dw,          (OpFn)avx512bf16_attention_fwd,
                            (OpFn)avx512bf16_attention_bwd};
     return f[i];
 }

@@ -61,6 +61,15 @@ typedef struct {
     void (*relu2_fwd)(float *out, const float *x, size_t n);
     void (*relu2_bwd)(float *dx, const float *dout, const float *x, size_t n);
 
+    // ReLU² fused into the linear layer that reads it (the MLP's c_proj): act = relu²(fc) is
+    // formed while the product packs its operand and never stored; backward forms it again.
+    // fwd: c (M,N) (+)= relu²(fc (M,K)) @ w (N,K)ᵀ — as relu2_fwd then matmul_nt (in the table's
+    // precision). bwd: dw (N,K) += dc (M,N)ᵀ @ relu²(fc) as matmul_tn, and dfc (M,K) =
+    // relu2_bwd(dc @ w, fc) as matmul_nn then relu2_bwd. No output may alias an input.
+    void (*relu2_linear_fwd)(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
+    void (*relu2_linear_bwd)(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
+                             int K);
+
     // Softcapped cross-entropy over rows of V logits: c = cap*tanh(z/cap) (cap 0 = no cap),
     // losses[n] = logsumexp(c) - c[target] in nats (0 where target < 0). If dlogits is non-NULL
     // it receives dscale * d(loss_n)/dz (0 rows for ignored targets); it may alias logits.
@@ -106,9 +115,10 @@ const Kernels *kernels_profiled(const Kernels *base);  // the wrapper table arou
 #define KERNEL_OPS(X)                                                                         \
     X(matmul_nt) X(matmul_nn) X(matmul_tn) X(embedding_fwd) X(embedding_bwd) X(rmsnorm_fwd) \
     X(rmsnorm_bwd) X(rope_fwd) X(rope_bwd) X(rope_rmsnorm_fwd) X(rope_rmsnorm_bwd)          \
-    X(attention_fwd) X(attention_bwd) X(relu2_fwd) X(relu2_bwd) X(softcap_ce) X(head_ce) X(head_dw)
+    X(attention_fwd) X(attention_bwd) X(relu2_fwd) X(relu2_bwd) X(relu2_linear_fwd) X(relu2_linear_bwd)     \
+    X(softcap_ce) X(head_ce) X(head_dw)
 
-enum { KERNEL_OP_COUNT = 18 };
+enum { KERNEL_OP_COUNT = 20 };
 typedef enum { KV_REF, KV_AVX2, KV_AVX512, KV_AMX, KERNEL_VARIANT_COUNT } KernelVariant;
 
 extern const char *const KERNEL_OP_NAMES[KERNEL_OP_COUNT];  // "matmul_nt", ...
@@ -202,3 +212,7 @@ const Kernels *kernels_bf16_matmuls(int fast);
 void ref_bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void ref_bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void ref_bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
+// relu2_linear_fwd/bwd with those products (ReLU² itself in fp32, as in every table).
+void ref_bf16_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
+void ref_bf16_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
+                               int K);

@@ -707,6 +707,54 @@ static void check_relu2(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) 
     }
 }
 
+// ReLU²'s linear layer: float64 oracles of the products on act = ref_relu2_fwd(fc) (rounded to
+// bf16 with the products' other operand for the bf16 tables), then for dfc ref_relu2_bwd of the
+// oracle's dc @ w, judged against 2|fc| times that product's scale. fc spans both signs so half
+// of act is zero; shapes cross the tile edges and the depth blocks.
+static void call_relu2_linear(const Case *c) {
+    if (c->mode) c->k->relu2_linear_bwd(c->out[0].p, c->out[1].p, c->a[2], c->a[1], c->a[0], c->M, c->N, c->K);
+    else c->k->relu2_linear_fwd(c->out[0].p, c->a[0], c->a[1], c->M, c->N, c->K, c->acc);
+}
+
+static void check_relu2_linear(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
+    static const int shapes[][3] = {{1, 1, 1},     {3, 5, 7},      {14, 32, 16},   {15, 33, 31},  {29, 70, 129},
+                                    {64, 128, 512}, {300, 128, 512}, {100, 130, 800}, {1024, 128, 512}};
+    int n = quick ? 6 : 9;
+    for (int s = 0; s < n; s++) {
+        int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], acc = s % 2;
+        size_t nf = (size_t)M * K, nw = (size_t)N * K, nc = (size_t)M * N;
+        Case c = {.k = k, .call = call_relu2_linear, .mode = bwd, .M = M, .N = N, .K = K, .acc = acc, .bf16 = r->bf16};
+        snprintf(c.shape, sizeof c.shape, "M=%d N=%d K=%d%s", M, N, K, bwd ? "" : acc ? " accumulate=1" : "");
+        c.a[0] = case_input(&c, nf, rng, -1, 1);  // fc
+        c.a[1] = case_input(&c, nw, rng, -1, 1);  // w
+        float *act = owned(&c, nf, NULL, rng, 0, 0);
+        ref_relu2_fwd(act, c.a[0], nf);
+        if (!bwd) {
+            float *c0 = acc ? owned(&c, nc, NULL, rng, -1, 1) : NULL, *expect = owned(&c, nc, NULL, rng, 0, 0);
+            double *scale = case_own(&c, nc * sizeof *scale);
+            product_oracle(NT, act, c.a[1], M, N, K, c.bf16, c0, expect, scale);
+            case_output(&c, "c", nc, c0, expect, s % 3 == 1);
+            c.scale[0] = scale;
+        } else {
+            c.a[2] = case_input(&c, nc, rng, -1, 1);  // dc
+            float *dw0 = owned(&c, nw, NULL, rng, -1, 1), *dw = owned(&c, nw, NULL, rng, 0, 0);
+            double *sw = case_own(&c, nw * sizeof *sw);
+            product_oracle(TN, c.a[2], act, N, K, M, c.bf16, dw0, dw, sw);
+            float *dact = owned(&c, nf, NULL, rng, 0, 0), *dfc = owned(&c, nf, NULL, rng, 0, 0);
+            double *sf = case_own(&c, nf * sizeof *sf);
+            product_oracle(NN, c.a[2], c.a[1], M, K, N, c.bf16, NULL, dact, sf);
+            ref_relu2_bwd(dfc, dact, c.a[0], nf);
+            for (size_t i = 0; i < nf; i++) sf[i] *= c.a[0][i] > 0 ? 2.0 * c.a[0][i] : 1.0;
+            case_output(&c, "dw", nw, dw0, dw, s % 2);
+            case_output(&c, "dfc", nf, NULL, dfc, s % 3 == 1);
+            c.scale[0] = sw;
+            c.scale[1] = sf;
+        }
+        case_run(r, &c);
+        case_free(&c);
+    }
+}
+
 // A loss is logsumexp(c) - c[target], the difference of two numbers of the size of the capped
 // logits: its error is measured against max |c| of its row (+ |loss|), not against the loss,
 // which can be exactly 0.
@@ -860,6 +908,7 @@ int lab_check_op(const Kernels *k, int op, const LabCheckOpts *o, LabOpResult *r
     else if (!strncmp(name, "rope_rmsnorm", 12)) check_rope_rmsnorm(&r, k, bwd, o->quick, &rng);
     else if (!strncmp(name, "rope", 4)) check_rope(&r, k, bwd, o->quick, &rng);
     else if (!strncmp(name, "attention", 9)) check_attention(&r, k, bwd, o->quick, &rng);
+    else if (!strncmp(name, "relu2_linear", 12)) check_relu2_linear(&r, k, bwd, o->quick, &rng);
     else if (!strncmp(name, "relu2", 5)) check_relu2(&r, k, bwd, o->quick, &rng);
     else if (!strcmp(name, "head_ce")) check_head_ce(&r, k, o->quick, &rng);
     else if (!strcmp(name, "head_dw")) check_head_dw(&r, k, o->quick, &rng);

@@ -28,8 +28,16 @@ typedef struct {
     size_t n;
 } BenchCase;
 
-enum { OP_NT, OP_NN, OP_TN, OP_EMB_F, OP_EMB_B, OP_RMS_F, OP_RMS_B, OP_ROPE_F, OP_ROPE_B, OP_RR_F, OP_RR_B,
-       OP_ATT_F, OP_ATT_B, OP_RELU_F, OP_RELU_B, OP_CE, OP_HEAD, OP_HEAD_B };
+// Short names for the op indices (KERNEL_OPS order, so they stay right when ops are added).
+#define OP_INDEX(op) K_##op,
+enum { KERNEL_OPS(OP_INDEX) };
+enum {
+    OP_NT = K_matmul_nt, OP_NN = K_matmul_nn, OP_TN = K_matmul_tn, OP_EMB_F = K_embedding_fwd,
+    OP_EMB_B = K_embedding_bwd, OP_RMS_F = K_rmsnorm_fwd, OP_RMS_B = K_rmsnorm_bwd, OP_ROPE_F = K_rope_fwd,
+    OP_ROPE_B = K_rope_bwd, OP_RR_F = K_rope_rmsnorm_fwd, OP_RR_B = K_rope_rmsnorm_bwd, OP_ATT_F = K_attention_fwd,
+    OP_ATT_B = K_attention_bwd, OP_RELU_F = K_relu2_fwd, OP_RELU_B = K_relu2_bwd, OP_RL_F = K_relu2_linear_fwd,
+    OP_RL_B = K_relu2_linear_bwd, OP_CE = K_softcap_ce, OP_HEAD = K_head_ce, OP_HEAD_B = K_head_dw
+};
 
 // ---------------------------------------------------------------------------------------------
 // The preset's cases
@@ -65,6 +73,8 @@ static int preset_cases(const ModelConfig *m, int rows, BenchCase *cs) {
     n = add_mm(cs, n, OP_TN, "mlp fc dW", F, C, N, 1);
     n = add_mm(cs, n, OP_TN, "lm_head dW", V, C, N, 1);
     n = add_mm(cs, n, OP_TN, "muon XᵀX", C, C, F, 0);
+    n = add_mm(cs, n, OP_RL_F, "mlp proj fwd", N, C, F, 1);  // ReLU² inside: x2 += relu²(fc) @ W
+    n = add_mm(cs, n, OP_RL_B, "mlp proj bwd", N, C, F, 0);  // dW and dfc
     BenchCase base = {.B = B, .T = T, .H = m->n_head, .Hkv = m->n_kv_head, .D = m->head_dim, .C = C, .V = V,
                       .rows = N, .n = (size_t)N * F};
     static const struct {
@@ -86,7 +96,9 @@ static int preset_cases(const ModelConfig *m, int rows, BenchCase *cs) {
 
 static void shape_str(const BenchCase *c, char *s, size_t cap) {
     switch (c->op) {
-    case OP_NT: case OP_NN: case OP_TN: snprintf(s, cap, "%dx%dx%d%s", c->M, c->N, c->K, c->acc ? " +=" : ""); break;
+    case OP_NT: case OP_NN: case OP_TN: case OP_RL_F: case OP_RL_B:
+        snprintf(s, cap, "%dx%dx%d%s", c->M, c->N, c->K, c->acc ? " +=" : "");
+        break;
     case OP_EMB_F: case OP_EMB_B: case OP_RMS_F: case OP_RMS_B: snprintf(s, cap, "N=%d C=%d", c->rows, c->C); break;
     case OP_ROPE_F: case OP_ROPE_B: case OP_RR_F: case OP_RR_B:
         snprintf(s, cap, "B=%d T=%d nh=%d D=%d", c->B, c->T, c->H, c->D);
@@ -101,6 +113,8 @@ static void shape_str(const BenchCase *c, char *s, size_t cap) {
 static OpCost case_cost(const BenchCase *c) {
     switch (c->op) {
     case OP_NT: case OP_NN: case OP_TN: return cost_matmul(c->M, c->N, c->K, c->acc);
+    case OP_RL_F: return cost_relu2_linear_fwd(c->M, c->N, c->K, c->acc);
+    case OP_RL_B: return cost_relu2_linear_bwd(c->M, c->N, c->K);
     case OP_EMB_F: return cost_embedding_fwd(c->rows, c->C);
     case OP_EMB_B: return cost_embedding_bwd(c->rows, c->C);
     case OP_RMS_F: return cost_rmsnorm_fwd(c->rows, c->C);
@@ -142,6 +156,9 @@ static void bufs_alloc(const BenchCase *c, Bufs *d, Rng *r) {
     size_t sz[NBUF] = {0};
     switch (c->op) {
     case OP_NT: case OP_NN: case OP_TN: sz[0] = (size_t)c->M * c->K, sz[1] = (size_t)c->N * c->K, sz[2] = (size_t)c->M * c->N; break;
+    case OP_RL_F: case OP_RL_B:  // fc, w, c / dc, dw, dfc
+        sz[0] = sz[4] = (size_t)c->M * c->K, sz[1] = sz[3] = (size_t)c->N * c->K, sz[2] = (size_t)c->M * c->N;
+        break;
     case OP_EMB_F: case OP_EMB_B: sz[0] = (size_t)c->V * c->C, sz[1] = nc; break;
     case OP_RMS_F: case OP_RMS_B: sz[0] = nc, sz[1] = nc, sz[2] = (size_t)c->rows, sz[3] = nc; break;
     case OP_ROPE_F: case OP_ROPE_B: sz[0] = nq, sz[1] = sz[2] = (size_t)c->T * (c->D / 2); break;
@@ -185,6 +202,8 @@ static void bench_call(const Kernels *k, const BenchCase *c, Bufs *d) {
     case OP_NT: k->matmul_nt(f[2], f[0], f[1], c->M, c->N, c->K, c->acc); break;
     case OP_NN: k->matmul_nn(f[2], f[0], f[1], c->M, c->N, c->K, c->acc); break;
     case OP_TN: k->matmul_tn(f[2], f[0], f[1], c->M, c->N, c->K, c->acc); break;
+    case OP_RL_F: k->relu2_linear_fwd(f[2], f[0], f[1], c->M, c->N, c->K, c->acc); break;
+    case OP_RL_B: k->relu2_linear_bwd(f[3], f[4], f[2], f[1], f[0], c->M, c->N, c->K); break;
     case OP_EMB_F: k->embedding_fwd(f[1], d->idx, f[0], c->rows, c->C); break;
     case OP_EMB_B: k->embedding_bwd(f[0], f[1], d->idx, c->rows, c->C); break;
     case OP_RMS_F: k->rmsnorm_fwd(f[1], f[2], f[0], c->rows, c->C); break;

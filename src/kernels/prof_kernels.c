@@ -67,6 +67,13 @@ static void p_relu2_fwd(float *out, const float *x, size_t n) {
 static void p_relu2_bwd(float *dx, const float *dout, const float *x, size_t n) {
     WRAP("relu2_bwd", cost_relu2_bwd(n), inner->relu2_bwd(dx, dout, x, n));
 }
+static void p_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int acc) {
+    WRAP("relu2_linear_fwd", cost_relu2_linear_fwd(M, N, K, acc), inner->relu2_linear_fwd(c, fc, w, M, N, K, acc));
+}
+static void p_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
+                               int K) {
+    WRAP("relu2_linear_bwd", cost_relu2_linear_bwd(M, N, K), inner->relu2_linear_bwd(dw, dfc, dc, w, fc, M, N, K));
+}
 static void p_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
                          float cap, float dscale) {
     WRAP(dlogits ? "softcap_ce_grad" : "softcap_ce", cost_softcap_ce(N, V, dlogits != NULL),
@@ -92,6 +99,7 @@ static const Kernels KERNELS_PROF = {
     .rope_rmsnorm_fwd = p_rope_rmsnorm_fwd, .rope_rmsnorm_bwd = p_rope_rmsnorm_bwd,
     .attention_fwd = p_attention_fwd, .attention_bwd = p_attention_bwd,
     .relu2_fwd = p_relu2_fwd, .relu2_bwd = p_relu2_bwd,
+    .relu2_linear_fwd = p_relu2_linear_fwd, .relu2_linear_bwd = p_relu2_linear_bwd,
     .softcap_ce = p_softcap_ce, .head_ce = p_head_ce, .head_dw = p_head_dw,
 };
 

@@ -24,5 +24,8 @@ void ref_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const
                        const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D);
 void ref_relu2_fwd(float *out, const float *x, size_t n);
 void ref_relu2_bwd(float *dx, const float *dout, const float *x, size_t n);
+void ref_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
+void ref_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
+                          int K);
 void ref_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
                     float cap, float dscale);

@@ -10,6 +10,7 @@
 #include "kernels/attention_bf16.h"
 #include "kernels/head.h"
 #include "kernels/ref.h"
+#include "util/mem.h"
 
 #define RMS_EPS 1.1920929e-7f
 
@@ -264,6 +265,47 @@ void ref_relu2_bwd(float *dx, const float *dout, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) dx[i] = x[i] > 0 ? 2.0f * x[i] * dout[i] : 0.0f;
 }
 
+// ReLU² fused into the product that reads it: here the ops in turn (act in a temporary), with
+// the fp32 or the bf16 reference matmuls.
+typedef void (*RefMatmul)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
+
+static float *relu2_temp(const float *fc, size_t n) {
+    float *act = xmalloc((n ? n : 1) * sizeof *act);
+    ref_relu2_fwd(act, fc, n);
+    return act;
+}
+
+static void relu2_linear_fwd_with(RefMatmul nt, float *c, const float *fc, const float *w, int M, int N, int K,
+                                  int accumulate) {
+    float *act = relu2_temp(fc, (size_t)M * K);
+    nt(c, act, w, M, N, K, accumulate);
+    free(act);
+}
+
+static void relu2_linear_bwd_with(RefMatmul tn, RefMatmul nn, float *dw, float *dfc, const float *dc, const float *w,
+                                  const float *fc, int M, int N, int K) {
+    float *act = relu2_temp(fc, (size_t)M * K);
+    tn(dw, dc, act, N, K, M, 1);
+    free(act);
+    nn(dfc, dc, w, M, K, N, 0);
+    ref_relu2_bwd(dfc, dfc, fc, (size_t)M * K);
+}
+
+void ref_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate) {
+    relu2_linear_fwd_with(ref_matmul_nt, c, fc, w, M, N, K, accumulate);
+}
+void ref_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
+                          int K) {
+    relu2_linear_bwd_with(ref_matmul_tn, ref_matmul_nn, dw, dfc, dc, w, fc, M, N, K);
+}
+void ref_bf16_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate) {
+    relu2_linear_fwd_with(ref_bf16_matmul_nt, c, fc, w, M, N, K, accumulate);
+}
+void ref_bf16_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
+                               int K) {
+    relu2_linear_bwd_with(ref_bf16_matmul_tn, ref_bf16_matmul_nn, dw, dfc, dc, w, fc, M, N, K);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Softcapped cross-entropy
 // ---------------------------------------------------------------------------------------------
@@ -329,6 +371,8 @@ const Kernels KERNELS_REF = {
     .attention_bwd = ref_attention_bwd,
     .relu2_fwd = ref_relu2_fwd,
     .relu2_bwd = ref_relu2_bwd,
+    .relu2_linear_fwd = ref_relu2_linear_fwd,
+    .relu2_linear_bwd = ref_relu2_linear_bwd,
     .softcap_ce = ref_softcap_ce,
     .head_ce = ref_head_ce,
     .head_dw = ref_head_dw,

@@ -48,6 +48,17 @@ void avx512bf16_matmul_causal(GemmLayout layout, float *c, const float *a, const
 void avx512bf16_matmul_nn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate);
 void avx512bf16_matmul_tn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate);
 
+// ReLU² fused into the product that reads it (Kernels.relu2_linear_fwd/bwd; gemm_relu2_linear_*
+// in gemm_driver.h): the same bits as relu2_fwd/relu2_bwd around this instruction set's matmuls.
+void avx2_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
+void avx2_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N, int K);
+void avx512_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
+void avx512_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
+                             int K);
+void avx512bf16_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
+void avx512bf16_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
+                                 int K);
+
 // The NT product a (M,K) @ b (N,K)ᵀ a strip of whole rows at a time, each strip handed to fn
 // instead of being stored (gemm_rows_nt in gemm_driver.h): the same bits as the *_matmul_nt of
 // the same instruction set. The fused head (head_ce) runs the loss on each strip in cache.

@@ -155,7 +155,6 @@ void runstate_build(RunState *s, const ModelConfig *c, int B, int T) {
         a->xn2 = xaligned_alloc(N * C * sizeof(float));
         a->rstd2 = xaligned_alloc(N * sizeof(float));
         a->fc = xaligned_alloc(N * F * sizeof(float));
-        a->act = xaligned_alloc(N * F * sizeof(float));
     }
     s->emb = xaligned_alloc(N * C * sizeof(float));
     s->rstd0 = xaligned_alloc(N * sizeof(float));
@@ -281,14 +280,15 @@ static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w,
     linear(a->x2, a->att, w->attn_proj, N, C, H * D, 1);
 }
 
+// relu(fc)² is formed inside c_proj's product (relu2_linear_fwd) and never stored: backward
+// forms it again from fc.
 static void mlp_block(const Model *m, LayerActs *a, const LayerWeights *w, float *out, int N) {
     const Kernels *K = kernels();
     int C = m->cfg.n_embd, F = m->cfg.mlp_ratio * C;
     K->rmsnorm_fwd(a->xn2, a->rstd2, a->x2, N, C);
     linear(a->fc, a->xn2, w->c_fc, N, F, C, 0);
-    K->relu2_fwd(a->act, a->fc, (size_t)N * F);
     memcpy(out, a->x2, (size_t)N * C * sizeof *out);  // residual
-    linear(out, a->act, w->mlp_proj, N, C, F, 1);
+    K->relu2_linear_fwd(out, a->fc, w->mlp_proj, N, C, F, 1);
 }
 
 // The trunk: embedding, the blocks and the final norm, leaving s->xn_final (B*T, C).
@@ -401,9 +401,8 @@ float model_forward_train(Model *m, RunState *s, const int32_t *inputs, const in
 static void mlp_block_bwd(const Model *m, RunState *s, LayerActs *a, const LayerWeights *w, LayerWeights *dw, int N) {
     const Kernels *K = kernels();
     int C = m->cfg.n_embd, F = m->cfg.mlp_ratio * C;
-    K->matmul_tn(dw->mlp_proj, s->dx, a->act, C, F, N, 1);      // d c_proj += dout^T act
-    K->matmul_nn(s->dfc, s->dx, w->mlp_proj, N, F, C, 0);       // d act
-    K->relu2_bwd(s->dfc, s->dfc, a->fc, (size_t)N * F);          // d fc
+    // d c_proj += dout^T relu(fc)²; d fc = relu2_bwd(dout @ c_proj, fc)
+    K->relu2_linear_bwd(dw->mlp_proj, s->dfc, s->dx, w->mlp_proj, a->fc, N, C, F);
     K->matmul_tn(dw->c_fc, s->dfc, a->xn2, F, C, N, 1);         // d c_fc += dfc^T xn2
     K->matmul_nn(s->dxn, s->dfc, w->c_fc, N, C, F, 0);          // d xn2
     K->rmsnorm_bwd(s->dx, s->dxn, a->x2, a->rstd2, N, C, 1);     // + residual: d x2

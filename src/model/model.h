@@ -2,7 +2,8 @@
 //
 //   wte (V,C) -> RMSNorm -> L x [ x += Attn(norm(x)); x += MLP(norm(x)) ] -> RMSNorm -> lm_head
 //   Attn: q,k,v projections, RoPE on q,k, QK-norm, causal softmax (scale 1/sqrt(D)), c_proj.
-//   MLP: c_proj(relu(c_fc(x))²). Logits softcapped in fp32, then cross-entropy.
+//   MLP: c_proj(relu(c_fc(x))²), the ReLU² inside c_proj's product. Logits softcapped in fp32,
+//   then cross-entropy.
 //
 // Every op goes through kernels() (kernels/kernels.h), one call per layer op, in the order
 // below; backward mirrors it in reverse. Activations for one micro-batch live in RunState.
@@ -51,8 +52,7 @@ typedef struct {
     float *x2;        // (N, C) residual after attention
     float *xn2;       // (N, C) norm(x2)
     float *rstd2;     // (N)
-    float *fc;        // (N, F) c_fc output
-    float *act;       // (N, F) relu(fc)^2
+    float *fc;        // (N, F) c_fc output (relu(fc)² is never stored: relu2_linear_fwd/bwd form it)
 } LayerActs;
 
 typedef struct {

@@ -473,6 +473,68 @@ static void test_causal_products_give_the_same_bits(void **state) {
     }
 }
 
+// ReLU²'s linear layer (relu2_linear_fwd/bwd) gives the same bits as its table's unfused ops:
+// relu2_fwd then matmul_nt; matmul_tn on relu2_fwd's output, matmul_nn then relu2_bwd — for the
+// fp32 tables and the bf16 products, 1 to 3 threads, over ragged tiles, depths over one block
+// (K = 800 in fp32, 1100 in bf16: the A operand's relu² is formed in pieces), narrow products
+// (the fp32 kernel reading A unpacked) and wide ones.
+typedef void (*Relu2)(float *, const float *, size_t);
+typedef void (*Relu2Bwd)(float *, const float *, const float *, size_t);
+typedef void (*Relu2LinFwd)(float *, const float *, const float *, int, int, int, int);
+typedef void (*Relu2LinBwd)(float *, float *, const float *, const float *, const float *, int, int, int);
+
+static void test_relu2_linear_gives_the_same_bits(void **state) {
+    (void)state;
+    static const int shapes[][3] = {{1, 1, 1}, {15, 33, 31}, {29, 70, 129}, {300, 128, 512}, {64, 300, 800},
+                                    {100, 40, 1100}};
+    struct {
+        int have;
+        Relu2LinFwd fwd;
+        Relu2LinBwd bwd;
+        Matmul nt, tn, nn;
+    } t[3] = {{kernels_variant_available(KV_AVX512, NULL), avx512_relu2_linear_fwd, avx512_relu2_linear_bwd,
+               avx512_matmul_nt, avx512_matmul_tn, avx512_matmul_nn},
+              {kernels_variant_available(KV_AVX2, NULL), avx2_relu2_linear_fwd, avx2_relu2_linear_bwd,
+               avx2_matmul_nt, avx2_matmul_tn, avx2_matmul_nn},
+              {kernels_variant_available(KV_AVX512, NULL) && cpu_info()->avx512_bf16, avx512bf16_relu2_linear_fwd,
+               avx512bf16_relu2_linear_bwd, avx512bf16_matmul_nt, avx512bf16_matmul_tn, avx512bf16_matmul_nn}};
+    Rng r;
+    rng_seed(&r, 13);
+    int prev = omp_get_max_threads();
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        size_t nf = (size_t)M * K, nw = (size_t)N * K, nc = (size_t)M * N;
+        float *fc = random_floats(nf, &r), *w = random_floats(nw, &r), *dc = random_floats(nc, &r);
+        float *c0 = random_floats(nc, &r), *dw0 = random_floats(nw, &r), *act = malloc(nf * sizeof *act);
+        float *want = malloc((nf > nc ? nf : nc) * sizeof *want), *got = malloc((nf > nc ? nf : nc) * sizeof *got);
+        float *want_dw = malloc(nw * sizeof *want_dw), *got_dw = malloc(nw * sizeof *got_dw);
+        ref_relu2_fwd(act, fc, nf);  // the same bits as avx512_relu2_fwd (lab: max err 0)
+        for (int f = 0; f < 3; f++) {
+            if (!t[f].have) continue;
+            for (int th = 1; th <= 3; th++) {
+                omp_set_num_threads(th);
+                for (int acc = 0; acc < 2; acc++) {
+                    if (acc) memcpy(want, c0, nc * sizeof *want), memcpy(got, c0, nc * sizeof *got);
+                    else for (size_t i = 0; i < nc; i++) got[i] = NAN;
+                    t[f].nt(want, act, w, M, N, K, acc);
+                    t[f].fwd(got, fc, w, M, N, K, acc);
+                    assert_memory_equal(want, got, nc * sizeof *got);
+                }
+                memcpy(want_dw, dw0, nw * sizeof *want_dw), memcpy(got_dw, dw0, nw * sizeof *got_dw);
+                t[f].tn(want_dw, dc, act, N, K, M, 1);
+                t[f].nn(want, dc, w, M, K, N, 0);
+                ref_relu2_bwd(want, want, fc, nf);
+                for (size_t i = 0; i < nf; i++) got[i] = NAN;
+                t[f].bwd(got_dw, got, dc, w, fc, M, N, K);
+                assert_memory_equal(want_dw, got_dw, nw * sizeof *got_dw);
+                assert_memory_equal(want, got, nf * sizeof *got);
+            }
+        }
+        omp_set_num_threads(prev);
+        free(fc), free(w), free(dc), free(c0), free(dw0), free(act), free(want), free(got), free(want_dw), free(got_dw);
+    }
+}
+
 
 // The fused head gives the same bits as its table's unfused ops: head_ce as matmul_nt, then
 // softcap_ce (the bf16 variants: those dlogits rounded to bf16), then matmul_nn on the fp32
@@ -575,6 +637,7 @@ int main(void) {
         cmocka_unit_test(test_pinned_weights_give_the_same_bits),
         cmocka_unit_test(test_symmetric_products_give_the_same_bits),
         cmocka_unit_test(test_causal_products_give_the_same_bits),
+        cmocka_unit_test(test_relu2_linear_gives_the_same_bits),
         cmocka_unit_test(test_fused_head_gives_the_same_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
