@@ -93,13 +93,16 @@ static AVX512_FN void ce_grad(float *d, const float *e, float *c, int V, float i
 // pack — so their products from this row equal those from the fp32 row). stream: d 32-byte
 // aligned, V a multiple of 16.
 #define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+// With keep16, the bf16 row is also stored there (over c's already-read part: see
+// avx512_softcap_ce_inplace) instead of the fp32 one over c.
 static BF16_FN void ce_grad16(uint16_t *d, const float *e, float *c, int V, float inv_ds, float sk, int tgt,
-                              float dt, int stream, int keep) {
+                              float dt, int stream, int keep, uint16_t *keep16) {
     for (int i = 0; i < V; i += 16) {
         __mmask16 m = v_mask_first(V - i);
-        __m256i y16 = (__m256i)_mm512_cvtneps_pbh(ce_grad_at(e, c, i, m, inv_ds, sk, tgt, dt, keep));
+        __m256i y16 = (__m256i)_mm512_cvtneps_pbh(ce_grad_at(e, c, i, m, inv_ds, sk, tgt, dt, keep && !keep16));
         if (stream) _mm256_stream_si256((__m256i *)(d + i), y16);
         else _mm256_mask_storeu_epi16(d + i, m, y16);
+        if (keep16) _mm256_mask_storeu_epi16(keep16 + i, m, y16);
     }
 }
 
@@ -108,14 +111,14 @@ static BF16_FN void ce_grad16(uint16_t *d, const float *e, float *c, int V, floa
 // logits (it may be z), then with `keep` the fp32 gradient too. The loss is formed in double:
 // max + log(sum) - c[tgt] cancels to a few nats from terms up to ~2·cap.
 static float ce_row(float *d, uint16_t *d16, float *e, float *c, const float *z, int V, int tgt, float cap,
-                    float dscale, int stream, int keep) {
+                    float dscale, int stream, int keep, uint16_t *keep16) {
     float mx = ce_cap_max(c, z, V, cap);
     double sum = ce_expsum(d || d16 ? e : NULL, c, V, mx);
     float ct = c[tgt], sk = cap > 0 ? 1.0f / cap : 0.0f;
     if (d || d16) {
         float inv = (float)(1.0 / sum), et = e[tgt], tt = ct * sk;
         float dt = (et * inv - 1.0f) * (1.0f - tt * tt) * dscale;  // with the one-hot term
-        if (d16) ce_grad16(d16, e, c, V, inv * dscale, sk, tgt, dt, stream, keep);
+        if (d16) ce_grad16(d16, e, c, V, inv * dscale, sk, tgt, dt, stream, keep, keep16);
         else ce_grad(d, e, c, V, inv * dscale, sk, tgt, dt, stream, keep);
     }
     return (float)((double)mx + log(sum) - (double)ct);
@@ -131,7 +134,7 @@ static void ce_rows(float *losses, float *dlogits, const float *logits, const in
             if (d) memset(d, 0, (size_t)V * sizeof *d);
             continue;
         }
-        losses[n] = ce_row(d, NULL, d, c, logits + (size_t)n * V, V, tgt, cap, dscale, 0, 0);
+        losses[n] = ce_row(d, NULL, d, c, logits + (size_t)n * V, V, tgt, cap, dscale, 0, 0, NULL);
     }
 }
 
@@ -140,24 +143,29 @@ static void ce_rows(float *losses, float *dlogits, const float *logits, const in
 // exps in `scratch` (V floats). dlogits rows (fp32, or bf16 when dl_bf16) whose alignment allows
 // go out with streaming stores (ce_grad), fenced before returning so that any thread may read
 // them next; with dlogits the logits rows are left holding the fp32 gradient (zeros for ignored
-// targets), for the fused dx product.
+// targets), for the fused dx product — or with keep16_ld (dl_bf16 only) its bf16 rows, row n at
+// (uint16_t *)logits + n*keep16_ld, V <= keep16_ld and keep16_ld <= V + 32 with V >= 2048 when
+// larger (gemm_rows16_ld): each bf16 row then ends before the next fp32 row begins, and is
+// written behind its own row's reads, so the rows can be rewritten in place one by one.
 static AVX512_FN void stream_zero(void *d, size_t bytes) {
     for (size_t i = 0; i < bytes; i += 64) _mm512_stream_si512((void *)((char *)d + i), _mm512_setzero_si512());
 }
 
 void avx512_softcap_ce_inplace(float *losses, void *dlogits, int dl_bf16, float *logits, const int32_t *targets,
-                               int N, int V, float cap, float dscale, float *scratch) {
+                               int N, int V, float cap, float dscale, float *scratch, size_t keep16_ld) {
     size_t row_bytes = (size_t)V * (dl_bf16 ? 2 : 4);
     for (int n = 0; n < N; n++) {
         float *z = logits + (size_t)n * V;
         char *row = dlogits ? (char *)dlogits + (size_t)n * row_bytes : NULL;
+        uint16_t *keep16 = row && dl_bf16 && keep16_ld ? (uint16_t *)logits + (size_t)n * keep16_ld : NULL;
         int tgt = targets ? targets[n] : -1, stream = row && V % 16 == 0 && ((uintptr_t)row & (dl_bf16 ? 31 : 63)) == 0;
         if (tgt >= 0) {
             losses[n] = ce_row(dl_bf16 ? NULL : (float *)row, dl_bf16 ? (uint16_t *)row : NULL, scratch, z, z, V, tgt,
-                               cap, dscale, stream, row != NULL);
+                               cap, dscale, stream, row != NULL, keep16);
         } else {
             losses[n] = 0.0f;
-            if (row) memset(z, 0, (size_t)V * sizeof *z);
+            if (keep16) memset(keep16, 0, (size_t)V * sizeof *keep16);
+            else if (row) memset(z, 0, (size_t)V * sizeof *z);
             if (stream && row_bytes % 64 == 0 && ((uintptr_t)row & 63) == 0) stream_zero(row, row_bytes);
             else if (row) memset(row, 0, row_bytes);
         }

@@ -9,6 +9,7 @@
 // A unpacked from its rows (see use_direct_a in gemm_driver.c). Packing: 16 x 16 in-register
 // transposes for the operands stored along k, masked copies for the others.
 #include <immintrin.h>
+#include <string.h>
 #include <stdint.h>
 
 #include "kernels/avx512_ops.h"
@@ -331,6 +332,55 @@ BF16_INLINE void tile_bf16(const int rows, int kc, const uint32_t *ap, const uin
     }
 }
 
+// The same tile reading A as unpacked bf16 rows (a[r*lda + k]): each k pair is one 32-bit
+// broadcast from its row, as from a packed strip. Rows are sequential streams.
+BF16_INLINE void tile_bf16_rows(const int rows, int kc, const uint16_t *a, size_t lda, const uint16_t *bp, float *c,
+                                size_t ldc, int nr, int load_c) {
+    __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
+    __m512 x0[MR], x1[MR];
+#pragma GCC unroll 14
+    for (int r = 0; r < rows; r++) {
+        x0[r] = load_c ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
+        x1[r] = load_c ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
+    }
+    for (int k = 0; k < kc; k += 2, bp += 2 * NR) {
+        __m512bh b0 = (__m512bh)_mm512_load_si512(bp), b1 = (__m512bh)_mm512_load_si512(bp + NR);
+#pragma GCC unroll 14
+        for (int r = 0; r < rows; r++) {
+            uint32_t pair;
+            memcpy(&pair, a + r * lda + k, sizeof pair);
+            __m512bh av = (__m512bh)_mm512_set1_epi32((int)pair);
+            x0[r] = _mm512_dpbf16_ps(x0[r], av, b0);
+            x1[r] = _mm512_dpbf16_ps(x1[r], av, b1);
+        }
+    }
+#pragma GCC unroll 14
+    for (int r = 0; r < rows; r++) {
+        _mm512_mask_storeu_ps(c + r * ldc, m0, x0[r]);
+        _mm512_mask_storeu_ps(c + r * ldc + 16, m1, x1[r]);
+    }
+}
+
+#define TILE_BF16_ROWS_FN(n)                                                                                  \
+    static BF16_FN void tile_bf16_rows_##n(int kc, const uint16_t *a, size_t lda, const uint16_t *bp, float *c, \
+                                           size_t ldc, int nr, int load_c) {                                  \
+        tile_bf16_rows(n, kc, a, lda, bp, c, ldc, nr, load_c);                                                \
+    }
+TILE_BF16_ROWS_FN(1) TILE_BF16_ROWS_FN(2) TILE_BF16_ROWS_FN(3) TILE_BF16_ROWS_FN(4) TILE_BF16_ROWS_FN(5)
+TILE_BF16_ROWS_FN(6) TILE_BF16_ROWS_FN(7) TILE_BF16_ROWS_FN(8) TILE_BF16_ROWS_FN(9) TILE_BF16_ROWS_FN(10)
+TILE_BF16_ROWS_FN(11) TILE_BF16_ROWS_FN(12) TILE_BF16_ROWS_FN(13) TILE_BF16_ROWS_FN(14)
+
+typedef void (*TileBf16RowsFn)(int, const uint16_t *, size_t, const uint16_t *, float *, size_t, int, int);
+static const TileBf16RowsFn TILES_BF16_ROWS[MR + 1] = {
+    NULL,              tile_bf16_rows_1,  tile_bf16_rows_2,  tile_bf16_rows_3,  tile_bf16_rows_4,
+    tile_bf16_rows_5,  tile_bf16_rows_6,  tile_bf16_rows_7,  tile_bf16_rows_8,  tile_bf16_rows_9,
+    tile_bf16_rows_10, tile_bf16_rows_11, tile_bf16_rows_12, tile_bf16_rows_13, tile_bf16_rows_14};
+
+static void kernel_rows16(int kc, const uint16_t *a, size_t lda, const void *bp, float *c, size_t ldc, int mr, int nr,
+                          int load_c) {
+    TILES_BF16_ROWS[mr](kc, a, lda, bp, c, ldc, nr, load_c);
+}
+
 #define TILE_BF16_FN(n)                                                                                       \
     static BF16_FN void tile_bf16_##n(int kc, const uint32_t *ap, const uint16_t *bp, float *c, size_t ldc, \
                                       int nr, int load_c) {                                                  \
@@ -351,6 +401,7 @@ static void kernel_bf16(int kc, const void *ap, const void *bp, float *c, size_t
 
 static const GemmImpl AVX512_BF16 = {.mr = MR, .nr = NR, .kstep = 2, .elem = sizeof(uint16_t), .pack_a = pack_a_bf16,
                                      .pack_b = pack_b_bf16, .kernel = kernel_bf16, .pack_a16 = pack_a16_bf16,
+                                     .kernel_rows16 = kernel_rows16,
                                      .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows};
 
 void avx512bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {

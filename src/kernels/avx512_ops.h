@@ -42,6 +42,7 @@ void avx512_softcap_ce(float *losses, float *dlogits, const float *logits, const
 // only, with scratch for V floats: the fused head's epilogue on a strip of rows in cache. Same
 // bits as avx512_softcap_ce; dlogits are fp32, or with dl_bf16 those values rounded to bf16
 // (nearest even; needs AVX512_BF16). Aligned rows are written with non-temporal stores (fenced
-// before it returns). With dlogits, the logits rows end up holding the fp32 dlogits.
+// before it returns). With dlogits, the logits rows end up holding the fp32 dlogits — or, with
+// keep16_ld (dl_bf16 only; gemm_rows16_ld(V)), the bf16 ones as rows of that stride in place.
 void avx512_softcap_ce_inplace(float *losses, void *dlogits, int dl_bf16, float *logits, const int32_t *targets,
-                               int N, int V, float cap, float dscale, float *scratch);
+                               int N, int V, float cap, float dscale, float *scratch, size_t keep16_ld);

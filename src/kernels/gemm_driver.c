@@ -61,6 +61,7 @@ typedef struct {
     const char *packed_b;  // B's micro-panels packed beforehand (a pinned operand), or NULL
     int upper;             // symmetric result: only tiles reaching the diagonal or above are computed
     const uint16_t *a16;   // A stored as bf16 (a is then NULL; nn and tn only)
+    size_t a16_rows;       // a16 is row-major bf16 rows of this stride, read unpacked (kernel_rows16); 0: packed
     int causal, diag;      // a causal attention product (gemm_run_causal), diagonal offset
     int a_relu2, b_relu2;  // A (nt) / B (nn, tn) is relu²(a / b), formed while packing (gemm_relu2_linear_*)
     const float *relu2_grad;  // (M, N) like C: C is finished as relu2_bwd(C, relu2_grad)
@@ -333,7 +334,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
             for (int i = m0; i < m1; i += g->mr) {
                 int h = imin(g->mr, m1 - i), s = (i - m0) / g->mr % strips;
                 if (strips > 1 && s == 0) pack_a_block(x, ap, strip_bytes, i, imin(m1, i + strips * g->mr), pc, kc);
-                else if (strips == 1 && !direct) pack_a_strip(x, ap, i, h, pc, kc, tmp);
+                else if (strips == 1 && !direct && !x->a16_rows) pack_a_strip(x, ap, i, h, pc, kc, tmp);
                 // The depth this strip runs in this k block: all of it, or a causal product's
                 // part that can be non-zero (whole pairs; a skipped term would only add 0).
                 int lo, hi;
@@ -355,11 +356,14 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 float *crow = x->c + (size_t)i * x->N + jc;
                 int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
                 for (int jr = j_first; jr < j_end; jr += g->nr) {
-                    if (strips == 1 && next < m1)
+                    if (strips == 1 && next < m1 && !x->a16_rows)
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes + (size_t)(k0 - pc) * g->nr * g->elem;
                     int w = imin(g->nr, nc - jr);
-                    if (direct) g->kernel_rows(kc, arow, lda, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
+                    if (x->a16_rows)  // bf16 rows read in place (gemm_rows_nt's next): nothing packed
+                        g->kernel_rows16(k1 - k0, x->a16 + (size_t)i * x->a16_rows + k0, x->a16_rows, bpanel, crow + jr,
+                                         (size_t)x->N, h, w, load_c);
+                    else if (direct) g->kernel_rows(kc, arow, lda, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
                     else g->kernel(k1 - k0, astrip, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
                 }
                 if (x->relu2_grad && k1 == x->K)  // the strip's C is final: ReLU²'s backward while in cache
@@ -525,9 +529,12 @@ static void rows_workspace_release(char *ws, int shared) {
     else free(ws);
 }
 
+size_t gemm_rows16_ld(int n) { return (size_t)n + ((2 * (size_t)n) % 4096 == 0 ? 32 : 0); }
+
 void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
                   void *ctx, size_t scratch_floats, const GemmRowsNext *next) {
     if (M <= 0 || N <= 0) return;
+    if (next && next->a16_ld && !g->kernel_rows16) abort();  // internal misuse: only the bf16 impls read bf16 rows
     GemmArgs x = {.g = g, .layout = GEMM_NT, .a = a, .b = b, .M = M, .N = N, .K = K,
                   .packed_b = K > 0 ? pinned_panels(g, b, N, K) : NULL};
     // the follow-up product: strip (rows, N) @ next->b (N, n2), its B packed once like ours
@@ -556,9 +563,11 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
             int i = s * g->mr, h = imin(g->mr, M - i);
             rows_strip(&x, packed, abuf, cbuf, i, h);
             fn(ctx, cbuf, i, h, cbuf + c_floats);
-            if (next) {  // the strip as A (row stride N, in cache), its rows of next->c
+            if (next) {  // the strip as A (row stride N, or bf16 rows, in cache), its rows of next->c
                 GemmArgs xs = x2;
-                xs.a = cbuf, xs.c = next->c + (size_t)i * next->n2, xs.M = h;
+                xs.c = next->c + (size_t)i * next->n2, xs.M = h;
+                if (next->a16_ld) xs.a16 = (const uint16_t *)cbuf, xs.a16_rows = next->a16_ld;
+                else xs.a = cbuf;
                 gemm_block(&xs, 0, h, 0, next->n2);
             }
         }

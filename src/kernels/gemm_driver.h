@@ -43,6 +43,12 @@ typedef void (*GemmKernel)(int kc, const void *ap, const void *bp, float *c, siz
 typedef void (*GemmKernelRows)(int kc, const float *a, size_t lda, const void *bp, float *c, size_t ldc, int mr,
                                int nr, int load_c);
 
+// The bf16 impls' tile reading A unpacked as bf16 rows: the pair (k, k+1) of row r at
+// a[r*lda + k] (k even); with kc odd the element after the last is read, and multiplied by B's
+// zero padding.
+typedef void (*GemmKernelRows16)(int kc, const uint16_t *a, size_t lda, const void *bp, float *c, size_t ldc, int mr,
+                                 int nr, int load_c);
+
 typedef struct {
     int mr, nr;     // micro-tile
     int kstep;      // packed depth is kc rounded up to this (2 for bf16 pairs)
@@ -51,6 +57,7 @@ typedef struct {
     GemmKernel kernel;
     GemmKernelRows kernel_rows;  // optional (NULL: A is always packed)
     GemmPack16 pack_a16;         // bf16 impls: A from bf16 storage (gemm_run_a16); else NULL
+    GemmKernelRows16 kernel_rows16;  // bf16 impls: A as bf16 rows, unpacked (gemm_rows_nt's next); else NULL
     // ReLU² around a product (gemm_relu2_linear_*), in the ISA's vectors with relu2_fwd/bwd's
     // arithmetic: dst (rows, cols) = max(src, 0)² (src row stride ld); and c (rows, cols, row
     // stride ld, as x) = 2x·c where x > 0, else +0.
@@ -104,11 +111,21 @@ void gemm_run_a16(const GemmImpl *impl, GemmLayout layout, float *c, const uint1
 // — the same bits as gemm_run(NN) on the whole (M, N) result. The fused head computes dx from
 // each strip's dlogits this way.
 typedef void (*GemmRowsFn)(void *ctx, float *c, int row0, int rows, float *scratch);
+// With a16_ld (impls with kernel_rows16 only), fn leaves the strip's rows in bf16 instead, row r
+// at (uint16_t *)c + r*a16_ld (a16_ld >= N, and a16_ld <= 2N unless rows == 1), and the product reads
+// them unpacked: no packing of the strip, the same bits as packing their fp32 originals.
 typedef struct {
     const float *b;  // (N, n2) row-major
     float *c;        // (M, n2), overwritten
     int n2;
+    size_t a16_ld;   // 0: the strip stays fp32
 } GemmRowsNext;
+
+// The row stride (uint16 elements) for bf16 rows of n values written over their own fp32 rows
+// of n (in place, row by row: row r's bf16 ends before fp32 row r+1 begins, and within a row the
+// bf16 write never passes the fp32 read): n, padded by 32 when 2n bytes is a multiple of 4 KiB,
+// so that the rows read side by side do not all fall in one L1 set.
+size_t gemm_rows16_ld(int n);
 void gemm_rows_nt(const GemmImpl *impl, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
                   void *ctx, size_t scratch_floats, const GemmRowsNext *next);
 

@@ -91,14 +91,16 @@ typedef struct {
     const int32_t *targets;
     int V;
     float cap, dscale;
+    size_t keep16_ld;  // the strip's dlogits left as bf16 rows of this stride for the dx product (0: fp32)
 } HeadCtx;
 
-// Leaves the strip holding its fp32 dlogits when there are any (avx512_softcap_ce_inplace).
+// Leaves the strip holding its dlogits when there are any (avx512_softcap_ce_inplace): fp32, or
+// bf16 rows the bf16 dx product reads unpacked.
 static void strip_loss_avx512(void *p, float *c, int row0, int rows, float *exps) {
     const HeadCtx *h = p;
     char *d = h->dlogits ? (char *)h->dlogits + (size_t)row0 * h->V * (h->bf16 ? 2 : 4) : NULL;
     avx512_softcap_ce_inplace(h->losses + row0, d, h->bf16, c, h->targets ? h->targets + row0 : NULL, rows, h->V,
-                              h->cap, h->dscale, exps);
+                              h->cap, h->dscale, exps, h->keep16_ld);
 }
 
 // Inside the GEMM's parallel region: ref_softcap_ce's own region runs on this thread alone. The
@@ -117,8 +119,11 @@ typedef void (*NtRows)(const float *, const float *, int, int, int, GemmRowsFn, 
 static void simd_head(NtRows rows, GemmRowsFn loss, int bf16, size_t scratch, float *losses, void *dlogits, float *dx,
                       const float *x, const float *w, const int32_t *targets, int N, int V, int C, float cap,
                       float dscale) {
-    HeadCtx h = {losses, dlogits, bf16, targets, V, cap, dscale};
-    GemmRowsNext next = {w, dx, C};
+    // bf16: the dx product reads the strip's bf16 dlogits rows in place instead of packing them
+    // (even V: an odd row's last pair would take its second value from past the row)
+    size_t ld16 = bf16 && loss == strip_loss_avx512 && V % 2 == 0 ? gemm_rows16_ld(V) : 0;
+    HeadCtx h = {losses, dlogits, bf16, targets, V, cap, dscale, dx ? ld16 : 0};
+    GemmRowsNext next = {w, dx, C, ld16};
     rows(x, w, N, V, C, loss, &h, scratch, dlogits && dx ? &next : NULL);
 }
 
