@@ -93,16 +93,13 @@ static AVX512_FN void ce_grad(float *d, const float *e, float *c, int V, float i
 // pack — so their products from this row equal those from the fp32 row). stream: d 32-byte
 // aligned, V a multiple of 16.
 #define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
-// With keep16, the bf16 row is also stored there (over c's already-read part: see
-// avx512_softcap_ce_inplace) instead of the fp32 one over c.
 static BF16_FN void ce_grad16(uint16_t *d, const float *e, float *c, int V, float inv_ds, float sk, int tgt,
-                              float dt, int stream, int keep, uint16_t *keep16) {
+                              float dt, int stream, int keep) {
     for (int i = 0; i < V; i += 16) {
         __mmask16 m = v_mask_first(V - i);
-        __m256i y16 = (__m256i)_mm512_cvtneps_pbh(ce_grad_at(e, c, i, m, inv_ds, sk, tgt, dt, keep && !keep16));
+        __m256i y16 = (__m256i)_mm512_cvtneps_pbh(ce_grad_at(e, c, i, m, inv_ds, sk, tgt, dt, keep));
         if (stream) _mm256_stream_si256((__m256i *)(d + i), y16);
         else _mm256_mask_storeu_epi16(d + i, m, y16);
-        if (keep16) _mm256_mask_storeu_epi16(keep16 + i, m, y16);
     }
 }
 
@@ -111,14 +108,14 @@ static BF16_FN void ce_grad16(uint16_t *d, const float *e, float *c, int V, floa
 // logits (it may be z), then with `keep` the fp32 gradient too. The loss is formed in double:
 // max + log(sum) - c[tgt] cancels to a few nats from terms up to ~2·cap.
 static float ce_row(float *d, uint16_t *d16, float *e, float *c, const float *z, int V, int tgt, float cap,
-                    float dscale, int stream, int keep, uint16_t *keep16) {
+                    float dscale, int stream, int keep) {
     float mx = ce_cap_max(c, z, V, cap);
     double sum = ce_expsum(d || d16 ? e : NULL, c, V, mx);
     float ct = c[tgt], sk = cap > 0 ? 1.0f / cap : 0.0f;
     if (d || d16) {
         float inv = (float)(1.0 / sum), et = e[tgt], tt = ct * sk;
         float dt = (et * inv - 1.0f) * (1.0f - tt * tt) * dscale;  // with the one-hot term
-        if (d16) ce_grad16(d16, e, c, V, inv * dscale, sk, tgt, dt, stream, keep, keep16);
+        if (d16) ce_grad16(d16, e, c, V, inv * dscale, sk, tgt, dt, stream, keep);
         else ce_grad(d, e, c, V, inv * dscale, sk, tgt, dt, stream, keep);
     }
     return (float)((double)mx + log(sum) - (double)ct);
@@ -134,41 +131,73 @@ static void ce_rows(float *losses, float *dlogits, const float *logits, const in
             if (d) memset(d, 0, (size_t)V * sizeof *d);
             continue;
         }
-        losses[n] = ce_row(d, NULL, d, c, logits + (size_t)n * V, V, tgt, cap, dscale, 0, 0, NULL);
+        losses[n] = ce_row(d, NULL, d, c, logits + (size_t)n * V, V, tgt, cap, dscale, 0, 0);
     }
 }
 
 // The fused head's epilogue (head.c): rows of logits already in cache, overwritten by their
 // capped values (each logit is read just before its capped value replaces it), one thread, the
-// exps in `scratch` (V floats). dlogits rows (fp32, or bf16 when dl_bf16) whose alignment allows
-// go out with streaming stores (ce_grad), fenced before returning so that any thread may read
-// them next; with dlogits the logits rows are left holding the fp32 gradient (zeros for ignored
-// targets), for the fused dx product — or with keep16_ld (dl_bf16 only) its bf16 rows, row n at
-// (uint16_t *)logits + n*keep16_ld, V <= keep16_ld and keep16_ld <= V + 32 with V >= 2048 when
-// larger (gemm_rows16_ld): each bf16 row then ends before the next fp32 row begins, and is
-// written behind its own row's reads, so the rows can be rewritten in place one by one.
+// exps in `scratch` (V floats). fp32 dlogits rows whose alignment allows go out with streaming
+// stores (ce_grad), and the logits rows are left holding the fp32 gradient (zeros for ignored
+// targets), for the fused dx product. bf16 dlogits: see avx512_softcap_ce_pairs. Stores are
+// fenced before returning, so that any thread may read the dlogits next.
 static AVX512_FN void stream_zero(void *d, size_t bytes) {
     for (size_t i = 0; i < bytes; i += 64) _mm512_stream_si512((void *)((char *)d + i), _mm512_setzero_si512());
 }
 
-void avx512_softcap_ce_inplace(float *losses, void *dlogits, int dl_bf16, float *logits, const int32_t *targets,
-                               int N, int V, float cap, float dscale, float *scratch, size_t keep16_ld) {
-    size_t row_bytes = (size_t)V * (dl_bf16 ? 2 : 4);
+void avx512_softcap_ce_inplace(float *losses, float *dlogits, float *logits, const int32_t *targets, int N, int V,
+                               float cap, float dscale, float *scratch) {
+    size_t row_bytes = (size_t)V * sizeof(float);
     for (int n = 0; n < N; n++) {
-        float *z = logits + (size_t)n * V;
-        char *row = dlogits ? (char *)dlogits + (size_t)n * row_bytes : NULL;
-        uint16_t *keep16 = row && dl_bf16 && keep16_ld ? (uint16_t *)logits + (size_t)n * keep16_ld : NULL;
-        int tgt = targets ? targets[n] : -1, stream = row && V % 16 == 0 && ((uintptr_t)row & (dl_bf16 ? 31 : 63)) == 0;
+        float *z = logits + (size_t)n * V, *row = dlogits ? dlogits + (size_t)n * V : NULL;
+        int tgt = targets ? targets[n] : -1, stream = row && V % 16 == 0 && ((uintptr_t)row & 63) == 0;
         if (tgt >= 0) {
-            losses[n] = ce_row(dl_bf16 ? NULL : (float *)row, dl_bf16 ? (uint16_t *)row : NULL, scratch, z, z, V, tgt,
-                               cap, dscale, stream, row != NULL, keep16);
+            losses[n] = ce_row(row, NULL, scratch, z, z, V, tgt, cap, dscale, stream, row != NULL);
         } else {
             losses[n] = 0.0f;
-            if (keep16) memset(keep16, 0, (size_t)V * sizeof *keep16);
-            else if (row) memset(z, 0, (size_t)V * sizeof *z);
-            if (stream && row_bytes % 64 == 0 && ((uintptr_t)row & 63) == 0) stream_zero(row, row_bytes);
-            else if (row) memset(row, 0, row_bytes);
+            if (!row) continue;
+            memset(z, 0, row_bytes);
+            if (stream) stream_zero(row, row_bytes);
+            else memset(row, 0, row_bytes);
         }
+    }
+    _mm_sfence();
+}
+
+// Rows even and odd (NULL: zeros) of V bf16 interleaved into one row pair at dst, then zeros up
+// to P: a 64-byte line per 16 values, streamed when dst is 64-byte aligned and P keeps it so.
+static BF16_FN void store_pair(uint16_t *dst, const uint16_t *even, const uint16_t *odd, int V, size_t P) {
+    const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
+                                                22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    int stream = ((uintptr_t)dst & 63) == 0 && P % 32 == 0;
+    for (int v = 0; v < V; v += 16) {
+        __mmask16 m = v_mask_first(V - v);
+        __m256i e = _mm256_maskz_loadu_epi16(m, even + v), o = odd ? _mm256_maskz_loadu_epi16(m, odd + v) : _mm256_setzero_si256();
+        __m512i both = _mm512_permutexvar_epi16(interleave, _mm512_inserti64x4(_mm512_castsi256_si512(e), o, 1));
+        if (stream && m == 0xffff) _mm512_stream_si512((void *)(dst + 2 * (size_t)v), both);
+        else _mm512_mask_storeu_epi16(dst + 2 * (size_t)v, (__mmask32)((1ull << (2 * (V - v < 16 ? V - v : 16))) - 1), both);
+    }
+    for (size_t i = 2 * (size_t)V; i < P; i += 32) {
+        if (stream) _mm512_stream_si512((void *)(dst + i), _mm512_setzero_si512());
+        else memset(dst + i, 0, (P - i < 32 ? P - i : 32) * sizeof *dst);
+    }
+}
+
+void avx512_softcap_ce_pairs(float *losses, uint16_t *pairs, size_t P, float *logits, size_t ld16,
+                             const int32_t *targets, int N, int V, float cap, float dscale, float *scratch) {
+    uint16_t *rows16 = (uint16_t *)logits;
+    for (int n = 0; n < N; n++) {
+        float *z = logits + (size_t)n * V;
+        uint16_t *row16 = rows16 + (size_t)n * ld16;
+        int tgt = targets ? targets[n] : -1;
+        if (tgt >= 0) {
+            losses[n] = ce_row(NULL, row16, scratch, z, z, V, tgt, cap, dscale, 0, 0);
+        } else {
+            losses[n] = 0.0f;
+            memset(row16, 0, (size_t)V * sizeof *row16);
+        }
+        if (n % 2 == 1) store_pair(pairs + (size_t)(n / 2) * P, row16 - ld16, row16, V, P);
+        else if (n == N - 1) store_pair(pairs + (size_t)(n / 2) * P, row16, NULL, V, P);
     }
     _mm_sfence();
 }

@@ -307,8 +307,9 @@ static BF16_FN void pack_b_bf16(void *dst, const float *src, size_t ld, int w, i
     else pack_bf16_copy(dst, src, ld, NR, w, kc);
 }
 
-BF16_INLINE void tile_bf16(const int rows, int kc, const uint32_t *ap, const uint16_t *bp, float *c, size_t ldc,
-                           int nr, int load_c) {
+// ap: pair p of row r at ap[p*astride + r] (packed: astride = MR).
+BF16_INLINE void tile_bf16(const int rows, int kc, const uint32_t *ap, size_t astride, const uint16_t *bp, float *c,
+                           size_t ldc, int nr, int load_c) {
     __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
     __m512 x0[MR], x1[MR];
 #pragma GCC unroll 14
@@ -316,7 +317,7 @@ BF16_INLINE void tile_bf16(const int rows, int kc, const uint32_t *ap, const uin
         x0[r] = load_c ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
         x1[r] = load_c ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
     }
-    for (int p = 0; p < (kc + 1) / 2; p++, ap += MR, bp += 2 * NR) {
+    for (int p = 0; p < (kc + 1) / 2; p++, ap += astride, bp += 2 * NR) {
         __m512bh b0 = (__m512bh)_mm512_load_si512(bp), b1 = (__m512bh)_mm512_load_si512(bp + NR);
 #pragma GCC unroll 14
         for (int r = 0; r < rows; r++) {
@@ -384,7 +385,11 @@ static void kernel_rows16(int kc, const uint16_t *a, size_t lda, const void *bp,
 #define TILE_BF16_FN(n)                                                                                       \
     static BF16_FN void tile_bf16_##n(int kc, const uint32_t *ap, const uint16_t *bp, float *c, size_t ldc, \
                                       int nr, int load_c) {                                                  \
-        tile_bf16(n, kc, ap, bp, c, ldc, nr, load_c);                                                        \
+        tile_bf16(n, kc, ap, MR, bp, c, ldc, nr, load_c);                                                    \
+    }                                                                                                        \
+    static BF16_FN void tile_bf16_pairs_##n(int kc, const uint32_t *ap, size_t astride, const uint16_t *bp,  \
+                                            float *c, size_t ldc, int nr, int load_c) {                      \
+        tile_bf16(n, kc, ap, astride, bp, c, ldc, nr, load_c);                                               \
     }
 TILE_BF16_FN(1) TILE_BF16_FN(2) TILE_BF16_FN(3) TILE_BF16_FN(4) TILE_BF16_FN(5) TILE_BF16_FN(6) TILE_BF16_FN(7)
 TILE_BF16_FN(8) TILE_BF16_FN(9) TILE_BF16_FN(10) TILE_BF16_FN(11) TILE_BF16_FN(12) TILE_BF16_FN(13)
@@ -399,9 +404,20 @@ static void kernel_bf16(int kc, const void *ap, const void *bp, float *c, size_t
     TILES_BF16[mr](kc, ap, bp, c, ldc, nr, load_c);
 }
 
+typedef void (*TileBf16PairsFn)(int, const uint32_t *, size_t, const uint16_t *, float *, size_t, int, int);
+static const TileBf16PairsFn TILES_BF16_PAIRS[MR + 1] = {
+    NULL,               tile_bf16_pairs_1,  tile_bf16_pairs_2,  tile_bf16_pairs_3,  tile_bf16_pairs_4,
+    tile_bf16_pairs_5,  tile_bf16_pairs_6,  tile_bf16_pairs_7,  tile_bf16_pairs_8,  tile_bf16_pairs_9,
+    tile_bf16_pairs_10, tile_bf16_pairs_11, tile_bf16_pairs_12, tile_bf16_pairs_13, tile_bf16_pairs_14};
+
+static void kernel_pairs(int kc, const uint32_t *a, size_t stride, const void *bp, float *c, size_t ldc, int mr,
+                         int nr, int load_c) {
+    TILES_BF16_PAIRS[mr](kc, a, stride, bp, c, ldc, nr, load_c);
+}
+
 static const GemmImpl AVX512_BF16 = {.mr = MR, .nr = NR, .kstep = 2, .elem = sizeof(uint16_t), .pack_a = pack_a_bf16,
                                      .pack_b = pack_b_bf16, .kernel = kernel_bf16, .pack_a16 = pack_a16_bf16,
-                                     .kernel_rows16 = kernel_rows16,
+                                     .kernel_rows16 = kernel_rows16, .kernel_pairs = kernel_pairs,
                                      .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows};
 
 void avx512bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
@@ -428,6 +444,10 @@ void avx512bf16_matmul_nn_a16(float *c, const uint16_t *a, const float *b, int M
 }
 void avx512bf16_matmul_tn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run_a16(&AVX512_BF16, GEMM_TN, c, a, b, M, N, K, accumulate);
+}
+void avx512bf16_matmul_tn_pairs(float *c, const uint16_t *a, size_t pair_stride, const float *b, int M, int N, int K,
+                                int accumulate) {
+    gemm_run_a16_pairs(&AVX512_BF16, c, a, pair_stride, b, M, N, K, accumulate);
 }
 void avx512bf16_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
                                size_t scratch_floats, const GemmRowsNext *next) {

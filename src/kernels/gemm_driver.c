@@ -61,7 +61,9 @@ typedef struct {
     const char *packed_b;  // B's micro-panels packed beforehand (a pinned operand), or NULL
     int upper;             // symmetric result: only tiles reaching the diagonal or above are computed
     const uint16_t *a16;   // A stored as bf16 (a is then NULL; nn and tn only)
-    size_t a16_rows;       // a16 is row-major bf16 rows of this stride, read unpacked (kernel_rows16); 0: packed
+    size_t a16_rows;       // nn: a16's row stride (0: K)
+    int a16_direct;        // nn: the kernel reads a16's rows unpacked (kernel_rows16)
+    size_t a16_pairs;      // tn: a16 is in row pairs of this stride (head.h), read as packed (kernel_pairs)
     int causal, diag;      // a causal attention product (gemm_run_causal), diagonal offset
     int a_relu2, b_relu2;  // A (nt) / B (nn, tn) is relu²(a / b), formed while packing (gemm_relu2_linear_*)
     const float *relu2_grad;  // (M, N) like C: C is finished as relu2_bwd(C, relu2_grad)
@@ -132,8 +134,9 @@ static void pack_a_strip(const GemmArgs *x, char *ap, int i, int h, int pc, int 
         return;
     }
     if (x->a16) {
+        size_t ld = x->a16_rows ? x->a16_rows : (size_t)x->K;
         if (x->layout == GEMM_TN) x->g->pack_a16(ap, x->a16 + (size_t)pc * x->M + i, (size_t)x->M, h, kc, 0);
-        else x->g->pack_a16(ap, x->a16 + (size_t)i * x->K + pc, (size_t)x->K, h, kc, 1);
+        else x->g->pack_a16(ap, x->a16 + (size_t)i * ld + pc, ld, h, kc, 1);
         return;
     }
     if (x->layout == GEMM_TN) x->g->pack_a(ap, x->a + (size_t)pc * x->M + i, (size_t)x->M, h, kc, 0);
@@ -168,8 +171,11 @@ static void prefetch_a_part(const GemmArgs *x, int i, int h, int pc, int kc, int
 // time, reading each row's whole block width (~1 KiB) contiguously, like row-major B panels.
 static int a_block_strips(const GemmArgs *x, size_t strip_bytes) {
     int strips = (int)(A_BYTES / strip_bytes);
-    return x->layout == GEMM_TN && strips > 1 ? strips : 1;
+    return x->layout == GEMM_TN && !x->a16_pairs && strips > 1 ? strips : 1;
 }
+
+// A read where it lies, not packed: bf16 rows (nn) or row pairs (tn).
+static int a_in_place(const GemmArgs *x) { return x->a16_direct || x->a16_pairs; }
 
 static void pack_a_block(const GemmArgs *x, char *ap, size_t strip_bytes, int i0, int i1, int pc, int kc) {
     const GemmImpl *g = x->g;
@@ -334,7 +340,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
             for (int i = m0; i < m1; i += g->mr) {
                 int h = imin(g->mr, m1 - i), s = (i - m0) / g->mr % strips;
                 if (strips > 1 && s == 0) pack_a_block(x, ap, strip_bytes, i, imin(m1, i + strips * g->mr), pc, kc);
-                else if (strips == 1 && !direct && !x->a16_rows) pack_a_strip(x, ap, i, h, pc, kc, tmp);
+                else if (strips == 1 && !direct && !a_in_place(x)) pack_a_strip(x, ap, i, h, pc, kc, tmp);
                 // The depth this strip runs in this k block: all of it, or a causal product's
                 // part that can be non-zero (whole pairs; a skipped term would only add 0).
                 int lo, hi;
@@ -356,13 +362,16 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 float *crow = x->c + (size_t)i * x->N + jc;
                 int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
                 for (int jr = j_first; jr < j_end; jr += g->nr) {
-                    if (strips == 1 && next < m1 && !x->a16_rows)
+                    if (strips == 1 && next < m1 && !a_in_place(x))
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes + (size_t)(k0 - pc) * g->nr * g->elem;
                     int w = imin(g->nr, nc - jr);
-                    if (x->a16_rows)  // bf16 rows read in place (gemm_rows_nt's next): nothing packed
+                    if (x->a16_direct)  // bf16 rows read in place (gemm_rows_nt's next): nothing packed
                         g->kernel_rows16(k1 - k0, x->a16 + (size_t)i * x->a16_rows + k0, x->a16_rows, bpanel, crow + jr,
                                          (size_t)x->N, h, w, load_c);
+                    else if (x->a16_pairs)  // row pairs: each k pair of rows i.. is 32-bit words side by side
+                        g->kernel_pairs(k1 - k0, (const uint32_t *)(x->a16 + (size_t)(k0 / 2) * x->a16_pairs) + i,
+                                        x->a16_pairs / 2, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
                     else if (direct) g->kernel_rows(kc, arow, lda, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
                     else g->kernel(k1 - k0, astrip, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
                 }
@@ -478,6 +487,14 @@ void gemm_relu2_linear_bwd(const GemmImpl *g, float *dw, float *dfc, const float
     run_args(&n);
 }
 
+void gemm_run_a16_pairs(const GemmImpl *g, float *c, const uint16_t *a, size_t pair_stride, const float *b, int M,
+                        int N, int K, int accumulate) {
+    if (!g->kernel_pairs || pair_stride % 2) abort();  // internal misuse: only the bf16 impls, whole words
+    GemmArgs x = {.g = g, .layout = GEMM_TN, .c = c, .b = b, .M = M, .N = N, .K = K, .accumulate = accumulate,
+                  .a16 = a, .a16_pairs = pair_stride};
+    run_args(&x);
+}
+
 void gemm_run_a16(const GemmImpl *g, GemmLayout layout, float *c, const uint16_t *a, const float *b, int M, int N,
                   int K, int accumulate) {
     if (!g->pack_a16 || layout == GEMM_NT) abort();  // internal misuse: only the bf16 nn/tn have it
@@ -566,8 +583,11 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
             if (next) {  // the strip as A (row stride N, or bf16 rows, in cache), its rows of next->c
                 GemmArgs xs = x2;
                 xs.c = next->c + (size_t)i * next->n2, xs.M = h;
-                if (next->a16_ld) xs.a16 = (const uint16_t *)cbuf, xs.a16_rows = next->a16_ld;
-                else xs.a = cbuf;
+                if (next->a16_ld) {  // bf16 rows: read in place, or packed when N is odd (see kernel_rows16)
+                    xs.a16 = (const uint16_t *)cbuf, xs.a16_rows = next->a16_ld, xs.a16_direct = N % 2 == 0;
+                } else {
+                    xs.a = cbuf;
+                }
                 gemm_block(&xs, 0, h, 0, next->n2);
             }
         }

@@ -49,6 +49,11 @@ typedef void (*GemmKernelRows)(int kc, const float *a, size_t lda, const void *b
 typedef void (*GemmKernelRows16)(int kc, const uint16_t *a, size_t lda, const void *bp, float *c, size_t ldc, int mr,
                                  int nr, int load_c);
 
+// The bf16 impls' tile reading A's k pairs where they lie: pair p of row r is the 32-bit word
+// a[p*stride + r] (the packed layout is stride = MR).
+typedef void (*GemmKernelPairs)(int kc, const uint32_t *a, size_t stride, const void *bp, float *c, size_t ldc,
+                                int mr, int nr, int load_c);
+
 typedef struct {
     int mr, nr;     // micro-tile
     int kstep;      // packed depth is kc rounded up to this (2 for bf16 pairs)
@@ -58,6 +63,7 @@ typedef struct {
     GemmKernelRows kernel_rows;  // optional (NULL: A is always packed)
     GemmPack16 pack_a16;         // bf16 impls: A from bf16 storage (gemm_run_a16); else NULL
     GemmKernelRows16 kernel_rows16;  // bf16 impls: A as bf16 rows, unpacked (gemm_rows_nt's next); else NULL
+    GemmKernelPairs kernel_pairs;    // bf16 impls: A in row pairs (gemm_run_a16_pairs); else NULL
     // ReLU² around a product (gemm_relu2_linear_*), in the ISA's vectors with relu2_fwd/bwd's
     // arithmetic: dst (rows, cols) = max(src, 0)² (src row stride ld); and c (rows, cols, row
     // stride ld, as x) = 2x·c where x > 0, else +0.
@@ -67,6 +73,13 @@ typedef struct {
 
 void gemm_run(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
               int K, int accumulate);
+
+// tn with A (K, M) in bf16 row pairs (the fused head's dlogits, head.h): element (k, m) at
+// a[(k/2)*pair_stride + 2m + k%2], an odd K's last pair completed with zeros. Each k pair of an
+// element is one 32-bit word, so the kernel reads A where it lies: nothing is packed. The same
+// bits as gemm_run(TN) on the fp32 values the bf16 were rounded from.
+void gemm_run_a16_pairs(const GemmImpl *impl, float *c, const uint16_t *a, size_t pair_stride, const float *b, int M,
+                        int N, int K, int accumulate);
 
 // Causal attention's products, skipping what the causal mask makes zero. Queries i and keys j
 // with j <= i + diag visible (diag: the position of query row 0 among the keys):

@@ -24,6 +24,9 @@ float head_bf16_value(uint16_t h) {
     return x;
 }
 
+size_t head_dl16_stride(int V) { return 2 * (size_t)V + ((4 * (size_t)V) % 4096 == 0 ? 32 : 0); }
+size_t head_dl16_elems(int N, int V) { return (size_t)(N + 1) / 2 * head_dl16_stride(V); }
+
 // ---------------------------------------------------------------------------------------------
 // Reference: the reference ops in turn, on chunks of rows (the logits of all N rows would be the
 // 128 MB this op exists to avoid). Rows are independent, so chunking changes no bits.
@@ -41,14 +44,17 @@ static void ref_head_with(Matmul nt, Matmul nn, int bf16, float *losses, void *d
     int rows = row_bytes >= REF_CHUNK_BYTES ? 1 : (int)(REF_CHUNK_BYTES / row_bytes);
     if (rows > N) rows = N;
     float *logits = xmalloc((size_t)rows * row_bytes);
+    if (bf16 && dlogits) memset(dlogits, 0, head_dl16_elems(N, V) * sizeof(uint16_t));
     for (int r0 = 0; r0 < N; r0 += rows) {
         int n = N - r0 < rows ? N - r0 : rows;
         nt(logits, x + (size_t)r0 * C, w, n, V, C, 0);
         float *d = !dlogits ? NULL : bf16 ? logits : (float *)dlogits + (size_t)r0 * V;
         ref_softcap_ce(losses + r0, d, logits, targets ? targets + r0 : NULL, n, V, cap, dscale);
         if (!d) continue;
-        if (bf16)
-            for (size_t i = 0; i < (size_t)n * V; i++) ((uint16_t *)dlogits)[(size_t)r0 * V + i] = head_bf16_bits(d[i]);
+        if (bf16)  // in row pairs (pads and an odd N's missing row are zeroed below)
+            for (int i = 0; i < n; i++)
+                for (int v = 0; v < V; v++)
+                    ((uint16_t *)dlogits)[head_dl16_at(r0 + i, v, V)] = head_bf16_bits(d[(size_t)i * V + v]);
         if (dx) nn(dx + (size_t)r0 * C, d, w, n, C, V, 0);
     }
     free(logits);
@@ -69,12 +75,14 @@ void ref_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, i
     ref_matmul_tn(dw, dlogits, x, V, C, N, 1);
 }
 
-// The bf16 values widened to fp32 (exact), then the reference bf16 product (whose rounding of
-// them is exact too).
+// The bf16 values (row pairs) widened to fp32 (exact) and laid out (N, V), then the reference
+// bf16 product (whose rounding of them is exact too).
 void ref_bf16_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C) {
     size_t n = (size_t)N * V;
     float *d = xmalloc((n ? n : 1) * sizeof *d);
-    for (size_t i = 0; i < n; i++) d[i] = head_bf16_value(((const uint16_t *)dlogits)[i]);
+    for (int r = 0; r < N; r++)
+        for (int v = 0; v < V; v++)
+            d[(size_t)r * V + v] = head_bf16_value(((const uint16_t *)dlogits)[head_dl16_at(r, v, V)]);
     ref_bf16_matmul_tn(dw, d, x, V, C, N, 1);
     free(d);
 }
@@ -94,13 +102,18 @@ typedef struct {
     size_t keep16_ld;  // the strip's dlogits left as bf16 rows of this stride for the dx product (0: fp32)
 } HeadCtx;
 
-// Leaves the strip holding its dlogits when there are any (avx512_softcap_ce_inplace): fp32, or
-// bf16 rows the bf16 dx product reads unpacked.
+// Leaves the strip holding its dlogits when there are any: fp32 (avx512_softcap_ce_inplace), or
+// bf16 rows the bf16 dx product reads unpacked, also paired into dlogits (avx512_softcap_ce_pairs;
+// row0 is even: strips are whole 14-row micro-tiles).
 static void strip_loss_avx512(void *p, float *c, int row0, int rows, float *exps) {
     const HeadCtx *h = p;
-    char *d = h->dlogits ? (char *)h->dlogits + (size_t)row0 * h->V * (h->bf16 ? 2 : 4) : NULL;
-    avx512_softcap_ce_inplace(h->losses + row0, d, h->bf16, c, h->targets ? h->targets + row0 : NULL, rows, h->V,
-                              h->cap, h->dscale, exps, h->keep16_ld);
+    const int32_t *tg = h->targets ? h->targets + row0 : NULL;
+    if (h->dlogits && h->bf16)
+        avx512_softcap_ce_pairs(h->losses + row0, (uint16_t *)h->dlogits + head_dl16_at(row0, 0, h->V),
+                                head_dl16_stride(h->V), c, h->keep16_ld, tg, rows, h->V, h->cap, h->dscale, exps);
+    else
+        avx512_softcap_ce_inplace(h->losses + row0, h->dlogits ? (float *)h->dlogits + (size_t)row0 * h->V : NULL, c,
+                                  tg, rows, h->V, h->cap, h->dscale, exps);
 }
 
 // Inside the GEMM's parallel region: ref_softcap_ce's own region runs on this thread alone. The
@@ -119,11 +132,11 @@ typedef void (*NtRows)(const float *, const float *, int, int, int, GemmRowsFn, 
 static void simd_head(NtRows rows, GemmRowsFn loss, int bf16, size_t scratch, float *losses, void *dlogits, float *dx,
                       const float *x, const float *w, const int32_t *targets, int N, int V, int C, float cap,
                       float dscale) {
-    // bf16: the dx product reads the strip's bf16 dlogits rows in place instead of packing them
-    // (even V: an odd row's last pair would take its second value from past the row)
-    size_t ld16 = bf16 && loss == strip_loss_avx512 && V % 2 == 0 ? gemm_rows16_ld(V) : 0;
-    HeadCtx h = {losses, dlogits, bf16, targets, V, cap, dscale, dx ? ld16 : 0};
-    GemmRowsNext next = {w, dx, C, ld16};
+    // bf16: the loss leaves the strip's dlogits as bf16 rows in place (paired from there into
+    // dlogits), which the dx product reads instead of the fp32 ones
+    size_t ld16 = bf16 && loss == strip_loss_avx512 ? gemm_rows16_ld(V) : 0;
+    HeadCtx h = {losses, dlogits, bf16, targets, V, cap, dscale, ld16};
+    GemmRowsNext next = {w, dx, C, dlogits ? ld16 : 0};
     rows(x, w, N, V, C, loss, &h, scratch, dlogits && dx ? &next : NULL);
 }
 
@@ -153,5 +166,5 @@ void avx512_head_dw(float *dw, const void *dlogits, const float *x, int N, int V
 }
 
 void avx512bf16_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C) {
-    avx512bf16_matmul_tn_a16(dw, dlogits, x, V, C, N, 1);
+    avx512bf16_matmul_tn_pairs(dw, dlogits, head_dl16_stride(V), x, V, C, N, 1);
 }

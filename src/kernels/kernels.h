@@ -81,7 +81,8 @@ typedef struct {
     // then with dlogits and dx (N,C) non-NULL dx = dlogits @ w as by matmul_nn. The (N, V) logits
     // are never stored: each strip of rows goes through the loss and the dx product while in
     // cache (head.h). dlogits (N,V) are fp32, or bf16 (uint16, rounded to nearest even) in a
-    // table whose products are bf16 — the format its head_dw reads; no output may alias an input.
+    // table whose products are bf16, laid out in row pairs (head.h: rows 2p, 2p+1 interleaved,
+    // head_dl16_elems(N, V) elements) — the format its head_dw reads; no output may alias an input.
     void (*head_ce)(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
                     int N, int V, int C, float cap, float dscale);
     // The head's weight gradient from head_ce's dlogits (the same table's format): dw (V,C) +=

@@ -806,6 +806,16 @@ static void check_softcap(Run *r, const Kernels *k, int quick, Rng *rng) {
         }
 }
 
+// x (N, V) laid out in head.h's bf16 row pairs (still fp32 values; zeros in the gaps).
+static float *in_row_pairs(Case *c, const float *x, int N, int V) {
+    size_t n = head_dl16_elems(N, V);
+    float *p = case_own(c, n * sizeof *p);
+    memset(p, 0, n * sizeof *p);
+    for (int r = 0; r < N; r++)
+        for (int v = 0; v < V; v++) p[head_dl16_at(r, v, V)] = x[(size_t)r * V + v];
+    return p;
+}
+
 // mode 0: losses only; 1: with dlogits and dx (training); 2: with dlogits, without dx.
 static void call_head_ce(const Case *c) {
     c->k->head_ce(c->out[0].p, c->mode ? c->out[1].p : NULL, c->mode == 1 ? c->out[2].p : NULL, c->a[0], c->a[1],
@@ -843,7 +853,8 @@ static void check_head_ce(Run *r, const Kernels *k, int quick, Rng *rng) {
             ref_softcap_ce(losses, dl, logits, c.idx, N, V, shapes[s].cap, shapes[s].dscale);
             case_output(&c, "losses", (size_t)N, NULL, losses, 0);
             c.scale[0] = softcap_loss_scale(&c, logits, losses, N, V, shapes[s].cap);
-            if (mode && c.bf16) case_output_bf16(&c, "dlogits", nl, dl, s % 2);  // the bf16 tables' format
+            if (mode && c.bf16)  // the bf16 tables' format: row pairs (head.h)
+                case_output_bf16(&c, "dlogits", head_dl16_elems(N, V), in_row_pairs(&c, dl, N, V), s % 2);
             else if (mode) case_output(&c, "dlogits", nl, NULL, dl, s % 2);
             if (mode == 1) {
                 float *dx = owned(&c, (size_t)N * C, NULL, rng, 0, 0);
@@ -873,7 +884,8 @@ static void check_head_dw(Run *r, const Kernels *k, int quick, Rng *rng) {
         snprintf(c.shape, sizeof c.shape, "N=%d V=%d C=%d", N, V, C);
         float *dl = owned(&c, nl, NULL, rng, -0.01f, 0.01f);
         c.a[0] = case_input(&c, nx, rng, -1, 1);
-        c.a[2] = c.bf16 ? case_input_bf16(&c, dl, nl) : case_input_copy(&c, dl, nl);
+        c.a[2] = c.bf16 ? case_input_bf16(&c, in_row_pairs(&c, dl, N, V), head_dl16_elems(N, V))
+                        : case_input_copy(&c, dl, nl);
         float *dw0 = owned(&c, nw, NULL, rng, -1, 1), *dw = owned(&c, nw, NULL, rng, 0, 0);
         double *sw = case_own(&c, nw * sizeof *sw);
         product_oracle(TN, dl, c.a[0], V, C, N, c.bf16, dw0, dw, sw);

@@ -47,6 +47,10 @@ void avx512bf16_matmul_causal(GemmLayout layout, float *c, const float *a, const
 // rounds): the same bits as avx512bf16_matmul_nn/tn on the fp32 values it was rounded from.
 void avx512bf16_matmul_nn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate);
 void avx512bf16_matmul_tn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate);
+// tn with a (K, M) in bf16 row pairs of stride pair_stride (gemm_run_a16_pairs; the fused head's
+// dlogits, head.h), read where they lie: the same bits as avx512bf16_matmul_tn on their fp32 values.
+void avx512bf16_matmul_tn_pairs(float *c, const uint16_t *a, size_t pair_stride, const float *b, int M, int N, int K,
+                                int accumulate);
 
 // ReLU² fused into the product that reads it (Kernels.relu2_linear_fwd/bwd; gemm_relu2_linear_*
 // in gemm_driver.h): the same bits as relu2_fwd/relu2_bwd around this instruction set's matmuls.

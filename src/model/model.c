@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/head.h"
 #include "kernels/kernels.h"
 #include "profile/profile.h"
 #include "util/error.h"
@@ -333,7 +334,10 @@ static void head_chunks(Model *m, RunState *s, const int32_t *targets, int N, in
     const Kernels *K = kernels();
     const ModelConfig *c = &m->cfg;
     int C = c->n_embd, V = c->vocab_size, R = s->head_rows;
-    if (backward && !s->head) s->head = xaligned_alloc((size_t)R * V * sizeof(float));  // room for fp32
+    if (backward && !s->head) {  // room for fp32, or bf16 row pairs (head.h), whichever is larger
+        size_t fp32 = (size_t)R * V * sizeof(float), pairs = head_dl16_elems(R, V) * sizeof(uint16_t);
+        s->head = xaligned_alloc(fp32 > pairs ? fp32 : pairs);
+    }
     for (int r0 = 0; r0 < N; r0 += R) {
         int n = N - r0 < R ? N - r0 : R;
         const float *xn = s->xn_final + (size_t)r0 * C;

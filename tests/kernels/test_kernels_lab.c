@@ -579,18 +579,20 @@ static void test_fused_head_gives_the_same_bits(void **state) {
         float *logits = malloc(nl * sizeof *logits), *want_d = malloc(nl * sizeof *want_d);
         float *d = malloc(nl * sizeof *d), *want_l = malloc((size_t)N * sizeof *want_l);
         float *l = malloc((size_t)N * sizeof *l);
-        uint16_t *want16 = malloc(nl * sizeof *want16);
+        size_t n16 = head_dl16_elems(N, V);  // the bf16 tables' dlogits: row pairs (head.h)
+        uint16_t *want16 = calloc(n16, sizeof *want16);
         float *want_dx = malloc(nx * sizeof(float)), *want_dw = malloc(nw * sizeof(float));
         float *dx = malloc(nx * sizeof(float)), *dw = malloc(nw * sizeof(float));
         for (size_t f = 0; f < sizeof impls / sizeof *impls; f++) {
             if (!impls[f].have) continue;
             impls[f].nt(logits, x, w, N, V, C, 0);
             impls[f].ce(want_l, want_d, logits, tg, N, V, 15.0f, 0.125f);
-            for (size_t i = 0; i < nl; i++) want16[i] = head_bf16_bits(want_d[i]);
+            for (int n = 0; n < N; n++)
+                for (int v = 0; v < V; v++) want16[head_dl16_at(n, v, V)] = head_bf16_bits(want_d[(size_t)n * V + v]);
             impls[f].nn(want_dx, want_d, w, N, C, V, 0);
             memcpy(want_dw, dw0, nw * sizeof *dw);
             impls[f].tn(want_dw, want_d, x, V, C, N, 1);
-            size_t d_bytes = nl * (impls[f].half ? sizeof(uint16_t) : sizeof(float));
+            size_t d_bytes = impls[f].half ? n16 * sizeof(uint16_t) : nl * sizeof(float);
             for (int t = 1; t <= 3; t++)
                 for (int pinned = 0; pinned < 2; pinned++) {
                     omp_set_num_threads(t);
