@@ -263,7 +263,7 @@ static void print_row(FILE *f, const BenchCase *c, const char *variant, Timing t
     double flops = cost.flops / t.med, bytes = cost.bytes / t.med;
     if (peak_flops > 0) snprintf(pf, sizeof pf, "%.0f%%", 100 * flops / peak_flops);
     if (o->peak && o->peak->triad_bw > 0) snprintf(pb, sizeof pb, "%.0f%%", 100 * bytes / o->peak->triad_bw);
-    fprintf(f, "| %-13s | %-16s | %-22s | %-11s | %9.3f | %9.3f | %9.3f | %8.1f | %7.1f | %5s | %6s |\n",
+    fprintf(f, "| %-16s | %-16s | %-22s | %-11s | %9.3f | %9.3f | %9.3f | %8.1f | %7.1f | %5s | %6s |\n",
             KERNEL_OP_NAMES[c->op], c->what, shape, variant, 1e3 * t.med, 1e3 * t.p10, 1e3 * t.p90, flops / 1e9,
             bytes / 1e9, pf, pb);
     fflush(f);
@@ -280,9 +280,9 @@ int lab_bench(const Kernels *const *tables, const char *const *labels, int n, co
     fprintf(f, "\npreset %s (C=%d, H=%d/%d, D=%d, T=%d, V=%d), %d OpenMP threads; times in ms (wall clock)\n\n",
             o->preset ? o->preset : "cpu", m.n_embd, m.n_head, m.n_kv_head, m.head_dim, m.seq_len, m.vocab_size,
             omp_get_max_threads());
-    fprintf(f, "| op            | where            | shape                  | variant     |    median |       p10 "
+    fprintf(f, "| op               | where            | shape                  | variant     |    median |       p10 "
                "|       p90 |  GFLOP/s |    GB/s |  %%FMA | %%triad |\n");
-    fprintf(f, "|---------------|------------------|------------------------|-------------|----------:|----------:"
+    fprintf(f, "|------------------|------------------|------------------------|-------------|----------:|----------:"
                "|----------:|---------:|--------:|------:|-------:|\n");
     Rng rng;
     rng_seed(&rng, 7);
