@@ -25,24 +25,32 @@ AVX512_INLINE double ce_total(const __m512 acc[4]) {
 }
 
 // Sweep 1: c[i] = softcap(z[i]) into scratch; returns max c.
+// Vector i of the row (lanes m), capped when `capped`, stored to c and folded into the max.
+AVX512_INLINE __m512 ce_cap_at(float *c, const float *z, int i, __mmask16 m, int capped, __m512 vcap, __m512 vinv,
+                               __m512 mx) {
+    __m512 x = _mm512_maskz_loadu_ps(m, z + i);
+    if (capped) x = _mm512_mul_ps(vcap, v_tanh(_mm512_mul_ps(x, vinv)));
+    _mm512_mask_storeu_ps(c + i, m, x);
+    return _mm512_mask_max_ps(mx, m, mx, x);
+}
+
+// The whole vectors in a loop of their own, the cap decided once (not per vector), then the tail.
 static AVX512_FN float ce_cap_max(float *c, const float *z, int V, float cap) {
     __m512 mx = _mm512_set1_ps(-INFINITY);
     __m512 vcap = _mm512_set1_ps(cap), vinv = _mm512_set1_ps(cap > 0 ? 1.0f / cap : 1.0f);
-    for (int i = 0; i < V; i += 16) {
-        __mmask16 m = v_mask_first(V - i);
-        __m512 x = _mm512_maskz_loadu_ps(m, z + i);
-        if (cap > 0) x = _mm512_mul_ps(vcap, v_tanh(_mm512_mul_ps(x, vinv)));
-        _mm512_mask_storeu_ps(c + i, m, x);
-        mx = _mm512_mask_max_ps(mx, m, mx, x);
-    }
+    int i = 0, whole = V / 16 * 16;
+    if (cap > 0)
+        for (; i < whole; i += 16) mx = ce_cap_at(c, z, i, (__mmask16)0xffff, 1, vcap, vinv, mx);
+    else
+        for (; i < whole; i += 16) mx = ce_cap_at(c, z, i, (__mmask16)0xffff, 0, vcap, vinv, mx);
+    if (i < V) mx = ce_cap_at(c, z, i, v_mask_first(V - i), cap > 0, vcap, vinv, mx);
     return _mm512_reduce_max_ps(mx);
 }
 
 // Sweep 2: sum of exp(c - mx); the exps go to d when non-NULL. Vector j of the row goes to
 // partial sum j % 4; the loop is unrolled by 4 so the partial sums stay in registers (indexed by
 // a loop variable, gcc kept them on the stack: a store-forwarding round trip per vector).
-AVX512_INLINE __m512 ce_exp_at(float *d, const float *c, int V, int i, __m512 vmx) {
-    __mmask16 m = v_mask_first(V - i);
+AVX512_INLINE __m512 ce_exp_at(float *d, const float *c, __mmask16 m, int i, __m512 vmx) {
     __m512 e = _mm512_maskz_mov_ps(m, v_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, c + i), vmx)));
     if (d) _mm512_mask_storeu_ps(d + i, m, e);
     return e;
@@ -52,13 +60,14 @@ static AVX512_FN double ce_expsum(float *d, const float *c, int V, float mx) {
     __m512 vmx = _mm512_set1_ps(mx);
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     int i = 0;
+    const __mmask16 all = 0xffff;  // whole vectors: the mask is a constant, not worked out per vector
     for (; i + 64 <= V; i += 64) {
-        acc[0] = _mm512_add_ps(acc[0], ce_exp_at(d, c, V, i, vmx));
-        acc[1] = _mm512_add_ps(acc[1], ce_exp_at(d, c, V, i + 16, vmx));
-        acc[2] = _mm512_add_ps(acc[2], ce_exp_at(d, c, V, i + 32, vmx));
-        acc[3] = _mm512_add_ps(acc[3], ce_exp_at(d, c, V, i + 48, vmx));
+        acc[0] = _mm512_add_ps(acc[0], ce_exp_at(d, c, all, i, vmx));
+        acc[1] = _mm512_add_ps(acc[1], ce_exp_at(d, c, all, i + 16, vmx));
+        acc[2] = _mm512_add_ps(acc[2], ce_exp_at(d, c, all, i + 32, vmx));
+        acc[3] = _mm512_add_ps(acc[3], ce_exp_at(d, c, all, i + 48, vmx));
     }
-    for (int u = 0; i < V; i += 16, u++) acc[u] = _mm512_add_ps(acc[u], ce_exp_at(d, c, V, i, vmx));
+    for (int u = 0; i < V; i += 16, u++) acc[u] = _mm512_add_ps(acc[u], ce_exp_at(d, c, v_mask_first(V - i), i, vmx));
     return ce_total(acc);
 }
 
