@@ -94,7 +94,7 @@ static int n_block(const GemmImpl *g, int K) {
 // read nearly sequentially (one micro-panel at a time would stride through every row).
 #define PACK_ROWS 16
 
-// tmp: the thread's scratch for a transformed operand (transform_floats), or NULL without one.
+// tmp: the thread's scratch for a transformed operand (gemm_block sizes it), or NULL without one.
 static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc, int nc, int pc, int kc,
                          float *tmp) {
     const GemmImpl *g = x->g;
