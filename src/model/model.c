@@ -427,11 +427,13 @@ static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const
         K->rope_bwd(s->dq, m->rope_cos, m->rope_sin, B, T, H, D);
         K->rope_bwd(s->dk, m->rope_cos, m->rope_sin, B, T, Hkv, D);
     }
+    // each gradient's two products back to back, while it is in cache (the same sums in the same
+    // order: dxn still adds q's, then k's, then v's part)
     K->matmul_tn(dw->c_q, s->dq, a->xn1, H * D, C, N, 1);
-    K->matmul_tn(dw->c_k, s->dk, a->xn1, Hkv * D, C, N, 1);
-    K->matmul_tn(dw->c_v, s->dv, a->xn1, Hkv * D, C, N, 1);
     K->matmul_nn(s->dxn, s->dq, w->c_q, N, C, H * D, 0);
+    K->matmul_tn(dw->c_k, s->dk, a->xn1, Hkv * D, C, N, 1);
     K->matmul_nn(s->dxn, s->dk, w->c_k, N, C, Hkv * D, 1);
+    K->matmul_tn(dw->c_v, s->dv, a->xn1, Hkv * D, C, N, 1);
     K->matmul_nn(s->dxn, s->dv, w->c_v, N, C, Hkv * D, 1);
     K->rmsnorm_bwd(s->dx, s->dxn, a->x, a->rstd1, N, C, 1);      // + residual: d x
 }
