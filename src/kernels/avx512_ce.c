@@ -176,13 +176,11 @@ void avx512_softcap_ce_inplace(float *losses, float *dlogits, float *logits, con
 // Rows even and odd (NULL: zeros) of V bf16 interleaved into one row pair at dst, then zeros up
 // to P: a 64-byte line per 16 values, streamed when dst is 64-byte aligned and P keeps it so.
 static BF16_FN void store_pair(uint16_t *dst, const uint16_t *even, const uint16_t *odd, int V, size_t P) {
-    const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
-                                                22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     int stream = ((uintptr_t)dst & 63) == 0 && P % 32 == 0;
     for (int v = 0; v < V; v += 16) {
         __mmask16 m = v_mask_first(V - v);
         __m256i e = _mm256_maskz_loadu_epi16(m, even + v), o = odd ? _mm256_maskz_loadu_epi16(m, odd + v) : _mm256_setzero_si256();
-        __m512i both = _mm512_permutexvar_epi16(interleave, _mm512_inserti64x4(_mm512_castsi256_si512(e), o, 1));
+        __m512i both = v_pair_rows16(_mm512_inserti64x4(_mm512_castsi256_si512(e), o, 1));
         if (stream && m == 0xffff) _mm512_stream_si512((void *)(dst + 2 * (size_t)v), both);
         else _mm512_mask_storeu_epi16(dst + 2 * (size_t)v, (__mmask32)((1ull << (2 * (V - v < 16 ? V - v : 16))) - 1), both);
     }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "kernels/avx512_ops.h"
+#include "kernels/avx512_vmath.h"
 #include "kernels/gemm_driver.h"
 #include "kernels/simd_matmul.h"
 
@@ -252,11 +253,9 @@ BF16_INLINE void pack_bf16_transposed(uint32_t *dst, const float *src, size_t ld
 // Row-major source (k rows contiguous along r): rows k and k+1 as bf16 (lanes 0-15 and 16-31 of
 // `both`) interleaved into one packed k-pair row, stored here.
 BF16_INLINE void store_interleaved(uint16_t *dst, __m512i both, int W, int r0, int k) {
-    const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
-                                                22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     int width = W - r0 < 16 ? W - r0 : 16;
     _mm512_mask_storeu_epi16(dst + (size_t)(k / 2) * W * 2 + 2 * r0, (__mmask32)((1ull << (2 * width)) - 1),
-                             _mm512_permutexvar_epi16(interleave, both));
+                             v_pair_rows16(both));
 }
 
 BF16_INLINE void pack_bf16_copy(uint16_t *dst, const float *src, size_t ld, int W, int w, int kc) {
@@ -307,9 +306,12 @@ static BF16_FN void pack_b_bf16(void *dst, const float *src, size_t ld, int w, i
     else pack_bf16_copy(dst, src, ld, NR, w, kc);
 }
 
-// ap: pair p of row r at ap[p*astride + r] (packed: astride = MR).
-BF16_INLINE void tile_bf16(const int rows, int kc, const uint32_t *ap, size_t astride, const uint16_t *bp, float *c,
-                           size_t ldc, int nr, int load_c) {
+// Pair p of row r at ap[p*pstride + r*rstride]: a packed strip (pstride MR, rstride 1), row
+// pairs in place (pstride their stride, rstride 1) or bf16 rows in place (pstride 1, rstride half
+// the row stride: the rows' k pairs are 32-bit words of them). Loaded with memcpy: the in-place
+// operands are uint16 storage.
+BF16_INLINE void tile_bf16(const int rows, int kc, const uint32_t *ap, size_t pstride, size_t rstride,
+                           const uint16_t *bp, float *c, size_t ldc, int nr, int load_c) {
     __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
     __m512 x0[MR], x1[MR];
 #pragma GCC unroll 14
@@ -317,11 +319,13 @@ BF16_INLINE void tile_bf16(const int rows, int kc, const uint32_t *ap, size_t as
         x0[r] = load_c ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
         x1[r] = load_c ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
     }
-    for (int p = 0; p < (kc + 1) / 2; p++, ap += astride, bp += 2 * NR) {
+    for (int p = 0; p < (kc + 1) / 2; p++, ap += pstride, bp += 2 * NR) {
         __m512bh b0 = (__m512bh)_mm512_load_si512(bp), b1 = (__m512bh)_mm512_load_si512(bp + NR);
 #pragma GCC unroll 14
         for (int r = 0; r < rows; r++) {
-            __m512bh a = (__m512bh)_mm512_set1_epi32((int)ap[r]);
+            uint32_t pair;
+            memcpy(&pair, ap + r * rstride, sizeof pair);
+            __m512bh a = (__m512bh)_mm512_set1_epi32((int)pair);
             x0[r] = _mm512_dpbf16_ps(x0[r], a, b0);
             x1[r] = _mm512_dpbf16_ps(x1[r], a, b1);
         }
@@ -333,39 +337,11 @@ BF16_INLINE void tile_bf16(const int rows, int kc, const uint32_t *ap, size_t as
     }
 }
 
-// The same tile reading A as unpacked bf16 rows (a[r*lda + k]): each k pair is one 32-bit
-// broadcast from its row, as from a packed strip. Rows are sequential streams.
-BF16_INLINE void tile_bf16_rows(const int rows, int kc, const uint16_t *a, size_t lda, const uint16_t *bp, float *c,
-                                size_t ldc, int nr, int load_c) {
-    __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
-    __m512 x0[MR], x1[MR];
-#pragma GCC unroll 14
-    for (int r = 0; r < rows; r++) {
-        x0[r] = load_c ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
-        x1[r] = load_c ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
-    }
-    for (int k = 0; k < kc; k += 2, bp += 2 * NR) {
-        __m512bh b0 = (__m512bh)_mm512_load_si512(bp), b1 = (__m512bh)_mm512_load_si512(bp + NR);
-#pragma GCC unroll 14
-        for (int r = 0; r < rows; r++) {
-            uint32_t pair;
-            memcpy(&pair, a + r * lda + k, sizeof pair);
-            __m512bh av = (__m512bh)_mm512_set1_epi32((int)pair);
-            x0[r] = _mm512_dpbf16_ps(x0[r], av, b0);
-            x1[r] = _mm512_dpbf16_ps(x1[r], av, b1);
-        }
-    }
-#pragma GCC unroll 14
-    for (int r = 0; r < rows; r++) {
-        _mm512_mask_storeu_ps(c + r * ldc, m0, x0[r]);
-        _mm512_mask_storeu_ps(c + r * ldc + 16, m1, x1[r]);
-    }
-}
-
+// bf16 rows in place: a's rows are 4-byte aligned with an even lda (gemm_rows_nt's strips).
 #define TILE_BF16_ROWS_FN(n)                                                                                  \
     static BF16_FN void tile_bf16_rows_##n(int kc, const uint16_t *a, size_t lda, const uint16_t *bp, float *c, \
                                            size_t ldc, int nr, int load_c) {                                  \
-        tile_bf16_rows(n, kc, a, lda, bp, c, ldc, nr, load_c);                                                \
+        tile_bf16(n, kc, (const uint32_t *)a, 1, lda / 2, bp, c, ldc, nr, load_c);                             \
     }
 TILE_BF16_ROWS_FN(1) TILE_BF16_ROWS_FN(2) TILE_BF16_ROWS_FN(3) TILE_BF16_ROWS_FN(4) TILE_BF16_ROWS_FN(5)
 TILE_BF16_ROWS_FN(6) TILE_BF16_ROWS_FN(7) TILE_BF16_ROWS_FN(8) TILE_BF16_ROWS_FN(9) TILE_BF16_ROWS_FN(10)
@@ -385,11 +361,11 @@ static void kernel_rows16(int kc, const uint16_t *a, size_t lda, const void *bp,
 #define TILE_BF16_FN(n)                                                                                       \
     static BF16_FN void tile_bf16_##n(int kc, const uint32_t *ap, const uint16_t *bp, float *c, size_t ldc, \
                                       int nr, int load_c) {                                                  \
-        tile_bf16(n, kc, ap, MR, bp, c, ldc, nr, load_c);                                                    \
+        tile_bf16(n, kc, ap, MR, 1, bp, c, ldc, nr, load_c);                                                 \
     }                                                                                                        \
     static BF16_FN void tile_bf16_pairs_##n(int kc, const uint32_t *ap, size_t astride, const uint16_t *bp,  \
                                             float *c, size_t ldc, int nr, int load_c) {                      \
-        tile_bf16(n, kc, ap, astride, bp, c, ldc, nr, load_c);                                               \
+        tile_bf16(n, kc, ap, astride, 1, bp, c, ldc, nr, load_c);                                            \
     }
 TILE_BF16_FN(1) TILE_BF16_FN(2) TILE_BF16_FN(3) TILE_BF16_FN(4) TILE_BF16_FN(5) TILE_BF16_FN(6) TILE_BF16_FN(7)
 TILE_BF16_FN(8) TILE_BF16_FN(9) TILE_BF16_FN(10) TILE_BF16_FN(11) TILE_BF16_FN(12) TILE_BF16_FN(13)

@@ -70,6 +70,14 @@ AVX512_INLINE __m512 v_tanh(__m512 x) {
     return y;
 }
 
+// Two rows of 16 bf16 (lanes 0-15 of `both`: row k, 16-31: row k+1) as 16 k pairs: element j
+// of each row side by side, row k first — the pair layout of vdpbf16ps operands.
+AVX512_INLINE __m512i v_pair_rows16(__m512i both) {
+    const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
+                                                22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    return _mm512_permutexvar_epi16(interleave, both);
+}
+
 // Sum of 16 lanes in double, in a fixed order (so results do not depend on the compiler's
 // choice of reduction tree).
 AVX512_INLINE double v_hsum_pd(__m512 v) {
