@@ -177,7 +177,7 @@ static int kernels_check_cmd(int argc, char **argv) {
 static int kernels_bench_cmd(int argc, char **argv) {
     StringList variants = {0};
     const char *preset = "cpu", *op = NULL, *cache = "cache";
-    int rows = 4096, no_bf16 = 0;
+    int rows = 4096, no_bf16 = 0, cold = 0;
     double seconds = 0.3;
     Option opts[] = {
         {"preset", OPT_STRING, &preset, "NAME", "model preset whose shapes are timed (cpu, kit-d10)", 0, 0, 0},
@@ -186,6 +186,7 @@ static int kernels_bench_cmd(int argc, char **argv) {
         {"op", OPT_STRING, &op, "OP", "only this op", 0, 0, 0},
         {"seconds", OPT_DOUBLE, &seconds, "S", "time per shape and variant", 0, 0, 0},
         {"no-bf16", OPT_FLAG, &no_bf16, NULL, "leave out the bf16 matmuls", 0, 0, 0},
+        {"cold", OPT_FLAG, &cold, NULL, "evict the caches before every timed call (96 MiB written), so operands come from memory as in training", 0, 0, 0},
         {"cache", OPT_STRING, &cache, "DIR", "where the measured peak is cached (peak.json)", 0, 0, 0},
         {0, 0, 0, 0, 0, 0, 0, 0},
     };
@@ -214,7 +215,8 @@ static int kernels_bench_cmd(int argc, char **argv) {
     if (bad) return 2;
     MachinePeak peak;
     if (machine_peak_get(cache, &peak)) return report_error();
-    LabBenchOpts o = {.preset = preset, .rows = rows, .op = op, .seconds = seconds, .bf16 = t.bf16 && !no_bf16, .peak = &peak};
+    LabBenchOpts o = {.preset = preset, .rows = rows, .op = op, .seconds = seconds, .bf16 = t.bf16 && !no_bf16,
+                      .cold = cold, .peak = &peak};
     printf("peak: fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s, triad %.1f GB/s (%d threads; %s/peak.json)\n",
            peak.fp32_all / 1e9, peak.bf16_all / 1e9, peak.triad_bw / 1e9, peak.threads, cache);
     return lab_bench(t.k, t.label, t.n, &o, stdout) ? report_error() : 0;

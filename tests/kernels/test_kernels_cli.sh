@@ -34,6 +34,7 @@ check "info --peak is cached"      0 "cached in $tmp/peak.json"         $F info 
 python3 -c "import json,sys; m=json.load(open('$tmp/peak.json'))['machines'][0]; sys.exit(not (m['fp32_all_gflops'] > 0 and m['triad_gbs'] > 0))" \
   && ok "peak.json has the figures" || bad "peak.json lacks fp32_all_gflops / triad_gbs"
 check "bench one op"               0 "| relu2_fwd"                      $F kernels bench --op relu2_fwd --variant ref --seconds 0.01 --cache "$tmp"
+check "bench cold caches"          0 "| relu2_fwd"                      $F kernels bench --op relu2_fwd --variant ref --seconds 0.01 --cold --cache "$tmp"
 check "bench unknown op"           2 "unknown op 'nope'"                $F kernels bench --op nope --cache "$tmp"
 check "bench unknown preset"       2 "--preset: unknown preset 'big'"             $F kernels bench --preset big --op relu2_fwd --cache "$tmp"
 [ "$fails" -eq 0 ]
