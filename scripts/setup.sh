@@ -14,6 +14,10 @@ set -euo pipefail
 # matmul comparison). Tests: cmocka; Python's `regex` for the split fixtures' generator; numpy
 # + PyTorch (Debian's, for /usr/bin/python3) for the PyTorch parity test; Node.js + npm for
 # the tiktoken interop test and the report's screenshot check; Chromium (headless) and a font for rendering `frontier report`'s page in tests/report/test_report.sh.
+# The PyTorch peer of bench/train_throughput.sh, set up as PyTorch's CPU guides say: OpenBLAS
+# as the system BLAS (python3-torch links the generic libblas.so.3; the reference one runs its
+# fp32 matmuls at ~4 GFLOP/s) and tcmalloc for LD_PRELOAD (glibc's malloc makes PyTorch fault its
+# large tensors in again every step).
 # OpenMPI: data-parallel training (`mpirun -np N ./frontier train`) and its tests.
 PACKAGES=(
   build-essential clang libomp-dev pkg-config
@@ -22,6 +26,7 @@ PACKAGES=(
   libcmocka-dev
   libdnnl-dev
   python3 python3-regex python3-numpy python3-torch
+  libopenblas0-openmp libtcmalloc-minimal4
   nodejs npm
   chromium fonts-dejavu-core
 )
