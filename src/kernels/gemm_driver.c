@@ -12,7 +12,7 @@
 
 #define KC_MAX 384               // K up to this is one block: A micro-panel 14 x 384 fp32 = 21 KiB (L1)
 #define KC_BLOCK 256             // larger K goes in blocks of this
-#define B_BYTES (512u << 10)     // packed B panel: half of a 1 MiB L2
+#define B_BYTES (896u << 10)     // packed B panel: most of a 1 MiB L2 (see n_block)
 #define A_BYTES (256u << 10)     // packed A: one micro-panel (<= 48 KiB), or for TN a block of them (L2)
 #define SMALL_MACS (1L << 18)    // below this many multiply-adds a product runs on one thread
 
@@ -83,6 +83,10 @@ static size_t panel_size(const GemmImpl *g, int kc, int width) {
     return round_up((size_t)kc, (size_t)g->kstep) * (size_t)width * g->elem;
 }
 
+// Columns per B panel. A's strips are packed again for every panel, so a wider panel packs A less
+// often: at 512 KiB kit-d10's 640-wide bf16 products (kc 640) took two panels and packing A was
+// ~18% of their time (perf); at 896 KiB they take one, and bench_gemm's kit-d10 bf16 products run
+// 5-20% faster on this Zen 5 (1 MiB L2), the fp32 ones 3-10%; at 1 MiB the B panel spills.
 static int n_block(const GemmImpl *g, int K) {
     size_t per_col = round_up((size_t)k_block(g, K), (size_t)g->kstep) * g->elem;
     int nc = (int)(B_BYTES / per_col) / g->nr * g->nr;

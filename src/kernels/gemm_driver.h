@@ -7,7 +7,7 @@
 //
 //   split C into one block per thread (static; the grid pm x pn minimises per-thread work)
 //   per thread, with its own packing buffers:
-//     for jc in its columns, step NC          B panel kc x NC stays in L2 (512 KiB)
+//     for jc in its columns, step NC          B panel kc x NC stays in L2 (896 KiB)
 //       for pc in 0..K, step KC               KC = K up to 1.5 KiB of a packed row, else 1 KiB
 //                                             (fp32: 384 / 256; bf16: 768 / 512)
 //         pack B[pc.., jc..] into NR-wide micro-panels
