@@ -8,6 +8,13 @@ OpCost cost_matmul(int M, int N, int K, int accumulate) {
     return (OpCost){2 * m * n * k, F * (m * k + n * k + m * n * (accumulate ? 2 : 1))};
 }
 
+// X·Xᵀ or XᵀX (one operand, no accumulation): the GEMMs compute the upper triangle and the
+// diagonal (M(M+1)/2 elements) and mirror the rest; X read once, C written
+OpCost cost_matmul_symmetric(int M, int K) {
+    double m = M, k = K;
+    return (OpCost){m * (m + 1) * k, F * (m * k + m * m)};
+}
+
 // gather: read one row of C per position (+ the index), write it
 OpCost cost_embedding_fwd(int N, int C) { return (OpCost){0, F * ((double)N + 2.0 * N * C)}; }
 // scatter-add: read dout and the destination row, write it back

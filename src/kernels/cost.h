@@ -9,6 +9,7 @@ typedef struct {
 } OpCost;
 
 OpCost cost_matmul(int M, int N, int K, int accumulate);  // any layout (nt, nn, tn)
+OpCost cost_matmul_symmetric(int M, int K);  // nt/tn with a == b, M == N, no accumulation
 OpCost cost_embedding_fwd(int N, int C);
 OpCost cost_embedding_bwd(int N, int C);
 OpCost cost_rmsnorm_fwd(int N, int C);

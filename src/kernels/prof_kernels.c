@@ -15,14 +15,20 @@ static const Kernels *inner;  // the table being profiled
         prof_end(c_.flops, c_.bytes); \
     } while (0)
 
+// nt and tn with one operand (Muon's X·Xᵀ) are symmetric: count the FLOPs of the upper triangle,
+// which is all the fast GEMMs compute (gemm_driver.h), so their GFLOP/s and HFU are not doubled.
+static OpCost matmul_cost(const float *a, const float *b, int M, int N, int K, int acc) {
+    return a == b && M == N && !acc ? cost_matmul_symmetric(M, K) : cost_matmul(M, N, K, acc);
+}
+
 static void p_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
-    WRAP("matmul_nt", cost_matmul(M, N, K, acc), inner->matmul_nt(c, a, b, M, N, K, acc));
+    WRAP("matmul_nt", matmul_cost(a, b, M, N, K, acc), inner->matmul_nt(c, a, b, M, N, K, acc));
 }
 static void p_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
     WRAP("matmul_nn", cost_matmul(M, N, K, acc), inner->matmul_nn(c, a, b, M, N, K, acc));
 }
 static void p_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
-    WRAP("matmul_tn", cost_matmul(M, N, K, acc), inner->matmul_tn(c, a, b, M, N, K, acc));
+    WRAP("matmul_tn", matmul_cost(a, b, M, N, K, acc), inner->matmul_tn(c, a, b, M, N, K, acc));
 }
 static void p_embedding_fwd(float *out, const int32_t *idx, const float *wte, int N, int C) {
     WRAP("embedding_fwd", cost_embedding_fwd(N, C), inner->embedding_fwd(out, idx, wte, N, C));

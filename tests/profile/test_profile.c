@@ -18,6 +18,11 @@ static void test_costs_match_hand_counts(void **state) {
     assert_float_equal(c.flops, 48, 0);
     assert_float_equal(c.bytes, 4 * (6 + 12 + 8), 0);
     assert_float_equal(cost_matmul(2, 4, 3, 1).bytes, 4 * (6 + 12 + 16), 0);  // c read and written
+    // X·Xᵀ with X 3x5: the upper triangle and diagonal, 6 outputs x 5 multiply-adds = 60 FLOPs; X
+    // read once (15 floats), C (9) written
+    c = cost_matmul_symmetric(3, 5);
+    assert_float_equal(c.flops, 60, 0);
+    assert_float_equal(c.bytes, 4 * (15 + 9), 0);
     // causal attention, B=1, T=3, H=1, D=2: pairs (t,s<=t) = 1+2+3 = 6; each q.k (2D=4) + p.v (4) + exp
     c = cost_attention_fwd(1, 3, 1, 1, 2);
     assert_float_equal(c.flops, 6 * (4 * 2 + 1), 0);
