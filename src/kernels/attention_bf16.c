@@ -112,10 +112,14 @@ static AVX512_FN float row_dot(const float *a, const float *b, int D) {
 }
 
 // Query block [i0, i0+rb) sees keys [0, i0+rb): its scores are an rb x (i0+rb) matrix. Blocks
-// are as tall as 256 KiB of scores allows (at least 64 rows; T <= 256: one block), so K and V
-// are packed once per block, and the causal products (avx512bf16_matmul_causal) skip the
-// micro-tiles above the diagonal inside it.
-#define SCORE_FLOATS (64 << 10)
+// are as tall as 1 MiB of scores allows (at least 64 rows; T <= 512: one block; kit-d10's
+// T = 1024: 4 blocks), so K and V are packed once per block, and the causal products
+// (avx512bf16_matmul_causal) skip the micro-tiles above the diagonal inside it. Every block
+// packs K and V again, which at 256 KiB (16 blocks of 64 rows at T = 1024) cost as much as the
+// products' own work per key row; at 1 MiB `frontier kernels bench --preset kit-d10` gives
+// attention_fwd 14.8-16.7 -> 13.1-13.3 ms and attention_bwd 36.2-37.6 -> 34.1-35.3 ms on this
+// Zen 5, though S and dS (1 MiB each) no longer fit in L2.
+#define SCORE_FLOATS (256 << 10)
 
 static int block_rows(int T) {
     int rb = SCORE_FLOATS / T / 64 * 64;
