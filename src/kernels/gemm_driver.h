@@ -14,7 +14,8 @@
 //         for ir in its rows, step MR
 //           pack A[ir.., pc..] into one MR x kc micro-panel (stays in L1); TN packs a block of
 //             micro-panels at once (256 KiB, L2), 16 rows of A at a time
-//           for each NR micro-panel: kernel (C tile loaded unless first k block and !accumulate)
+//           for each NR micro-panel: kernel (C tile loaded unless first k block and !accumulate);
+//             TN (fp32 operands): meanwhile prefetch a share of the next k block's rows into L2
 //
 // Every C element is thus one ascending-k FMA chain whatever the blocking (see simd_matmul.h).
 // X·Xᵀ (nt or tn with b == a, M == N, no accumulate) skips the tiles wholly below the diagonal
