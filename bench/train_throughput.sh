@@ -6,7 +6,7 @@
 # machine hits both. Reports median tok/s, the ratio and MFU; writes the "throughput" section of
 # docs/perf.md.
 #
-#   bench/train_throughput.sh [ROUNDS]      (default 2; ~8 minutes on 2 cores)
+#   bench/train_throughput.sh [ROUNDS]      (default 2; ~15 minutes on 2 cores with both presets)
 #   PRESETS=cpu bench/train_throughput.sh   (only these presets; default "cpu kit-d10")
 #
 # frontier runs twice per round: --precision bf16 (mixed precision, compared with PyTorch's bf16
