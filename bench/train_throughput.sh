@@ -17,7 +17,7 @@
 #     large tensor back to glibc, which returns blocks over 32 MiB to the kernel; each step then
 #     faults its logits-sized tensors in again, 4 KiB at a time. On a VM where a first touch costs
 #     ~10 us a page (measured here: 128 MiB first touch 330 ms, second 5 ms) that is most of
-#     PyTorch's step: 2,000 tok/s with glibc's malloc, 12,300 with tcmalloc on the cpu preset.
+#     PyTorch's step: ~2,000 tok/s with glibc's malloc, ~17,000 with tcmalloc on the cpu preset.
 #   - OpenBLAS (libopenblas0-openmp) as the system BLAS. Debian's python3-torch is built against
 #     the generic BLAS interface; with only the reference libblas3 installed its fp32 matmuls
 #     (autocast's fp32 ops and Muon's Polar Express) run at ~4 GFLOP/s.
@@ -35,8 +35,8 @@ TCMALLOC=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 [ -f "$TCMALLOC" ] || { echo "train_throughput: $TCMALLOC missing (Debian libtcmalloc-minimal4; scripts/setup.sh installs it)" >&2; exit 1; }
 BLAS=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo "?")
 # Timed steps per run: a few seconds on both sides (cpu: frontier's 60 steps ~5 s, PyTorch's 12
-# ~4 s with tcmalloc; kit-d10: frontier's 6 ~20 s, PyTorch's 3 ~26 s), so that a few seconds of interference from the shared machine
-# cannot take a whole measurement on one side only (12 frontier steps took under 2 s). Both
+# ~4 s with tcmalloc; kit-d10: frontier's 6 ~20 s, PyTorch's 3 ~26 s), so that a few seconds of
+# interference from the shared machine cannot take a whole measurement on one side only. Both
 # sides leave their first steps out (frontier: the 2 excluded warm-up steps; PyTorch: --warmup).
 declare -A STEPS=([cpu]=60 [kit-d10]=6)        # frontier
 declare -A TORCH_STEPS=([cpu]=12 [kit-d10]=3)  # PyTorch
@@ -44,6 +44,13 @@ declare -A FLAGS=([cpu]="--preset cpu" [kit-d10]="--preset kit-d10 --seq-len 102
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2)}'; }
 jv() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+# torch_run CONFIG STEPS DTYPE OUTFILE [VAR=value...]: one PyTorch run of a frontier run's config, in
+# that environment; its tok/s is appended to OUTFILE
+torch_run() {
+  local config=$1 steps=$2 dt=$3 out=$4; shift 4
+  env "$@" /usr/bin/python3 bench/torch_train.py "$config" --threads "$THREADS" --steps "$steps" --dtype "$dt" > "$tmp/t.json"
+  jv "$tmp/t.json" tok_per_s >> "$out"
+}
 
 body=$(mktemp)
 {
@@ -67,15 +74,9 @@ for preset in $PRESETS; do
       jv "$run/summary.json" tok_per_s >> "$tmp/f_$prec"
       jv "$run/summary.json" mfu >> "$tmp/m_$prec"
     done
-    torch_run() {  # torch_run DTYPE OUTFILE [env...]: one PyTorch measurement, tok/s appended to OUTFILE
-      local dt=$1 out=$2; shift 2
-      env "$@" /usr/bin/python3 bench/torch_train.py "$run/config.json" --threads "$THREADS" \
-        --steps "${TORCH_STEPS[$preset]}" --dtype "$dt" > "$tmp/t.json"
-      jv "$tmp/t.json" tok_per_s >> "$out"
-    }
-    torch_run bf16 "$tmp/b" LD_PRELOAD="$TCMALLOC"
-    torch_run fp32 "$tmp/x" LD_PRELOAD="$TCMALLOC"
-    torch_run bf16 "$tmp/g"
+    torch_run "$run/config.json" "${TORCH_STEPS[$preset]}" bf16 "$tmp/b" LD_PRELOAD="$TCMALLOC"
+    torch_run "$run/config.json" "${TORCH_STEPS[$preset]}" fp32 "$tmp/x" LD_PRELOAD="$TCMALLOC"
+    torch_run "$run/config.json" "${TORCH_STEPS[$preset]}" bf16 "$tmp/g"
     echo "$preset round $round: frontier bf16 $(tail -1 "$tmp/f_bf16") fp32 $(tail -1 "$tmp/f_fp32") tok/s; torch (tcmalloc) bf16 $(tail -1 "$tmp/b") fp32 $(tail -1 "$tmp/x"); torch bf16 (glibc malloc) $(tail -1 "$tmp/g")" >&2
   done
   b=$(median < "$tmp/b"); x=$(median < "$tmp/x"); g=$(median < "$tmp/g")
@@ -83,13 +84,16 @@ for preset in $PRESETS; do
     [ -s "$tmp/f_$1" ] || { echo "-"; return; }
     printf '**%.0f** (%.1f%%)' "$(median < "$tmp/f_$1")" "$(awk -v m="$(median < "$tmp/m_$1")" 'BEGIN{print 100*m}')"
   }
-  peer() {  # PyTorch tok/s at a precision with its MFU (same FLOPs per token and peak as frontier's run)
+  peer_mfu() {  # PRECISION TOK/S: PyTorch's MFU (same FLOPs per token and peak as frontier's run)
+    awk -v m="$(median < "$tmp/m_$1")" -v f="$(median < "$tmp/f_$1")" -v t="$2" 'BEGIN{print m*t/f}'
+  }
+  peer() {  # PyTorch tok/s at a precision with its MFU
     [ -s "$tmp/f_$1" ] || { printf '%.0f' "$2"; return; }
-    printf '%.0f (%.1f%%)' "$2" "$(awk -v m="$(median < "$tmp/m_$1")" -v f="$(median < "$tmp/f_$1")" -v t="$2" 'BEGIN{print 100*m*t/f}')"
+    printf '%.0f (%.1f%%)' "$2" "$(awk -v u="$(peer_mfu "$1" "$2")" 'BEGIN{print 100*u}')"
   }
   ceiling() {  # the bf16 ratio frontier would reach at 100% MFU: 1 / PyTorch's MFU
     [ -s "$tmp/f_bf16" ] || { echo "-"; return; }
-    awk -v m="$(median < "$tmp/m_bf16")" -v f="$(median < "$tmp/f_bf16")" -v t="$b" 'BEGIN{printf "%.2fx", f/(m*t)}'
+    awk -v u="$(peer_mfu bf16 "$b")" 'BEGIN{printf "%.2fx", 1/u}'
   }
   vs() { [ -s "$tmp/f_$1" ] && echo "**$(ratio "$(median < "$tmp/f_$1")" "$2")x**" || echo "-"; }
   bt=$(jv "$run/config.json" batch-tokens)

@@ -359,6 +359,8 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
             // TN with fp32 operands: the next k block's rows are prefetched over this block's calls
             int pf_k0 = pc + kc, pf_k1 = imin(x->K, pf_k0 + kcb);
             int pf = x->layout == GEMM_TN && !x->a16 && !x->causal && pf_k0 < x->K;
+            // (counted over every tile: where a symmetric or causal product skips tiles, the last
+            // parts go unprefetched)
             int pf_calls = ceil_div(m1 - m0, g->mr) * ceil_div(nc, g->nr), pf_call = 0;
             for (int i = m0; i < m1; i += g->mr) {
                 int h = imin(g->mr, m1 - i), s = (i - m0) / g->mr % strips;
@@ -485,7 +487,7 @@ void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, co
     // X·Xᵀ (nt) and XᵀX (tn) with one operand (Muon's Polar Express): C is symmetric, and C[j][i]
     // is the same FMA chain as C[i][j] with each product's factors swapped, so the same bits.
     // Tiles wholly below the diagonal are skipped and that triangle copied from the upper one.
-    int upper = a == b && M == N && layout != GEMM_NN && !accumulate;
+    int upper = gemm_is_symmetric(layout, a, b, M, N, accumulate);
     const char *pinned = layout == GEMM_NT && M > 0 && N > 0 && K > 0 ? pinned_panels(g, b, N, K) : NULL;
     GemmArgs x = {.g = g, .layout = layout, .c = c, .a = a, .b = b, .M = M, .N = N, .K = K, .accumulate = accumulate,
                   .packed_b = pinned, .upper = upper};

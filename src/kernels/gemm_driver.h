@@ -26,6 +26,12 @@
 
 typedef enum { GEMM_NT, GEMM_NN, GEMM_TN } GemmLayout;
 
+// X·Xᵀ (nt) and XᵀX (tn) with one operand and no accumulation: C is symmetric, and gemm_run
+// computes only its upper triangle (see above). The profiler costs such products by it too.
+static inline int gemm_is_symmetric(GemmLayout layout, const float *a, const float *b, int M, int N, int accumulate) {
+    return a == b && M == N && layout != GEMM_NN && !accumulate;
+}
+
 // Pack a strip W elements wide (W = the impl's mr for A, nr for B) and kc deep into dst as kc
 // rows of W: element (k, r) is src[k*ld + r] (transpose = 0: the strip is contiguous along r) or
 // src[r*ld + k] (transpose = 1), for r < w; rows w..W-1 are zero. dst is 64-byte aligned.

@@ -2,6 +2,7 @@
 // carrying its analytic FLOPs and bytes (cost.h), then calls the same op of the table that was
 // active when profiling began. kernels_set_profiling() switches it in and out.
 #include "kernels/cost.h"
+#include "kernels/gemm_driver.h"
 #include "kernels/kernels.h"
 #include "profile/profile.h"
 
@@ -15,20 +16,20 @@ static const Kernels *inner;  // the table being profiled
         prof_end(c_.flops, c_.bytes); \
     } while (0)
 
-// nt and tn with one operand (Muon's X·Xᵀ) are symmetric: count the FLOPs of the upper triangle,
-// which is all the fast GEMMs compute (gemm_driver.h), so their GFLOP/s and HFU are not doubled.
-static OpCost matmul_cost(const float *a, const float *b, int M, int N, int K, int acc) {
-    return a == b && M == N && !acc ? cost_matmul_symmetric(M, K) : cost_matmul(M, N, K, acc);
+// Symmetric products (Muon's X·Xᵀ) are costed by their upper triangle, which is all the fast
+// GEMMs compute (gemm_driver.h), so their GFLOP/s and HFU are not doubled.
+static OpCost matmul_cost(GemmLayout layout, const float *a, const float *b, int M, int N, int K, int acc) {
+    return gemm_is_symmetric(layout, a, b, M, N, acc) ? cost_matmul_symmetric(M, K) : cost_matmul(M, N, K, acc);
 }
 
 static void p_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
-    WRAP("matmul_nt", matmul_cost(a, b, M, N, K, acc), inner->matmul_nt(c, a, b, M, N, K, acc));
+    WRAP("matmul_nt", matmul_cost(GEMM_NT, a, b, M, N, K, acc), inner->matmul_nt(c, a, b, M, N, K, acc));
 }
 static void p_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
-    WRAP("matmul_nn", cost_matmul(M, N, K, acc), inner->matmul_nn(c, a, b, M, N, K, acc));
+    WRAP("matmul_nn", matmul_cost(GEMM_NN, a, b, M, N, K, acc), inner->matmul_nn(c, a, b, M, N, K, acc));
 }
 static void p_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
-    WRAP("matmul_tn", matmul_cost(a, b, M, N, K, acc), inner->matmul_tn(c, a, b, M, N, K, acc));
+    WRAP("matmul_tn", matmul_cost(GEMM_TN, a, b, M, N, K, acc), inner->matmul_tn(c, a, b, M, N, K, acc));
 }
 static void p_embedding_fwd(float *out, const int32_t *idx, const float *wte, int N, int C) {
     WRAP("embedding_fwd", cost_embedding_fwd(N, C), inner->embedding_fwd(out, idx, wte, N, C));
