@@ -411,10 +411,7 @@ void avx512bf16_relu2_linear_fwd(float *c, const float *fc, const float *w, int 
 void avx512bf16_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N, int K) {
     gemm_relu2_linear_bwd(&AVX512_BF16, dw, dfc, dc, w, fc, M, N, K);
 }
-void avx512bf16_matmul_causal(GemmLayout layout, float *c, const float *a, const float *b, int M, int N, int K,
-                              int accumulate, int diag) {
-    gemm_run_causal(&AVX512_BF16, layout, c, a, b, M, N, K, accumulate, diag);
-}
+const GemmImpl *avx512bf16_gemm_impl(void) { return &AVX512_BF16; }
 void avx512bf16_matmul_nn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run_a16(&AVX512_BF16, GEMM_NN, c, a, b, M, N, K, accumulate);
 }

@@ -60,14 +60,25 @@ typedef struct {
     int M, N, K, accumulate;
     const char *packed_b;  // B's micro-panels packed beforehand (a pinned operand), or NULL
     int upper;             // symmetric result: only tiles reaching the diagonal or above are computed
-    const uint16_t *a16;   // A stored as bf16 (a is then NULL; nn and tn only)
-    size_t a16_rows;       // nn: a16's row stride (0: K)
+    const uint16_t *a16;   // A stored as bf16 (a is then NULL; nn and tn only), row stride lda
     int a16_direct;        // nn: the kernel reads a16's rows unpacked (kernel_rows16)
     size_t a16_pairs;      // tn: a16 is in row pairs of this stride (head.h), read as packed (kernel_pairs)
     int causal, diag;      // a causal attention product (gemm_run_causal), diagonal offset
     int a_relu2, b_relu2;  // A (nt) / B (nn, tn) is relu²(a / b), formed while packing (gemm_relu2_linear_*)
-    const float *relu2_grad;  // (M, N) like C: C is finished as relu2_bwd(C, relu2_grad)
+    const float *relu2_grad;  // (M, N) like C, dense: C is finished as relu2_bwd(C, relu2_grad)
+    size_t lda, ldb, ldc;     // row strides (elements) of a or a16, b and c; 0 = dense (fill_strides)
+    int packed_N, packed_K;   // packed_b holds B's panels for this width and depth (>= N, K); 0 = N, K
 } GemmArgs;
+
+// Dense defaults for what the caller left 0: a (M, K) or, tn, (K, M); b (N, K) for nt, else
+// (K, N); c (M, N); a packed B laid out for this product's own N and K.
+static void fill_strides(GemmArgs *x) {
+    if (!x->lda) x->lda = (size_t)(x->layout == GEMM_TN ? x->M : x->K);
+    if (!x->ldb) x->ldb = (size_t)(x->layout == GEMM_NT ? x->K : x->N);
+    if (!x->ldc) x->ldc = (size_t)x->N;
+    if (!x->packed_N) x->packed_N = x->N;
+    if (!x->packed_K) x->packed_K = x->K;
+}
 
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
@@ -87,8 +98,8 @@ static size_t panel_size(const GemmImpl *g, int kc, int width) {
 // often: at 512 KiB kit-d10's 640-wide bf16 products (kc 640) took two panels and packing A was
 // ~18% of their time (perf); at 896 KiB they take one, and bench_gemm's kit-d10 bf16 products run
 // 5-20% faster on this Zen 5 (1 MiB L2), the fp32 ones 3-10%; at 1 MiB the B panel spills.
-static int n_block(const GemmImpl *g, int K) {
-    size_t per_col = round_up((size_t)k_block(g, K), (size_t)g->kstep) * g->elem;
+static int n_block(const GemmImpl *g, int kcb) {
+    size_t per_col = round_up((size_t)kcb, (size_t)g->kstep) * g->elem;
     int nc = (int)(B_BYTES / per_col) / g->nr * g->nr;
     return nc > g->nr ? nc : g->nr;
 }
@@ -104,22 +115,22 @@ static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc
     const GemmImpl *g = x->g;
     if (x->layout == GEMM_NT) {
         for (int jr = 0; jr < nc; jr += g->nr)
-            g->pack_b(bp + (size_t)(jr / g->nr) * panel_bytes, x->b + (size_t)(jc + jr) * x->K + pc, (size_t)x->K,
+            g->pack_b(bp + (size_t)(jr / g->nr) * panel_bytes, x->b + (size_t)(jc + jr) * x->ldb + pc, x->ldb,
                       imin(g->nr, nc - jr), kc, 1);
         return;
     }
     size_t row_bytes = (size_t)g->nr * g->elem;  // one packed k row of a micro-panel (PACK_ROWS is even)
     for (int k0 = 0; k0 < kc; k0 += PACK_ROWS) {
         int rows = imin(PACK_ROWS, kc - k0);
-        const float *src = x->b + (size_t)(pc + k0) * x->N + jc;
+        const float *src = x->b + (size_t)(pc + k0) * x->ldb + jc;
         for (int jr = 0; jr < nc; jr += g->nr) {
             int w = imin(g->nr, nc - jr);
             char *dst = bp + (size_t)(jr / g->nr) * panel_bytes + (size_t)k0 * row_bytes;
             if (x->b_relu2) {  // this piece as relu², in scratch (PACK_ROWS x NR: stays in L1)
-                g->relu2_rows(tmp, src + jr, (size_t)x->N, rows, w);
+                g->relu2_rows(tmp, src + jr, x->ldb, rows, w);
                 g->pack_b(dst, tmp, (size_t)w, w, rows, 0);
             } else {
-                g->pack_b(dst, src + jr, (size_t)x->N, w, rows, 0);
+                g->pack_b(dst, src + jr, x->ldb, w, rows, 0);
             }
         }
     }
@@ -132,19 +143,18 @@ static void pack_a_strip(const GemmArgs *x, char *ap, int i, int h, int pc, int 
         const GemmImpl *g = x->g;
         for (int k0 = 0; k0 < kc; k0 += RELU2_DEPTH) {
             int d = imin(RELU2_DEPTH, kc - k0);
-            g->relu2_rows(tmp, x->a + (size_t)i * x->K + pc + k0, (size_t)x->K, h, d);
+            g->relu2_rows(tmp, x->a + (size_t)i * x->lda + pc + k0, x->lda, h, d);
             g->pack_a(ap + (size_t)k0 * g->mr * g->elem, tmp, (size_t)d, h, d, 1);
         }
         return;
     }
     if (x->a16) {
-        size_t ld = x->a16_rows ? x->a16_rows : (size_t)x->K;
-        if (x->layout == GEMM_TN) x->g->pack_a16(ap, x->a16 + (size_t)pc * x->M + i, (size_t)x->M, h, kc, 0);
-        else x->g->pack_a16(ap, x->a16 + (size_t)i * ld + pc, ld, h, kc, 1);
+        if (x->layout == GEMM_TN) x->g->pack_a16(ap, x->a16 + (size_t)pc * x->lda + i, x->lda, h, kc, 0);
+        else x->g->pack_a16(ap, x->a16 + (size_t)i * x->lda + pc, x->lda, h, kc, 1);
         return;
     }
-    if (x->layout == GEMM_TN) x->g->pack_a(ap, x->a + (size_t)pc * x->M + i, (size_t)x->M, h, kc, 0);
-    else x->g->pack_a(ap, x->a + (size_t)i * x->K + pc, (size_t)x->K, h, kc, 1);
+    if (x->layout == GEMM_TN) x->g->pack_a(ap, x->a + (size_t)pc * x->lda + i, x->lda, h, kc, 0);
+    else x->g->pack_a(ap, x->a + (size_t)i * x->lda + pc, x->lda, h, kc, 1);
 }
 
 // Prefetch part `part` of `parts` of the A strip (rows [i, i+h), depth [pc, pc+kc)) that the next
@@ -157,7 +167,7 @@ static void prefetch_a_part(const GemmArgs *x, int i, int h, int pc, int kc, int
     const char *a = x->a16 ? (const char *)x->a16 : (const char *)x->a;
     if (x->layout == GEMM_TN) {  // kc pieces of h elements, one per k
         for (int k = pc + kc * part / parts, k1 = pc + kc * (part + 1) / parts; k < k1; k++) {
-            const char *p = a + ((size_t)k * x->M + i) * elem;
+            const char *p = a + ((size_t)k * x->lda + i) * elem;
             __builtin_prefetch(p, 0, 1);
             __builtin_prefetch(p + (size_t)(h - 1) * elem, 0, 1);
         }
@@ -165,7 +175,7 @@ static void prefetch_a_part(const GemmArgs *x, int i, int h, int pc, int kc, int
     }
     int per_line = (int)(64 / elem), lines = (kc + per_line - 1) / per_line, n = h * lines;  // h rows of kc
     for (int t = n * part / parts, t1 = n * (part + 1) / parts; t < t1; t++)
-        __builtin_prefetch(a + ((size_t)(i + t / lines) * x->K + pc + (size_t)(t % lines) * per_line) * elem, 0, 1);
+        __builtin_prefetch(a + ((size_t)(i + t / lines) * x->lda + pc + (size_t)(t % lines) * per_line) * elem, 0, 1);
 }
 
 // TN products (the weight gradients dW += dyᵀ x) read both operands as K rows, and in training
@@ -178,7 +188,7 @@ static void prefetch_tn_rows(const GemmArgs *x, int k0, int k1, int m0, int m1, 
     int la = (m1 - m0 + 15) / 16, lb = (n1 - n0 + 15) / 16, per_row = la + lb, n = (k1 - k0) * per_row;
     for (int t = (int)((long)n * part / parts), t1 = (int)((long)n * (part + 1) / parts); t < t1; t++) {
         int k = k0 + t / per_row, l = t % per_row;
-        const float *p = l < la ? x->a + (size_t)k * x->M + m0 + 16 * l : x->b + (size_t)k * x->N + n0 + 16 * (l - la);
+        const float *p = l < la ? x->a + (size_t)k * x->lda + m0 + 16 * l : x->b + (size_t)k * x->ldb + n0 + 16 * (l - la);
         __builtin_prefetch(p, 0, 1);
     }
 }
@@ -202,10 +212,10 @@ static void pack_a_block(const GemmArgs *x, char *ap, size_t strip_bytes, int i0
     for (int k0 = 0; k0 < kc; k0 += PACK_ROWS)
         for (int i = i0; i < i1; i += g->mr) {
             char *dst = ap + (size_t)((i - i0) / g->mr) * strip_bytes + (size_t)k0 * row_bytes;
-            size_t at = (size_t)(pc + k0) * x->M + i;
+            size_t at = (size_t)(pc + k0) * x->lda + i;
             int w = imin(g->mr, i1 - i), rows = imin(PACK_ROWS, kc - k0);
-            if (x->a16) g->pack_a16(dst, x->a16 + at, (size_t)x->M, w, rows, 0);
-            else g->pack_a(dst, x->a + at, (size_t)x->M, w, rows, 0);
+            if (x->a16) g->pack_a16(dst, x->a16 + at, x->lda, w, rows, 0);
+            else g->pack_a(dst, x->a + at, x->lda, w, rows, 0);
         }
 }
 
@@ -215,7 +225,7 @@ static void pack_a_block(const GemmArgs *x, char *ap, size_t strip_bytes, int i0
 // 4 KiB: the MR rows' current lines would all fall in one L1 set and evict each other.
 #define DIRECT_MAX_COLS 256
 static int use_direct_a(const GemmArgs *x, int cols) {
-    return x->g->kernel_rows && !x->a16 && x->layout != GEMM_TN && cols <= DIRECT_MAX_COLS && x->K % 1024 != 0;
+    return x->g->kernel_rows && !x->a16 && x->layout != GEMM_TN && cols <= DIRECT_MAX_COLS && x->lda % 1024 != 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -244,12 +254,21 @@ static size_t full_block_bytes(const GemmImpl *g, int N, int K) {
     return panel_size(g, k_block(g, K), g->nr) * (size_t)ceil_div(N, g->nr);
 }
 
-// Offset of the micro-panels of depth block pc, columns from jc (a multiple of NR).
+// Depth block of a product: the packed B's when it reads one (the panels are cut that way).
+static int args_kcb(const GemmArgs *x) { return k_block(x->g, x->packed_K); }
+
+// Bytes per micro-panel in the packed layout's depth block pc.
+static size_t pinned_panel_bytes(const GemmArgs *x, int pc) {
+    return panel_size(x->g, imin(args_kcb(x), x->packed_K - pc), x->g->nr);
+}
+
+// Offset of the micro-panels of depth block pc, columns from jc (a multiple of NR), in a B packed
+// for packed_N columns and depth packed_K. A product narrower or shallower than that reads the
+// leading panels, and the leading rows of each (k is the row order inside a micro-panel).
 static size_t pinned_offset(const GemmArgs *x, int pc, int jc) {
     const GemmImpl *g = x->g;
-    int kc = imin(k_block(g, x->K), x->K - pc);
-    size_t panel_bytes = panel_size(g, kc, g->nr);
-    return (size_t)(pc / k_block(g, x->K)) * full_block_bytes(g, x->N, x->K) + (size_t)(jc / g->nr) * panel_bytes;
+    return (size_t)(pc / args_kcb(x)) * full_block_bytes(g, x->packed_N, x->packed_K) +
+           (size_t)(jc / g->nr) * pinned_panel_bytes(x, pc);
 }
 
 // All of B's micro-panels in the pinned layout (pinned_offset), columns split between threads.
@@ -268,6 +287,7 @@ static void pack_b_share(const GemmArgs *x, char *packed, int t, int nt) {
 static char *pack_pinned(const GemmImpl *g, const float *b, int N, int K) {
     char *data = xaligned_alloc(full_block_bytes(g, N, K) * (size_t)ceil_div(K, k_block(g, K)));
     GemmArgs x = {.g = g, .layout = GEMM_NT, .b = b, .M = 0, .N = N, .K = K};
+    fill_strides(&x);
     pack_b_share(&x, data, 0, 1);
     return data;
 }
@@ -339,7 +359,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
     const GemmImpl *g = x->g;
     int slot;
     char *buf = buf_acquire(&slot), *ap = buf, *bp = buf + A_BYTES;
-    int kcb = k_block(g, x->K), ncb = n_block(g, x->K);
+    int kcb = args_kcb(x), ncb = n_block(g, kcb);
     int direct = !x->causal && use_direct_a(x, n1 - n0);
     // a transformed operand's piece before packing: MR x RELU2_DEPTH or, read unpacked by the
     // kernel (direct), MR x kc (A); PACK_ROWS x NR (B)
@@ -350,7 +370,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
         int nc = imin(ncb, n1 - jc);
         for (int pc = 0; pc < x->K; pc += kcb) {
             int kc = imin(kcb, x->K - pc);
-            size_t panel_bytes = panel_size(g, kc, g->nr);
+            size_t panel_bytes = x->packed_b ? pinned_panel_bytes(x, pc) : panel_size(g, kc, g->nr);
             const char *bblock = bp;
             if (x->packed_b) bblock = x->packed_b + pinned_offset(x, pc, jc);
             else pack_b_panel(x, bp, panel_bytes, jc, nc, pc, kc, tmp);
@@ -378,13 +398,13 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 const char *astrip = ap + (size_t)s * strip_bytes + (size_t)(k0 - pc) * g->mr * g->elem;
                 int j_first = x->upper && i > jc ? (i - jc) / g->nr * g->nr : 0;  // first panel not wholly below
                 int j_end = imin(nc, causal_cols(x, i, h) - jc);                   // first panel wholly above
-                const float *arow = direct ? x->a + (size_t)i * x->K + pc : NULL;
-                size_t lda = (size_t)x->K;
+                const float *arow = direct ? x->a + (size_t)i * x->lda + pc : NULL;
+                size_t lda = x->lda;
                 if (direct && x->a_relu2) {  // the kernel reads the strip's relu² rows from scratch
                     g->relu2_rows(tmp, arow, lda, h, kc);
                     arow = tmp, lda = (size_t)kc;
                 }
-                float *crow = x->c + (size_t)i * x->N + jc;
+                float *crow = x->c + (size_t)i * x->ldc + jc;
                 int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
                 for (int jr = j_first; jr < j_end; jr += g->nr) {
                     if (strips == 1 && next < m1 && !a_in_place(x))
@@ -393,16 +413,16 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes + (size_t)(k0 - pc) * g->nr * g->elem;
                     int w = imin(g->nr, nc - jr);
                     if (x->a16_direct)  // bf16 rows read in place (gemm_rows_nt's next): nothing packed
-                        g->kernel_rows16(k1 - k0, x->a16 + (size_t)i * x->a16_rows + k0, x->a16_rows, bpanel, crow + jr,
-                                         (size_t)x->N, h, w, load_c);
+                        g->kernel_rows16(k1 - k0, x->a16 + (size_t)i * x->lda + k0, x->lda, bpanel, crow + jr, x->ldc,
+                                         h, w, load_c);
                     else if (x->a16_pairs)  // row pairs: each k pair of rows i.. is 32-bit words side by side
                         g->kernel_pairs(k1 - k0, (const uint32_t *)(x->a16 + (size_t)(k0 / 2) * x->a16_pairs) + i,
-                                        x->a16_pairs / 2, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
-                    else if (direct) g->kernel_rows(kc, arow, lda, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
-                    else g->kernel(k1 - k0, astrip, bpanel, crow + jr, (size_t)x->N, h, w, load_c);
+                                        x->a16_pairs / 2, bpanel, crow + jr, x->ldc, h, w, load_c);
+                    else if (direct) g->kernel_rows(kc, arow, lda, bpanel, crow + jr, x->ldc, h, w, load_c);
+                    else g->kernel(k1 - k0, astrip, bpanel, crow + jr, x->ldc, h, w, load_c);
                 }
                 if (x->relu2_grad && k1 == x->K)  // the strip's C is final: ReLU²'s backward while in cache
-                    g->relu2_grad_rows(crow + j_first, x->relu2_grad + (size_t)i * x->N + jc + j_first, (size_t)x->N, h,
+                    g->relu2_grad_rows(crow + j_first, x->relu2_grad + (size_t)i * x->N + jc + j_first, x->ldc, h,
                                        imin(nc, j_end) - j_first);
             }
         }
@@ -420,7 +440,7 @@ static double grid_cost(const GemmArgs *x, int pm, int pn) {
     const GemmImpl *g = x->g;
     double mb = imin(ceil_div(ceil_div(x->M, g->mr), pm) * g->mr, x->M);  // the largest block's extent
     double nb = imin(ceil_div(ceil_div(x->N, g->nr), pn) * g->nr, x->N);
-    double a_packs = mb * x->K * ceil_div((int)nb, n_block(g, x->K)), b_packs = x->packed_b ? 0 : nb * x->K;
+    double a_packs = mb * x->K * ceil_div((int)nb, n_block(g, args_kcb(x))), b_packs = x->packed_b ? 0 : nb * x->K;
     return mb * nb * x->K / 16.0 + 0.5 * (a_packs + b_packs);  // ~cycles: 16 MACs/cycle, 2 cycles/packed elem
 }
 
@@ -464,9 +484,10 @@ static void mirror_upper(float *c, int M) {
 static void run_args(GemmArgs *x) {
     int M = x->M, N = x->N, K = x->K;
     if (M <= 0 || N <= 0) return;
+    fill_strides(x);
     if (K <= 0) {  // empty sum: c = 0 (or unchanged)
         if (!x->accumulate)
-            for (int i = 0; i < M; i++) memset(x->c + (size_t)i * N, 0, (size_t)N * sizeof *x->c);
+            for (int i = 0; i < M; i++) memset(x->c + (size_t)i * x->ldc, 0, (size_t)N * sizeof *x->c);
         return;
     }
     int nt = omp_in_parallel() || (long)M * N * K < SMALL_MACS ? 1 : omp_get_max_threads();
@@ -494,10 +515,27 @@ void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, co
     run_args(&x);
 }
 
-void gemm_run_causal(const GemmImpl *g, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
-                     int K, int accumulate, int diag) {
-    GemmArgs x = {.g = g, .layout = layout, .c = c, .a = a, .b = b, .M = M, .N = N, .K = K, .accumulate = accumulate,
-                  .causal = 1, .diag = diag};
+size_t gemm_packed_bytes(const GemmImpl *g, int N, int K) {
+    return N > 0 && K > 0 ? full_block_bytes(g, N, K) * (size_t)ceil_div(K, k_block(g, K)) : 0;
+}
+
+void gemm_pack_b(const GemmImpl *g, GemmLayout layout, void *dst, const float *b, size_t ldb, int N, int K) {
+    if (N <= 0 || K <= 0) return;
+    GemmArgs x = {.g = g, .layout = layout, .b = b, .N = N, .K = K, .ldb = ldb};
+    fill_strides(&x);
+    pack_b_share(&x, dst, 0, 1);
+}
+
+void gemm_run_op(const GemmImpl *g, const GemmOp *op) {
+    // bf16 rows of an nn A are read in place when every k pair is a whole aligned 32-bit word;
+    // otherwise (odd K or stride) they are packed, which completes the last pair with a zero
+    int direct16 = op->a16 && op->layout == GEMM_NN && op->K % 2 == 0 && op->lda % 2 == 0 && !((uintptr_t)op->a16 & 3);
+    if ((op->a16 && (!g->pack_a16 || op->layout == GEMM_NT)) || (op->packed_b && (op->packed_N < op->N || op->packed_K < op->K)))
+        abort();  // internal misuse: bf16 A only for the bf16 nn/tn; a packed B too small for the product
+    GemmArgs x = {.g = g, .layout = op->layout, .c = op->c, .a = op->a, .b = op->b, .M = op->M, .N = op->N, .K = op->K,
+                  .accumulate = op->accumulate, .packed_b = op->packed_b, .a16 = op->a16, .a16_direct = direct16 && g->kernel_rows16,
+                  .causal = op->causal, .diag = op->diag, .lda = op->lda, .ldb = op->ldb, .ldc = op->ldc,
+                  .packed_N = op->packed_b ? op->packed_N : 0, .packed_K = op->packed_b ? op->packed_K : 0};
     run_args(&x);
 }
 
@@ -541,12 +579,12 @@ void gemm_run_a16(const GemmImpl *g, GemmLayout layout, float *c, const uint16_t
 // One strip of rows [i, i+h): every k block, every column panel, into cbuf (row stride N).
 static void rows_strip(const GemmArgs *x, const char *packed, char *abuf, float *cbuf, int i, int h) {
     const GemmImpl *g = x->g;
-    int kcb = k_block(g, x->K);
+    int kcb = args_kcb(x);
     if (x->K <= 0)
         for (int r = 0; r < h; r++) memset(cbuf + (size_t)r * x->N, 0, (size_t)x->N * sizeof *cbuf);
     for (int pc = 0; pc < x->K; pc += kcb) {
         int kc = imin(kcb, x->K - pc);
-        size_t panel_bytes = panel_size(g, kc, g->nr);
+        size_t panel_bytes = pinned_panel_bytes(x, pc);
         pack_a_strip(x, abuf, i, h, pc, kc, NULL);
         const char *bblock = packed + pinned_offset(x, pc, 0);
         for (int jr = 0; jr < x->N; jr += g->nr)
@@ -588,6 +626,7 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
                   .packed_b = K > 0 ? pinned_panels(g, b, N, K) : NULL};
     // the follow-up product: strip (rows, N) @ next->b (N, n2), its B packed once like ours
     GemmArgs x2 = {.g = g, .layout = GEMM_NN, .b = next ? next->b : NULL, .N = next ? next->n2 : 0, .K = N};
+    fill_strides(&x), fill_strides(&x2);
     int kcb = K > 0 ? k_block(g, K) : 1, pack = K > 0 && !x.packed_b, kcb2 = k_block(g, N);
     int nt = omp_in_parallel() || (long)M * N * (K > 0 ? K : 1) < SMALL_MACS ? 1 : omp_get_max_threads();
     // workspace: [packed B][packed next B] then per thread [A strip | C strip (MR x N) | scratch]
@@ -616,7 +655,7 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
                 GemmArgs xs = x2;
                 xs.c = next->c + (size_t)i * next->n2, xs.M = h;
                 if (next->a16_ld) {  // bf16 rows: read in place, or packed when N is odd (see kernel_rows16)
-                    xs.a16 = (const uint16_t *)cbuf, xs.a16_rows = next->a16_ld, xs.a16_direct = N % 2 == 0;
+                    xs.a16 = (const uint16_t *)cbuf, xs.lda = next->a16_ld, xs.a16_direct = N % 2 == 0;
                 } else {
                     xs.a = cbuf;
                 }

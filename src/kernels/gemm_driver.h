@@ -88,19 +88,48 @@ void gemm_run(const GemmImpl *impl, GemmLayout layout, float *c, const float *a,
 void gemm_run_a16_pairs(const GemmImpl *impl, float *c, const uint16_t *a, size_t pair_stride, const float *b, int M,
                         int N, int K, int accumulate);
 
-// Causal attention's products, skipping what the causal mask makes zero. Queries i and keys j
-// with j <= i + diag visible (diag: the position of query row 0 among the keys):
-//   NT  C (queries, keys) = a bᵀ: C tiles wholly above the diagonal (every j > i + diag) are not
-//       computed, and hold whatever they held; the caller reads only j <= i + diag.
-//   NN  C (queries, D) = a (queries, keys) · b (keys, D): depth k > i + diag is skipped, so a's
-//       entries above the diagonal must be zero (they are not read).
-//   TN  C (keys, D) = aᵀ (a: queries, keys) · b (queries, D): depth k < i - diag is skipped,
-//       likewise zero in a.
-// Whole k pairs are kept, so at most one skipped term per chain, and a term left out only ever
-// added a product with a zero factor: the same bits as gemm_run on the masked operands (finite
-// entries in the unread part of b).
-void gemm_run_causal(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
-                     int K, int accumulate, int diag);
+// One product described in full (causal attention's per-head products, attention_bf16.c):
+// operands with row strides, A optionally in bf16, B optionally packed beforehand, the causal mask.
+//   lda, ldb, ldc  row strides in elements; 0 = dense (a (M, K) or tn (K, M); b (N, K) or nn/tn
+//                  (K, N); c (M, N))
+//   a16            instead of a (bf16 impls, nn or tn): A as bf16 (rounded as vcvtneps2bf16
+//                  rounds), the same bits as a holding the fp32 values it came from. nn reads its
+//                  rows in place when K and lda are even, else packs them.
+//   packed_b       instead of b: gemm_pack_b's panels of a B of packed_N columns and depth
+//                  packed_K (>= N, K): the product reads the leading N columns and K rows, so one
+//                  packing serves every query block's prefix of the keys.
+//   causal, diag   causal attention's masking: queries i and keys j with j <= i + diag visible
+//                  (diag: the position of query row 0 among the keys):
+//     NT  C (queries, keys) = a bᵀ: C tiles wholly above the diagonal (every j > i + diag) are not
+//         computed, and hold whatever they held; the caller reads only j <= i + diag.
+//     NN  C (queries, D) = a (queries, keys) · b (keys, D): depth k > i + diag is skipped, so a's
+//         entries above the diagonal must be zero (those in the diagonal's k pair are read).
+//     TN  C (keys, D) = aᵀ (a: queries, keys) · b (queries, D): depth k < i - diag is skipped,
+//         likewise zero in a.
+//     Whole k pairs are kept, so at most one skipped term per chain, and a term left out only ever
+//     added a product with a zero factor: the same bits as gemm_run on the masked operands (finite
+//     entries in the unread part of b).
+// Strides, bf16 A and packing change no bits: every element is the same chain as gemm_run's.
+typedef struct {
+    GemmLayout layout;
+    int M, N, K, accumulate;
+    float *c;
+    size_t ldc;
+    const float *a;
+    const uint16_t *a16;
+    size_t lda;
+    const float *b;
+    size_t ldb;
+    const void *packed_b;
+    int packed_N, packed_K;
+    int causal, diag;
+} GemmOp;
+void gemm_run_op(const GemmImpl *impl, const GemmOp *op);
+
+// B's micro-panels for products of this impl and layout: b (N, K) rows of stride ldb for nt, else
+// (K, N) rows; gemm_packed_bytes(impl, N, K) bytes at dst (64-byte aligned).
+size_t gemm_packed_bytes(const GemmImpl *impl, int N, int K);
+void gemm_pack_b(const GemmImpl *impl, GemmLayout layout, void *dst, const float *b, size_t ldb, int N, int K);
 
 // ReLU² fused into the product that reads it (the MLP's c_proj; Kernels.relu2_linear_fwd/bwd):
 // act = relu²(fc) = max(fc, 0)² is formed while packing, never stored.

@@ -644,9 +644,10 @@ static void call_attention_bwd(const Case *c) {
 static void check_attention(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
     static const int shapes[][5] = {{1, 1, 1, 1, 1},    {1, 5, 2, 1, 3},    {2, 70, 1, 1, 32},  {2, 17, 4, 2, 16},
                                     {1, 33, 3, 1, 20},  {1, 64, 2, 2, 128}, {2, 100, 4, 1, 64}, {1, 256, 2, 1, 128},
-                                    {1, 300, 2, 2, 64}, {3, 200, 1, 1, 128}, {1, 600, 2, 1, 64}};
-    // T = 600: two query blocks in the bf16 attention (384 + 216 rows; attention_bf16.c)
-    int n = quick ? 6 : 11;
+                                    {1, 300, 2, 2, 64}, {3, 200, 1, 1, 128}, {1, 600, 2, 1, 64}, {1, 545, 3, 1, 24}};
+    // T = 600: two query blocks in the bf16 attention (384 + 216 rows; attention_bf16.c); T = 545:
+    // two (448 + 97), the last one odd wide, three heads reading one kv head's packed K and V
+    int n = quick ? 6 : 12;
     for (int s = 0; s < n; s++) {
         int B = shapes[s][0], T = shapes[s][1], H = shapes[s][2], Hkv = shapes[s][3], D = shapes[s][4];
         size_t nq = (size_t)B * T * H * D, nkv = (size_t)B * T * Hkv * D, nl = (size_t)B * H * T;

@@ -38,11 +38,9 @@ void avx2_matmul_tn(float *c, const float *a, const float *b, int M, int N, int 
 void avx512bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void avx512bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void avx512bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
-// Causal attention's products with the masked part skipped (gemm_run_causal in gemm_driver.h:
-// layout, diagonal offset, and what the caller must guarantee); the same bits as the plain
-// products on the masked operands.
-void avx512bf16_matmul_causal(GemmLayout layout, float *c, const float *a, const float *b, int M, int N, int K,
-                              int accumulate, int diag);
+// The AVX512_BF16 GemmImpl itself, for products described in full (gemm_run_op, gemm_pack_b in
+// gemm_driver.h: causal attention's per-head products).
+const GemmImpl *avx512bf16_gemm_impl(void);
 // The same nn and tn products with a (the first operand) stored as bf16 (uint16, as vcvtneps2bf16
 // rounds): the same bits as avx512bf16_matmul_nn/tn on the fp32 values it was rounded from.
 void avx512bf16_matmul_nn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate);

@@ -9,6 +9,7 @@
 #include "kernels/attention_bf16.h"
 #include "kernels/avx512_ops.h"
 #include "kernels/cpu.h"
+#include "kernels/gemm_driver.h"
 #include "kernels/head.h"
 #include "kernels/kernels.h"
 #include "kernels/lab.h"
@@ -419,22 +420,73 @@ static void test_symmetric_products_give_the_same_bits(void **state) {
     }
 }
 
-// Causal attention's bf16 products (avx512bf16_matmul_causal) give the same bits as the plain
+// Causal attention's bf16 products (gemm_run_op with causal) give the same bits as the plain
 // products on the masked operands: NT on every visible score (query i, key j <= i + diag), NN and
 // TN (whose a is zero above the diagonal) on every element, with and without accumulation, at 1
 // to 3 threads; query blocks off the diagonal (diag > 0), ragged tiles, odd depths, and depths
-// over one k block (NN: 1100 keys; TN: 900 queries).
+// over one k block (NN: 1100 keys; TN: 900 queries). Each product also runs as attention_bf16.c
+// runs it: operands and result inside wider matrices (row strides), B read from gemm_pack_b's
+// panels of a larger B (more keys: NT's columns, NN's depth), and A given in bf16 (NN read in
+// place with an even stride, packed with an odd one; TN packed).
 static void causal_mask(float *a, int rows, int keys, int diag) {
     for (int i = 0; i < rows; i++)
         for (int j = i + diag + 1; j < keys; j++) a[(size_t)i * keys + j] = 0.0f;
 }
 
-static void run_causal(GemmLayout l, float *c, const float *a, const float *b, int M, int N, int K, int acc,
-                       const float *c0, int diag, int threads) {
+static uint16_t bf16_rne(float f) {  // vcvtneps2bf16 on finite values
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+// m (rows x cols, dense) copied into a fresh matrix of row stride ld (> cols), the rest NaN
+static float *widen(const float *m, int rows, int cols, size_t ld) {
+    float *w = malloc((size_t)rows * ld * sizeof *w);
+    for (size_t i = 0; i < (size_t)rows * ld; i++) w[i] = NAN;
+    for (int i = 0; i < rows; i++) memcpy(w + (size_t)i * ld, m + (size_t)i * cols, (size_t)cols * sizeof *w);
+    return w;
+}
+
+// How a causal product is handed over (see above)
+enum { PLAIN, STRIDED_PACKED, A16_EVEN, A16_ODD, FORMS };
+
+// c (M x N, dense) (+)= the causal product in form `form`; b has extra rows beyond those the
+// product uses (NT: keys, NN: depth), finite, for the packed forms to pack
+static void run_causal(GemmLayout l, int form, float *c, const float *a, const float *b, int b_rows, int M, int N,
+                       int K, int acc, const float *c0, int diag, int threads) {
+    const GemmImpl *g = avx512bf16_gemm_impl();
     int prev = omp_get_max_threads();
     omp_set_num_threads(threads);
     if (acc) memcpy(c, c0, (size_t)M * N * sizeof *c);
-    avx512bf16_matmul_causal(l, c, a, b, M, N, K, acc, diag);
+    GemmOp op = {.layout = l, .M = M, .N = N, .K = K, .accumulate = acc, .c = c, .a = a, .b = b, .causal = 1, .diag = diag};
+    int a_rows = l == GEMM_TN ? K : M, a_cols = l == GEMM_TN ? M : K, b_cols = l == GEMM_NT ? K : N;
+    float *aw = NULL, *bw = NULL, *cw = NULL;
+    uint16_t *a16 = NULL;
+    void *packed = NULL;
+    if (form == STRIDED_PACKED) {
+        op.lda = (size_t)a_cols + 5, op.ldc = (size_t)N + 3;
+        op.a = aw = widen(a, a_rows, a_cols, op.lda);
+        op.c = cw = widen(c, M, N, op.ldc);
+        bw = widen(b, b_rows, b_cols, (size_t)b_cols + 7);
+        if (l == GEMM_TN) {
+            op.b = bw, op.ldb = (size_t)b_cols + 7;
+        } else {  // packed from the wider B with all its rows: NT more keys (columns), NN more depth
+            int pn = l == GEMM_NT ? b_rows : N, pk = l == GEMM_NT ? K : b_rows;
+            packed = aligned_alloc(64, (gemm_packed_bytes(g, pn, pk) + 63) / 64 * 64);
+            gemm_pack_b(g, l, packed, bw, (size_t)b_cols + 7, pn, pk);
+            op.b = NULL, op.packed_b = packed, op.packed_N = pn, op.packed_K = pk;
+        }
+    } else if (form != PLAIN) {
+        op.lda = (size_t)a_cols + (a_cols % 2 ? 1 : 2) + (form == A16_ODD);
+        a16 = malloc((size_t)a_rows * op.lda * sizeof *a16);
+        for (int i = 0; i < a_rows; i++)
+            for (size_t j = 0; j < op.lda; j++) a16[(size_t)i * op.lda + j] = j < (size_t)a_cols ? bf16_rne(a[(size_t)i * a_cols + j]) : 0x7fc0;
+        op.a = NULL, op.a16 = a16;
+    }
+    gemm_run_op(g, &op);
+    if (cw)
+        for (int i = 0; i < M; i++) memcpy(c + (size_t)i * N, cw + (size_t)i * op.ldc, (size_t)N * sizeof *c);
+    free(aw), free(bw), free(cw), free(a16), free(packed);
     omp_set_num_threads(prev);
 }
 
@@ -444,29 +496,36 @@ static void test_causal_products_give_the_same_bits(void **state) {
     static const int shapes[][4] = {  // query rows, keys (= rows + diag), D, diag
         {1, 1, 16, 0}, {14, 14, 32, 0}, {64, 256, 128, 192}, {70, 70, 33, 0}, {45, 101, 17, 56},
         {256, 256, 128, 0}, {64, 1100, 64, 1036}, {900, 900, 40, 0}};
+    const int extra = 37;  // keys beyond the product's in the packed B
     Rng r;
     rng_seed(&r, 11);
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int rows = shapes[s][0], keys = shapes[s][1], D = shapes[s][2], diag = shapes[s][3];
         size_t ns = (size_t)rows * keys, nk = (size_t)keys * D, nq = (size_t)rows * D;
-        float *q = random_floats(nq, &r), *k = random_floats(nk, &r), *p = random_floats(ns, &r);
+        float *q = random_floats(nq, &r), *k = random_floats(nk + (size_t)extra * D, &r), *p = random_floats(ns, &r);
         float *want = malloc((ns > nk ? ns : nk) * sizeof *want), *c = malloc((ns > nk ? ns : nk) * sizeof *c);
         float *c0 = random_floats(nk > nq ? nk : nq, &r);
         causal_mask(p, rows, keys, diag);
         for (int t = 1; t <= 3; t++) {
             run_threads(avx512bf16_matmul_nt, want, q, k, rows, keys, D, 0, NULL, t);  // scores
-            for (size_t i = 0; i < ns; i++) c[i] = NAN;
-            run_causal(GEMM_NT, c, q, k, rows, keys, D, 0, NULL, diag, t);
-            for (int i = 0; i < rows; i++)
-                assert_memory_equal(want + (size_t)i * keys, c + (size_t)i * keys,
-                                    (size_t)(i + diag + 1 < keys ? i + diag + 1 : keys) * sizeof *c);
+            for (int form = PLAIN; form <= STRIDED_PACKED; form++) {  // (NT has no bf16 A)
+                for (size_t i = 0; i < ns; i++) c[i] = NAN;
+                run_causal(GEMM_NT, form, c, q, k, keys + extra, rows, keys, D, 0, NULL, diag, t);
+                for (int i = 0; i < rows; i++)
+                    assert_memory_equal(want + (size_t)i * keys, c + (size_t)i * keys,
+                                        (size_t)(i + diag + 1 < keys ? i + diag + 1 : keys) * sizeof *c);
+            }
             for (int acc = 0; acc < 2; acc++) {
                 run_threads(avx512bf16_matmul_nn, want, p, k, rows, D, keys, acc, c0, t);  // P V
-                run_causal(GEMM_NN, c, p, k, rows, D, keys, acc, c0, diag, t);
-                assert_memory_equal(want, c, nq * sizeof *c);
+                for (int form = 0; form < FORMS; form++) {
+                    run_causal(GEMM_NN, form, c, p, k, keys + extra, rows, D, keys, acc, c0, diag, t);
+                    assert_memory_equal(want, c, nq * sizeof *c);
+                }
                 run_threads(avx512bf16_matmul_tn, want, p, q, keys, D, rows, acc, c0, t);  // Pᵀ dO
-                run_causal(GEMM_TN, c, p, q, keys, D, rows, acc, c0, diag, t);
-                assert_memory_equal(want, c, nk * sizeof *c);
+                for (int form = 0; form < FORMS; form++) {
+                    run_causal(GEMM_TN, form, c, p, q, rows, keys, D, rows, acc, c0, diag, t);
+                    assert_memory_equal(want, c, nk * sizeof *c);
+                }
             }
         }
         free(q), free(k), free(p), free(want), free(c), free(c0);
