@@ -639,6 +639,10 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
     const char *packed = pack ? ws : x.packed_b;
     x2.packed_b = ws + b_bytes;
     int strips = ceil_div(M, g->mr);
+    // Strips are handed out one at a time, not split in halves up front: on shared cores one
+    // thread is often slower for a while, and a static split left the other waiting at the end
+    // (libgomp's spin was 6% of head_ce's samples). Strips are independent, so no bits change.
+    atomic_int next_strip = 0;
 #pragma omp parallel num_threads(nt)
     {
         int t = omp_get_thread_num(), n = omp_get_num_threads();
@@ -647,7 +651,7 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
 #pragma omp barrier
         char *abuf = ws + b_bytes + b2_bytes + (size_t)t * round_up(t_bytes, 64);
         float *cbuf = (float *)(abuf + a_bytes);
-        for (int s = strips * t / n; s < strips * (t + 1) / n; s++) {
+        for (int s; (s = atomic_fetch_add(&next_strip, 1)) < strips;) {
             int i = s * g->mr, h = imin(g->mr, M - i);
             rows_strip(&x, packed, abuf, cbuf, i, h);
             fn(ctx, cbuf, i, h, cbuf + c_floats);
