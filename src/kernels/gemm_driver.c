@@ -68,7 +68,6 @@ typedef struct {
     const float *relu2_grad;  // (M, N) like C, dense: C is finished as relu2_bwd(C, relu2_grad)
     size_t lda, ldb, ldc;     // row strides (elements) of a or a16, b and c; 0 = dense (fill_strides)
     int packed_N, packed_K;   // packed_b holds B's panels for this width and depth (>= N, K); 0 = N, K
-    atomic_int *next_claim;   // shared by the threads: rows are claimed as they go (see run_args), or NULL
 } GemmArgs;
 
 // Dense defaults for what the caller left 0: a (M, K) or, tn, (K, M); b (N, K) for nt, else
@@ -356,16 +355,6 @@ static int causal_cols(const GemmArgs *x, int i, int h) {
     return x->causal && x->layout == GEMM_NT ? i + h + x->diag : x->N;
 }
 
-// The first row of the thread's next claim of `unit` rows: the cursor's (then advanced), or with
-// a shared counter (run_args' dynamic split, where every thread's block is all of M) the next
-// unclaimed one.
-static int claim_rows(const GemmArgs *x, int *cursor, int unit) {
-    if (x->next_claim) return atomic_fetch_add(x->next_claim, 1) * unit;
-    int c = *cursor;
-    *cursor += unit;
-    return c;
-}
-
 static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
     const GemmImpl *g = x->g;
     int slot;
@@ -393,14 +382,8 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
             // (counted over every tile: where a symmetric or causal product skips tiles, the last
             // parts go unprefetched)
             int pf_calls = ceil_div(m1 - m0, g->mr) * ceil_div(nc, g->nr), pf_call = 0;
-            // Rows a claim at a time, `strips` micro-panels each: consecutive from m0, or taken
-            // from the shared counter; the next claim is taken before this one runs, so that its
-            // first strip can be prefetched.
-            int unit = strips * g->mr, cursor = m0, c0 = claim_rows(x, &cursor, unit);
-            int c_next = c0 < m1 ? claim_rows(x, &cursor, unit) : m1;
-            for (; c0 < m1; c0 = c_next, c_next = c0 < m1 ? claim_rows(x, &cursor, unit) : m1)
-            for (int i = c0, c1 = imin(m1, c0 + unit); i < c1; i += g->mr) {
-                int h = imin(g->mr, m1 - i), s = (i - c0) / g->mr;
+            for (int i = m0; i < m1; i += g->mr) {
+                int h = imin(g->mr, m1 - i), s = (i - m0) / g->mr % strips;
                 if (strips > 1 && s == 0) pack_a_block(x, ap, strip_bytes, i, imin(m1, i + strips * g->mr), pc, kc);
                 else if (strips == 1 && !direct && !a_in_place(x)) pack_a_strip(x, ap, i, h, pc, kc, tmp);
                 // The depth this strip runs in this k block: all of it, or a causal product's
@@ -422,7 +405,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                     arow = tmp, lda = (size_t)kc;
                 }
                 float *crow = x->c + (size_t)i * x->ldc + jc;
-                int next = i + g->mr < c1 ? i + g->mr : c_next, parts = (nc + g->nr - 1) / g->nr;
+                int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
                 for (int jr = j_first; jr < j_end; jr += g->nr) {
                     if (strips == 1 && next < m1 && !a_in_place(x))
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
@@ -510,22 +493,9 @@ static void run_args(GemmArgs *x) {
     int nt = omp_in_parallel() || (long)M * N * K < SMALL_MACS ? 1 : omp_get_max_threads();
     int pm = 1, pn = 1;
     if (nt > 1) choose_grid(x, nt, &pm, &pn);
-    int blocks = pm * pn, kcb = args_kcb(x);
-    // Split by rows (pn == 1) with one B panel and one k block: every thread packs all of B once
-    // either way, so its rows need not be fixed up front. They are claimed a micro-panel at a time
-    // instead: on shared cores one thread is often slower for a while, and a fixed split left the
-    // other waiting at the end. Each row is still one thread's, its chains the same: same bits.
-    // (Not TN: its A is packed in blocks of micro-panels; not with more panels or k blocks, whose
-    // rows must stay with the thread through every panel.)
-    int dynamic = blocks > 1 && pn == 1 && x->layout != GEMM_TN && N <= n_block(x->g, kcb) && K <= kcb;
+    int blocks = pm * pn;
     if (blocks == 1) {
         gemm_block(x, 0, M, 0, N);
-    } else if (dynamic) {
-        atomic_int next_claim = 0;
-        x->next_claim = &next_claim;
-#pragma omp parallel num_threads(blocks)
-        gemm_block(x, 0, M, 0, N);
-        x->next_claim = NULL;
     } else {
 #pragma omp parallel num_threads(blocks)
         for (int t = omp_get_thread_num(); t < blocks; t += omp_get_num_threads()) run_block(x, pm, pn, t);
