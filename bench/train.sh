@@ -34,7 +34,7 @@ Command: \`make run\` (or \`bench/train.sh\`, which writes this section${FROM_NO
 | **val_bpb** | **$(j 'd["val_bpb"]' '.4f')** on the whole pinned validation set ($(j 'd["eval_tokens"]') tokens scored, T $(j 'd["eval_T"]')) |
 | peak memory | $(j 'd["peak_rss_bytes"]/2**20' '.0f') MiB |
 
-How the preset was chosen (\`bench/preset_sweep.sh\`: 90 s budget, val_bpb on the first 100,000 validation tokens, same machine,
+How the preset was chosen (\`bench/preset_sweep.sh\`: 90 s budget, val_bpb on the first 100,000 validation tokens, on the earlier machine (a Zen 4-class EPYC),
 reference kernels): depth 4 / T 512 / batch 4096 with nanochat's lr batch scaling (reference 2^19)
 2.8171 at 971 tok/s; the same with the lr reference at the batch (scale 1) 2.3617; depth 2 / T 256 /
 batch 4096 (scale 1) **2.0897** at 3009 tok/s; depth 2 / T 256 / batch 2048 (scale 1) 2.1074. With
