@@ -63,7 +63,7 @@ typedef struct {
     const uint16_t *a16;   // A stored as bf16 (a is then NULL; nn and tn only), row stride lda
     int a16_direct;        // nn: the kernel reads a16's rows unpacked (kernel_rows16)
     size_t a16_pairs;      // tn: a16 is in row pairs of this stride (head.h), read as packed (kernel_pairs)
-    int causal, diag;      // a causal attention product (gemm_run_causal), diagonal offset
+    int causal, diag;      // a causal attention product (gemm_run_op), diagonal offset
     int a_relu2, b_relu2;  // A (nt) / B (nn, tn) is relu²(a / b), formed while packing (gemm_relu2_linear_*)
     const float *relu2_grad;  // (M, N) like C, dense: C is finished as relu2_bwd(C, relu2_grad)
     size_t lda, ldb, ldc;     // row strides (elements) of a or a16, b and c; 0 = dense (fill_strides)
@@ -334,7 +334,7 @@ void gemm_unpin_all(void) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Causal products (gemm_run_causal): the depth range [lo, hi) of strip rows [i, i+h) that can
+// Causal products (gemm_run_op with causal): the depth range [lo, hi) of strip rows [i, i+h) that can
 // hold non-zero terms, and the first column that is wholly above the diagonal.
 // ---------------------------------------------------------------------------------------------
 
