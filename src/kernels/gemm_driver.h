@@ -152,8 +152,9 @@ void gemm_run_a16(const GemmImpl *impl, GemmLayout layout, float *c, const uint1
 // MR x N floats (row stride N), and fn(ctx, c, row0, rows, scratch) is called on it before the
 // next strip — the (M, N) product is never written out. fn may overwrite the buffer (it is the
 // next strip's output); scratch is the thread's own scratch_floats floats (64-byte aligned).
-// Rows are split statically between the threads, fn runs on the thread that computed them; B is
-// packed once for all of them (or read pinned). Each element is the same FMA chain as
+// The threads take strips one at a time as they finish the last (any thread may take any
+// strip), fn runs on the thread that computed them; B is packed once for all of them (or read
+// pinned). Each element is the same FMA chain as
 // gemm_run's, so the same bits.
 // With next (NULL: none), each strip then also goes through a second product while in cache:
 // rows [row0, row0+rows) of next->c (M, n2) = the strip as fn left it (rows, N) @ next->b (N, n2)
