@@ -31,7 +31,6 @@
 #include "kernels/avx512_vmath.h"
 #include "kernels/gemm_driver.h"
 #include "kernels/simd_matmul.h"
-#include "util/mem.h"
 
 // ---------------------------------------------------------------------------------------------
 // Fast: query blocks through the bf16 GEMMs
