@@ -270,6 +270,13 @@ static void print_progress(const TrainConfig *cfg, const TrainCounters *c, doubl
 // The loop
 // ---------------------------------------------------------------------------------------------
 
+// Page faults of this process so far (minor + major): summary.json's page_faults_per_step.
+static long page_faults(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt + ru.ru_majflt;
+}
+
 static int should_stop(const TrainConfig *cfg, const TrainCounters *c, int *why) {
     if (cfg->stop_after > 0 && c->step >= cfg->stop_after) { *why = 2; return 1; }
     if (cfg->steps > 0) { *why = 1; return c->step >= cfg->steps; }
@@ -399,6 +406,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
         fprintf(stderr, "train: %d ranks (%s); optimizer state %.1f MiB per rank instead of %.1f MiB (ZeRO-1)\n",
                 r.world, dist_backend(), r.opt->n_state_own * 4.0 / (1 << 20), r.opt->n_state * 4.0 / (1 << 20));
     double loss = NAN;
+    long faults_at_timing = -1;  // page faults when the timed steps began
     while (!should_stop(cfg, &r.ctr, &why)) {
         double progress = cfg->steps > 0 ? (double)r.ctr.step / cfg->steps : r.ctr.timed_s / cfg->budget_s;
         OptimSchedule sched = optim_schedule(&cfg->optim, (int)r.ctr.step, progress > 1 ? 1 : progress);
@@ -407,6 +415,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
             kernels_set_profiling(1);
         }
         if (injected_fault(&r) != 0) goto done;
+        if (r.ctr.step == cfg->excluded_steps) faults_at_timing = page_faults();
         double t0 = now_seconds();
         prof_begin("step", "step", (int)r.ctr.step);
         int step_rc = train_step(cfg, &r, &sched, &loss);
@@ -435,6 +444,10 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
         print_progress(cfg, &r.ctr, loss, tok_s, mfu);
     }
     if (!cfg->quiet && isatty(2)) fprintf(stderr, "\n");
+    int64_t timed_steps = r.ctr.step > cfg->excluded_steps ? r.ctr.step - cfg->excluded_steps : 0;
+    double faults = faults_at_timing >= 0 && timed_steps > 0 ? (double)(page_faults() - faults_at_timing) / timed_steps : 0;
+    dist_allreduce_max_f64(&faults, 1);
+    res->faults_per_step = faults;
     if (save_checkpoint(cfg, &r) != 0) goto done;
 
     res->steps = r.ctr.step;
@@ -442,7 +455,6 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->timed_s = r.ctr.timed_s;
     res->startup_s = r.ctr.startup_s;
     res->excluded_s = r.ctr.excluded_s;
-    int64_t timed_steps = r.ctr.step > cfg->excluded_steps ? r.ctr.step - cfg->excluded_steps : 0;
     res->tok_per_s = r.ctr.timed_s > 0 ? (double)timed_steps * tok_step / r.ctr.timed_s : 0;
     res->mfu = flops_tok * res->tok_per_s / peak;
     res->peak_flops = peak;
@@ -527,6 +539,7 @@ static int write_summary(const TrainConfig *cfg, const TrainResult *res, const c
     cJSON_AddNumberToObject(s, "excluded_s", res->excluded_s);
     cJSON_AddNumberToObject(s, "total_s", res->total_s);
     cJSON_AddNumberToObject(s, "peak_rss_bytes", (double)res->peak_rss_bytes);
+    cJSON_AddNumberToObject(s, "page_faults_per_step", res->faults_per_step);
     cJSON_AddStringToObject(s, "stopped_by", res->stopped_by == 0 ? "budget" : res->stopped_by == 1 ? "steps" : "stop-after");
     cJSON_AddStringToObject(s, "tokenizer_id", tokenizer_id);
     cJSON *cfgj = cJSON_Parse(cfg->config_json ? cfg->config_json : "{}");

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tests/train/test_train_cli.sh — training end to end through the CLI on the prepared corpus with a
 # tiny model: the run folder; bit-exact resume (20 steps in one go == 10, save, resume, 10, with
-# 1 thread); val_bpb independent of the eval batch and the thread count; and bad input (budget,
-# batch, config/checkpoint mismatches, corrupt checkpoints) giving clear errors without touching
-# existing files.
+# 1 thread); val_bpb independent of the eval batch and the thread count; no page faults in
+# steady-state steps (default preset); and bad input (budget, batch, config/checkpoint
+# mismatches, corrupt checkpoints) giving clear errors without touching existing files.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 F=./frontier
@@ -53,6 +53,16 @@ v1=$(v --batch 1 --threads 1); v2=$(v --batch 7 --threads 2); v3=$(v --batch 4 -
 s=$(sed -n 's/.*"val_bpb":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$tmp/a/summary.json")
 awk -v a="$v1" -v b="$v2" -v c="$v3" -v s="$s" 'BEGIN { d = (a > b ? a - b : b - a) / a; e = (a > c ? a - c : c - a) / a; f = (a > s ? a - s : s - a) / a;
   exit !(a > 0 && d <= 1e-6 && e <= 1e-6 && f <= 1e-6) }' && ok "val_bpb $v1 = $v2 = $v3 = summary $s" || bad "val_bpb varies: $v1 $v2 $v3 summary $s"
+
+# 3b. steady-state training allocates nothing: the timed steps of the default preset take no page
+# faults (summary.json's page_faults_per_step; each costs ~10 us on a VM). The fp32 attention
+# once allocated its packed K and V per call: ~2,000 faults a step (docs/profiling.md).
+for prec in fp32 auto; do
+  $F train --precision $prec --steps 12 --stop-after 12 --run-dir "$tmp/pf_$prec" --quiet > /dev/null 2>&1 || bad "train --precision $prec"
+  pf=$(sed -n 's/.*"page_faults_per_step":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$tmp/pf_$prec/summary.json")
+  if [ -n "$pf" ] && awk -v x="$pf" 'BEGIN { exit !(x < 50) }'; then ok "precision $prec: $pf page faults per step"
+  else bad "precision $prec: page faults per step '$pf' (want < 50)"; fi
+done
 
 # 4. bad input: clear errors, exit 1 or 2, nothing overwritten
 cp -r "$tmp/a" "$tmp/keep"
