@@ -287,7 +287,7 @@ static int should_stop(const TrainConfig *cfg, const TrainCounters *c, int *why)
 static int write_summary(const TrainConfig *cfg, const TrainResult *res, const char *tokenizer_id);
 
 // After a profiling run: trace.json, profile.csv, roofline.json in the run folder, and the table.
-static int write_profile(const TrainConfig *cfg, Run *r) {
+static int write_profile(const TrainConfig *cfg, Run *r, double faults_per_step) {
     prof_enable(0);
     kernels_set_profiling(0);
     // bf16 training: the roofline's compute roof is the bf16 peak (the matmuls run on it)
@@ -308,8 +308,12 @@ static int write_profile(const TrainConfig *cfg, Run *r) {
         for (int i = 0; i < s.n_ops; i++) hw += s.ops[i].flops;
         double per_step = s.steps ? s.step_s / s.steps : 0, tps = per_step > 0 ? cfg->batch_tokens / per_step : 0;
         printf("step: %.1f ms, %.0f tok/s, MFU %.2f%% (model FLOPs), HFU %.2f%% (all op FLOPs incl. recompute) of "
-               "%.0f GFLOP/s\ntrace: %s (open in ui.perfetto.dev or Chromium DevTools > Performance > Load profile)\n", 1e3 * per_step, tps,
-               100 * fpt * tps / peak, s.step_s > 0 ? 100 * hw / s.step_s / peak : 0, peak / 1e9, trace);
+               "%.0f GFLOP/s\n", 1e3 * per_step, tps, 100 * fpt * tps / peak, s.step_s > 0 ? 100 * hw / s.step_s / peak : 0,
+               peak / 1e9);
+        // faults land inside whichever op first touches fresh memory, so the table cannot show them
+        printf("page faults: %.1f per step%s\n", faults_per_step,
+               faults_per_step >= 50 ? " (something allocates every step; see docs/profiling.md)" : "");
+        printf("trace: %s (open in ui.perfetto.dev or Chromium DevTools > Performance > Load profile)\n", trace);
     }
     (void)r;
     prof_summary_free(&s);
@@ -464,7 +468,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->stopped_by = why;
     snprintf(res->kernels, sizeof res->kernels, "%s", kernels()->name);
     kernels_set_precision(KP_FP32);  // evaluate the fp32 master weights in fp32, whatever trained them
-    if (cfg->profile_steps > 0 && r.rank == 0 && write_profile(cfg, &r) != 0) goto done;
+    if (cfg->profile_steps > 0 && r.rank == 0 && write_profile(cfg, &r, res->faults_per_step) != 0) goto done;
     runstate_free(&r.rs);  // training is over: evaluation builds its own, and both at once doubled the peak memory
     if (why != 2 && cfg->profile_steps == 0) {  // interrupted and profiling runs are not evaluated
         if (!cfg->quiet) fprintf(stderr, "eval: val_bpb on %s...\n", cfg->eval_tokens ? "part of the validation set" : "the whole validation set");
