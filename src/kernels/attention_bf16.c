@@ -24,7 +24,6 @@
 // Reference variant (ref_ops.c): the fp32 reference's loops with the same roundings.
 #include <math.h>
 #include <omp.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,39 +139,14 @@ typedef struct {     // per-thread workspace
     int slot;          // its pool slot, or -1: allocated for this call alone
 } Work;
 
-// Workspaces are kept between calls in a pool of slots, each claimed with an atomic flag and grown
-// when a larger shape comes (the GEMM's packing buffers do the same). Allocated per call (~4 MiB
-// per thread on kit-d10), they were faulted in again whenever glibc handed the memory back: 4-7%
-// of `frontier kernels bench`'s attention samples were page faults.
+// Workspaces are kept between calls, a pool slot per thread (util/mem.h). Allocated per call
+// (~4 MiB per thread on kit-d10), they were faulted in again whenever glibc handed the memory
+// back: 4-7% of `frontier kernels bench`'s attention samples were page faults.
 #define WORK_SLOTS 64
 
-static struct {
-    atomic_int busy;
-    char *mem;
-    size_t bytes;
-} work_pool[WORK_SLOTS];
+static KeptBuf work_pool[WORK_SLOTS];
 
 static size_t lines(size_t bytes) { return (bytes + 63) / 64 * 64; }
-
-static char *work_memory(size_t bytes, int *slot) {
-    for (int i = 0; i < WORK_SLOTS; i++) {
-        if (atomic_exchange(&work_pool[i].busy, 1)) continue;
-        if (work_pool[i].bytes < bytes) {
-            free(work_pool[i].mem);
-            work_pool[i].mem = xaligned_alloc(bytes);
-            work_pool[i].bytes = bytes;
-        }
-        *slot = i;
-        return work_pool[i].mem;
-    }
-    *slot = -1;  // more concurrent calls than slots
-    return xaligned_alloc(bytes);
-}
-
-static void work_release(Work *w) {
-    if (w->slot < 0) free(w->mem);
-    else atomic_store(&work_pool[w->slot].busy, 0);
-}
 
 static Work work_acquire(const Shape *s) {
     const GemmImpl *g = avx512bf16_gemm_impl();
@@ -180,7 +154,7 @@ static Work work_acquire(const Shape *s) {
     size_t pt = lines((size_t)block_rows(s->T) * s->ldp * sizeof(uint16_t));
     size_t nt = lines(gemm_packed_bytes(g, s->T, s->D)), nn = lines(gemm_packed_bytes(g, s->D, s->T));
     Work w;
-    char *p = w.mem = work_memory(2 * st + 2 * pt + 2 * nt + 2 * nn, &w.slot);  // every part written before read
+    char *p = w.mem = kept_claim(work_pool, WORK_SLOTS, 2 * st + 2 * pt + 2 * nt + 2 * nn, &w.slot);  // written before read
     w.S = (float *)p, p += st;
     w.dP = (float *)p, p += st;
     w.P = (uint16_t *)p, p += pt;
@@ -230,7 +204,7 @@ void avx512bf16_attention_fwd(float *out, float *lse, const float *q, const floa
         Work w = work_acquire(&s);
 #pragma omp for schedule(dynamic, 1)
         for (int task = 0; task < B * Hkv; task++) fwd_task(&s, &w, out, lse, q, k, v, task / Hkv, task % Hkv);
-        work_release(&w);
+        kept_release(work_pool, w.mem, w.slot);
     }
 }
 
@@ -282,6 +256,6 @@ void avx512bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout
 #pragma omp for schedule(dynamic, 1)
         for (int task = 0; task < B * Hkv; task++)
             bwd_task(&s, &w, dq, dk, dv, dout, out, lse, q, k, v, task / Hkv, task % Hkv);
-        work_release(&w);
+        kept_release(work_pool, w.mem, w.slot);
     }
 }

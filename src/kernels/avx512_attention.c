@@ -26,7 +26,6 @@
 //
 // Head dims that are not a multiple of 16 go to the reference implementation.
 #include <omp.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -292,39 +291,19 @@ static float *alloc_floats(size_t n) {
 }
 
 // The packed K and V (megabytes: the model's whole K) and D_i are kept between calls, one buffer
-// per role, claimed with an atomic flag (a concurrent call gets its own) and grown for larger
-// shapes. Allocated per call they were faulted in again on every step: perf's page-fault samples
-// of fp32 training put 57% in pack_panel (cpu preset: ~2,000 faults a step; kit-d10: ~50,000).
-typedef struct {
-    atomic_int busy;
-    float *p;
-    size_t n;
-} Kept;
+// per role (util/mem.h). Allocated per call they were faulted in again on every step: perf's
+// page-fault samples of fp32 training put 57% in pack_panel (cpu preset: ~2,000 faults a step;
+// kit-d10: ~50,000).
+static KeptBuf kept_k, kept_v, kept_di;
 
-static Kept kept_k, kept_v, kept_di;
-
-static float *kept_get(Kept *k, size_t n, int *own) {
-    *own = atomic_exchange(&k->busy, 1);
-    if (*own) return alloc_floats(n);
-    if (k->n < n) {
-        free(k->p);
-        k->p = xaligned_alloc((n ? n : 1) * sizeof(float));
-        k->n = n;
-    }
-    return k->p;
-}
-
-static void kept_put(Kept *k, float *p, int own) {
-    if (own) free(p);
-    else atomic_store(&k->busy, 0);
-}
+static float *kept_floats(KeptBuf *k, size_t n, int *slot) { return kept_claim(k, 1, (n ? n : 1) * sizeof(float), slot); }
 
 void avx512_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
                           int H, int Hkv, int D) {
     if (D % 16) { ref_attention_fwd(out, lse, q, k, v, B, T, H, Hkv, D); return; }
     AttShape s = att_shape(B, T, H, Hkv, D);
-    int own_k;
-    float *kpack = kept_get(&kept_k, (size_t)B * Hkv * s.nblk * D * ATT_BLK, &own_k);
+    int slot_k;
+    float *kpack = kept_floats(&kept_k, (size_t)B * Hkv * s.nblk * D * ATT_BLK, &slot_k);
     int ntask = B * H * s.nblk;
 #pragma omp parallel
     {
@@ -339,7 +318,7 @@ void avx512_attention_fwd(float *out, float *lse, const float *q, const float *k
         free(w.S);
         free(w.O);
     }
-    kept_put(&kept_k, kpack, own_k);
+    kept_release(&kept_k, kpack, slot_k);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -546,10 +525,11 @@ void avx512_attention_bwd(float *dq, float *dk, float *dv, const float *dout, co
     BwdCtx cx = {.s = att_shape(B, T, H, Hkv, D), .q = q, .k = k, .v = v, .dout = dout, .lse = lse,
                  .dq = dq, .dk = dk, .dv = dv};
     size_t npanel = (size_t)B * Hkv * cx.s.nblk * D * ATT_BLK;
-    int own_k, own_v, own_di;
-    cx.kpack = kept_get(&kept_k, npanel, &own_k);
-    cx.vpack = kept_get(&kept_v, npanel, &own_v);
-    cx.di = kept_get(&kept_di, (size_t)B * H * T, &own_di);
+    int slot_k, slot_v, slot_di;
+    cx.kpack = kept_floats(&kept_k, npanel, &slot_k);
+    cx.vpack = kept_floats(&kept_v, npanel, &slot_v);
+    cx.di = kept_floats(&kept_di, (size_t)B * H * T, &slot_di);
     bwd_run(&cx, out, bwd_use_fused(B, Hkv));
-    kept_put(&kept_k, cx.kpack, own_k), kept_put(&kept_v, cx.vpack, own_v), kept_put(&kept_di, cx.di, own_di);
+    kept_release(&kept_k, cx.kpack, slot_k), kept_release(&kept_v, cx.vpack, slot_v);
+    kept_release(&kept_di, cx.di, slot_di);
 }

@@ -20,33 +20,16 @@ static inline int imin(int a, int b) { return a < b ? a : b; }
 static inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // ---------------------------------------------------------------------------------------------
-// Packing buffers: a fixed pool of per-call slots, claimed with an atomic flag. Reused across
-// calls (no page faults per product), safe from any thread or nested region, and reachable
-// from a global so leak checkers do not flag them.
+// Packing buffers: a pool of per-call slots kept between calls (util/mem.h), one per concurrent
+// product.
 // ---------------------------------------------------------------------------------------------
 
 #define POOL_SLOTS 64
 
-static struct {
-    atomic_int busy;
-    char *buf;
-} pool[POOL_SLOTS];
+static KeptBuf pool[POOL_SLOTS];
 
-static char *buf_acquire(int *slot) {
-    for (int s = 0; s < POOL_SLOTS; s++) {
-        if (atomic_exchange(&pool[s].busy, 1)) continue;
-        if (!pool[s].buf) pool[s].buf = xaligned_alloc(A_BYTES + B_BYTES);
-        *slot = s;
-        return pool[s].buf;
-    }
-    *slot = -1;  // more concurrent products than slots: a private buffer for this call
-    return xaligned_alloc(A_BYTES + B_BYTES);
-}
-
-static void buf_release(char *buf, int slot) {
-    if (slot < 0) free(buf);
-    else atomic_store(&pool[slot].busy, 0);
-}
+static char *buf_acquire(int *slot) { return kept_claim(pool, POOL_SLOTS, A_BYTES + B_BYTES, slot); }
+static void buf_release(char *buf, int slot) { kept_release(pool, buf, slot); }
 
 // ---------------------------------------------------------------------------------------------
 // One thread's block of C: rows [m0, m1), columns [n0, n1)
@@ -596,25 +579,7 @@ static void rows_strip(const GemmArgs *x, const char *packed, char *abuf, float 
 // The packed B and the threads' strip buffers are megabytes; allocated per call, their page
 // faults and zeroing took ~5% of the fused head. One workspace is kept between calls instead (a
 // concurrent second call gets a private one).
-static atomic_int rows_busy;
-static char *rows_ws;
-static size_t rows_ws_bytes;
-
-static char *rows_workspace(size_t bytes, int *shared) {
-    *shared = !atomic_exchange(&rows_busy, 1);
-    if (!*shared) return xaligned_alloc(bytes);
-    if (rows_ws_bytes < bytes) {
-        free(rows_ws);
-        rows_ws = xaligned_alloc(bytes);
-        rows_ws_bytes = bytes;
-    }
-    return rows_ws;
-}
-
-static void rows_workspace_release(char *ws, int shared) {
-    if (shared) atomic_store(&rows_busy, 0);
-    else free(ws);
-}
+static KeptBuf rows_ws;
 
 size_t gemm_rows16_ld(int n) { return (size_t)n + ((2 * (size_t)n) % 4096 == 0 ? 32 : 0); }
 
@@ -634,8 +599,8 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
     size_t b2_bytes = next ? round_up(full_block_bytes(g, next->n2, N) * (size_t)ceil_div(N, kcb2), 64) : 0;
     size_t a_bytes = round_up(panel_size(g, kcb, g->mr), 64);
     size_t c_floats = round_up((size_t)g->mr * N, 16), t_bytes = a_bytes + (c_floats + scratch_floats) * sizeof(float);
-    int shared;
-    char *ws = rows_workspace(b_bytes + b2_bytes + (size_t)nt * round_up(t_bytes, 64), &shared);
+    int slot;
+    char *ws = kept_claim(&rows_ws, 1, b_bytes + b2_bytes + (size_t)nt * round_up(t_bytes, 64), &slot);
     const char *packed = pack ? ws : x.packed_b;
     x2.packed_b = ws + b_bytes;
     int strips = ceil_div(M, g->mr);
@@ -667,5 +632,5 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
             }
         }
     }
-    rows_workspace_release(ws, shared);
+    kept_release(&rows_ws, ws, slot);
 }

@@ -51,6 +51,26 @@ void *xaligned_alloc(size_t n) {
     return p;
 }
 
+void *kept_claim(KeptBuf *pool, int n, size_t bytes, int *slot) {
+    for (int i = 0; i < n; i++) {
+        if (atomic_exchange(&pool[i].busy, 1)) continue;
+        if (pool[i].bytes < bytes) {
+            free(pool[i].mem);
+            pool[i].mem = xaligned_alloc(bytes);
+            pool[i].bytes = bytes;
+        }
+        *slot = i;
+        return pool[i].mem;
+    }
+    *slot = -1;
+    return xaligned_alloc(bytes);
+}
+
+void kept_release(KeptBuf *pool, void *mem, int slot) {
+    if (slot < 0) free(mem);
+    else atomic_store(&pool[slot].busy, 0);
+}
+
 void grow_array(void **buf, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return;
     size_t c = *cap ? *cap : 16;
