@@ -287,7 +287,7 @@ static int should_stop(const TrainConfig *cfg, const TrainCounters *c, int *why)
 static int write_summary(const TrainConfig *cfg, const TrainResult *res, const char *tokenizer_id);
 
 // After a profiling run: trace.json, profile.csv, roofline.json in the run folder, and the table.
-static int write_profile(const TrainConfig *cfg, Run *r, double faults_per_step) {
+static int write_profile(const TrainConfig *cfg, double faults_per_step) {
     prof_enable(0);
     kernels_set_profiling(0);
     // bf16 training: the roofline's compute roof is the bf16 peak (the matmuls run on it)
@@ -315,7 +315,6 @@ static int write_profile(const TrainConfig *cfg, Run *r, double faults_per_step)
                faults_per_step >= 50 ? " (something allocates every step; see docs/profiling.md)" : "");
         printf("trace: %s (open in ui.perfetto.dev or Chromium DevTools > Performance > Load profile)\n", trace);
     }
-    (void)r;
     prof_summary_free(&s);
     free(trace);
     free(csv);
@@ -410,7 +409,10 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
         fprintf(stderr, "train: %d ranks (%s); optimizer state %.1f MiB per rank instead of %.1f MiB (ZeRO-1)\n",
                 r.world, dist_backend(), r.opt->n_state_own * 4.0 / (1 << 20), r.opt->n_state * 4.0 / (1 << 20));
     double loss = NAN;
-    long faults_at_timing = -1;  // page faults when the timed steps began
+    // page faults when the timed steps began: after the excluded steps, and after this process's
+    // first step (a resumed run's first step allocates what the warm-up would have)
+    long faults_at_timing = -1;
+    int64_t step_at_timing = 0, first_step = r.ctr.step;
     while (!should_stop(cfg, &r.ctr, &why)) {
         double progress = cfg->steps > 0 ? (double)r.ctr.step / cfg->steps : r.ctr.timed_s / cfg->budget_s;
         OptimSchedule sched = optim_schedule(&cfg->optim, (int)r.ctr.step, progress > 1 ? 1 : progress);
@@ -419,7 +421,8 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
             kernels_set_profiling(1);
         }
         if (injected_fault(&r) != 0) goto done;
-        if (r.ctr.step == cfg->excluded_steps) faults_at_timing = page_faults();
+        if (faults_at_timing < 0 && r.ctr.step >= cfg->excluded_steps && r.ctr.step > first_step)
+            faults_at_timing = page_faults(), step_at_timing = r.ctr.step;
         double t0 = now_seconds();
         prof_begin("step", "step", (int)r.ctr.step);
         int step_rc = train_step(cfg, &r, &sched, &loss);
@@ -449,7 +452,8 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     }
     if (!cfg->quiet && isatty(2)) fprintf(stderr, "\n");
     int64_t timed_steps = r.ctr.step > cfg->excluded_steps ? r.ctr.step - cfg->excluded_steps : 0;
-    double faults = faults_at_timing >= 0 && timed_steps > 0 ? (double)(page_faults() - faults_at_timing) / timed_steps : 0;
+    int64_t counted = faults_at_timing >= 0 ? r.ctr.step - step_at_timing : 0;
+    double faults = counted > 0 ? (double)(page_faults() - faults_at_timing) / counted : 0;
     dist_allreduce_max_f64(&faults, 1);
     res->faults_per_step = faults;
     if (save_checkpoint(cfg, &r) != 0) goto done;
@@ -468,7 +472,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->stopped_by = why;
     snprintf(res->kernels, sizeof res->kernels, "%s", kernels()->name);
     kernels_set_precision(KP_FP32);  // evaluate the fp32 master weights in fp32, whatever trained them
-    if (cfg->profile_steps > 0 && r.rank == 0 && write_profile(cfg, &r, res->faults_per_step) != 0) goto done;
+    if (cfg->profile_steps > 0 && r.rank == 0 && write_profile(cfg, res->faults_per_step) != 0) goto done;
     runstate_free(&r.rs);  // training is over: evaluation builds its own, and both at once doubled the peak memory
     if (why != 2 && cfg->profile_steps == 0) {  // interrupted and profiling runs are not evaluated
         if (!cfg->quiet) fprintf(stderr, "eval: val_bpb on %s...\n", cfg->eval_tokens ? "part of the validation set" : "the whole validation set");

@@ -55,7 +55,8 @@ typedef struct {
     size_t params;
     double flops_per_token;
     int64_t peak_rss_bytes;         // the largest of the ranks'
-    double faults_per_step;         // page faults (minor + major) per timed step, the largest rank's:
+    double faults_per_step;         // page faults (minor + major) per timed step (a resumed run: from
+                                    // its second step), the largest rank's:
                                     // steady-state training allocates nothing, so ~0 (a first touch
                                     // costs ~10 us on a VM; see docs/profiling.md)
     int stopped_by;                 // 0 budget, 1 steps, 2 stop_after
