@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/amx_matmul.h"
 #include "kernels/cpu.h"
+#include "kernels/kernels.h"
 #include "kernels/peak.h"
 #include "kernels/simd_matmul.h"
 #include "model/config.h"
@@ -125,7 +127,17 @@ static double median(double *t, int n) {
     return t[n / 2];
 }
 
+// frontier's bf16 GEMMs here: AMX's tiles where this CPU has them (FRONTIER_KERNELS=amx
+// --precision bf16), else AVX512_BF16's vdpbf16ps.
+static int use_amx(void) { return kernels_variant_available(KV_AMX, NULL); }
+
 static void frontier_run(const Product *p, float *c, const float *a, const float *b, int bf16) {
+    if (bf16 && use_amx()) {
+        if (p->layout == NT) amx_matmul_nt(c, a, b, p->M, p->N, p->K, p->acc);
+        else if (p->layout == NN) amx_matmul_nn(c, a, b, p->M, p->N, p->K, p->acc);
+        else amx_matmul_tn(c, a, b, p->M, p->N, p->K, p->acc);
+        return;
+    }
     if (bf16) {  // --precision bf16's matmuls: fp32 operands rounded to bf16 while packing
         if (p->layout == NT) avx512bf16_matmul_nt(c, a, b, p->M, p->N, p->K, p->acc);
         else if (p->layout == NN) avx512bf16_matmul_nn(c, a, b, p->M, p->N, p->K, p->acc);
@@ -244,9 +256,10 @@ int main(int argc, char **argv) {
     printf("frontier avx512 fp32 vs oneDNN %d.%d.%d matmul, %d threads, %d tokens; fp32 peak %.1f GFLOP/s for these "
            "threads (frontier info --peak). Times: median and fastest of interleaved calls, GFLOP/s at the median, "
            "%% of peak at the fastest (the undisturbed speed on shared cores). bf16: oneDNN gets operands converted to bf16 "
-           "beforehand; frontier's AVX512_BF16 matmuls (--precision bf16) take the fp32 operands and round them while "
+           "beforehand; frontier's %s matmuls (--precision bf16) take the fp32 operands and round them while "
            "packing, as in training.\n\n",
-           v->major, v->minor, v->patch, omp_get_max_threads(), rows, peak_flops(&peak) / 1e9);
+           v->major, v->minor, v->patch, omp_get_max_threads(), rows, peak_flops(&peak) / 1e9,
+           use_amx() ? "AMX (tile)" : "AVX512_BF16");
     printf("| preset | layer | op | MxNxK | frontier ms median / min | GFLOP/s | %%peak (min) | oneDNN ms median / min | "
            "GFLOP/s | %%peak (min) | frontier/oneDNN median / min | oneDNN bf16 ms | GFLOP/s | frontier bf16 ms | GFLOP/s | "
            "frontier/oneDNN bf16 median | oneDNN impl (f32, bf16) |\n");

@@ -27,6 +27,7 @@ typedef struct {
     const Kernels *k[MAX_TABLES];
     const char *label[MAX_TABLES];
     int n, bf16, ref16;  // bf16: also the AVX512_BF16 matmuls; ref16: also the reference bf16 ones
+    int amx16, amx_emu;  // AMX's bf16 GEMMs: on the tiles (check, bench), on the emulator (check only)
 } Tables;
 
 static void add_table(Tables *t, const Kernels *k, const char *label) {
@@ -42,11 +43,21 @@ static void add_variant(Tables *t, int v) {
     else add_table(t, kernels_variant((KernelVariant)v), KERNEL_VARIANT_NAMES[v]);
 }
 
+// AMX's bf16 GEMMs: the tiles where this CPU has them, else (when asked, or for the check of
+// every table: `quiet`) the emulator, which needs AVX512_BF16 for its packing.
+static void add_amx(Tables *t, int asked) {
+    const char *why;
+    if (kernels_variant_available(KV_AMX, &why) && cpu_info()->avx512_bf16) t->amx16 = 1;
+    else if (cpu_info()->avx512_bf16) t->amx_emu = 1;
+    else if (asked) printf("amx_bf16: skipped: %s; its emulator needs AVX512_BF16\n", why ? why : "needs AVX512_BF16");
+}
+
 static void add_all(Tables *t) {
     for (int v = 0; v < KERNEL_VARIANT_COUNT; v++)
         if (kernels_variant_available((KernelVariant)v, NULL)) add_table(t, kernels_variant((KernelVariant)v), KERNEL_VARIANT_NAMES[v]);
     t->bf16 = cpu_info()->avx512_bf16;
     t->ref16 = 1;  // --precision bf16 with FRONTIER_KERNELS=ref runs them on any CPU
+    add_amx(t, 0);
 }
 
 // 0, or -1 after printing a usage error.
@@ -57,13 +68,14 @@ static int pick_tables(const StringList *variants, Tables *t) {
         const char *name = variants->items[i];
         int v = kernel_variant_index(name);
         if (!strcmp(name, "all")) add_all(t);
+        else if (!strcmp(name, "amx_bf16")) add_amx(t, 1);
         else if (!strcmp(name, BF16_LABEL)) {
             t->ref16 = 1;
             if (cpu_info()->avx512_bf16) t->bf16 = 1;
             else printf("%s: skipped: needs AVX512_BF16\n", BF16_LABEL);
         } else if (v >= 0) add_variant(t, v);
         else {
-            fprintf(stderr, "frontier kernels: --variant: unknown variant '%s' (have: ref, avx2, avx512, amx, %s, all)\n",
+            fprintf(stderr, "frontier kernels: --variant: unknown variant '%s' (have: ref, avx2, avx512, amx, %s, amx_bf16, all)\n",
                     name, BF16_LABEL);
             return -1;
         }
@@ -106,13 +118,22 @@ static int already_checked(const Checked *done, int n, int op, const char *sourc
     return 0;
 }
 
+// Which ops of a table check_table checks: all; the bf16 twin tables' ops with products; the
+// AMX tables' GEMMs (their head and attention are avx512_bf16's, checked there).
+typedef enum { OPS_ALL, OPS_BF16, OPS_GEMM } OpSet;
+
+static int in_set(int op, OpSet set) {
+    return set == OPS_ALL || (set == OPS_BF16 && kernel_op_has_precision(op)) || (set == OPS_GEMM && kernel_op_is_gemm(op));
+}
+
 // Check every op of one table not checked before. Returns the number of failed ops.
-static int check_table(const Kernels *k, const char *label, int matmuls_only, int op_filter, const LabCheckOpts *o,
+static int check_table(const Kernels *k, const char *label, OpSet set, int op_filter, const LabCheckOpts *o,
                        Checked *done, int *n_done) {
+    int matmuls_only = set != OPS_ALL;
     printf("%s\n", label);
     int failed = 0, skipped = 0;
     for (int op = 0; op < KERNEL_OP_COUNT; op++) {
-        if ((op_filter >= 0 && op != op_filter) || (matmuls_only && !kernel_op_has_precision(op))) continue;
+        if ((op_filter >= 0 && op != op_filter) || !in_set(op, set)) continue;
         const char *src = matmuls_only ? label : kernels_op_source(k, op);
         if (already_checked(done, *n_done, op, src)) {
             skipped++;
@@ -135,7 +156,7 @@ static int kernels_check_cmd(int argc, char **argv) {
     const char *op = NULL, *threads = NULL;
     int quick = 0;
     Option opts[] = {
-        {"variant", OPT_LIST, &variants, "V", "check this table (ref, avx2, avx512, amx, " BF16_LABEL ", all); repeatable", 0, 0, 0},
+        {"variant", OPT_LIST, &variants, "V", "check this table (ref, avx2, avx512, amx, " BF16_LABEL ", amx_bf16 (its emulator where AMX is absent), all); repeatable", 0, 0, 0},
         {"op", OPT_STRING, &op, "OP", "only this op (e.g. matmul_nt)", 0, 0, 0},
         {"quick", OPT_FLAG, &quick, NULL, "a smaller grid of shapes (a few seconds)", 0, 0, 0},
         {"threads", OPT_STRING, &threads, "LIST", "OpenMP thread counts whose results must be identical (default 1,2,3; quick 1,2)", 0, 0, 0},
@@ -161,10 +182,13 @@ static int kernels_check_cmd(int argc, char **argv) {
     Checked done[KERNEL_OP_COUNT * (MAX_TABLES + 1)];
     int n_done = 0, failed = 0;
     double t0 = now_seconds();
-    for (int i = 0; i < t.n; i++) failed += check_table(t.k[i], t.label[i], 0, op_filter, &o, done, &n_done);
+    for (int i = 0; i < t.n; i++) failed += check_table(t.k[i], t.label[i], OPS_ALL, op_filter, &o, done, &n_done);
     int precision_ops = op_filter < 0 || kernel_op_has_precision(op_filter);
-    if (t.ref16 && precision_ops) failed += check_table(kernels_bf16_matmuls(0), "ref_bf16", 1, op_filter, &o, done, &n_done);
-    if (t.bf16 && precision_ops) failed += check_table(kernels_bf16_matmuls(1), BF16_LABEL, 1, op_filter, &o, done, &n_done);
+    int gemm_ops = op_filter < 0 || kernel_op_is_gemm(op_filter);
+    if (t.ref16 && precision_ops) failed += check_table(kernels_bf16_matmuls(0), "ref_bf16", OPS_BF16, op_filter, &o, done, &n_done);
+    if (t.bf16 && precision_ops) failed += check_table(kernels_bf16_matmuls(1), BF16_LABEL, OPS_BF16, op_filter, &o, done, &n_done);
+    if (t.amx16 && gemm_ops) failed += check_table(kernels_bf16_amx(0), "amx_bf16", OPS_GEMM, op_filter, &o, done, &n_done);
+    if (t.amx_emu && gemm_ops) failed += check_table(kernels_bf16_amx(1), "amx_emu", OPS_GEMM, op_filter, &o, done, &n_done);
     printf("%s: %d op check%s, %d failed (%.1f s)\n", failed ? "FAIL" : "PASS", n_done, n_done == 1 ? "" : "s", failed,
            now_seconds() - t0);
     return failed ? FRONTIER_EXIT_ERROR : 0;
@@ -182,7 +206,7 @@ static int kernels_bench_cmd(int argc, char **argv) {
     Option opts[] = {
         {"preset", OPT_STRING, &preset, "NAME", "model preset whose shapes are timed (cpu, kit-d10)", 0, 0, 0},
         {"rows", OPT_INT, &rows, "N", "tokens per step B*T (rounded down to whole sequences, at least one)", 1, 1 << 24, 0},
-        {"variant", OPT_LIST, &variants, "V", "time this table (ref, avx2, avx512, amx, " BF16_LABEL ", all); repeatable", 0, 0, 0},
+        {"variant", OPT_LIST, &variants, "V", "time this table (ref, avx2, avx512, amx, " BF16_LABEL ", amx_bf16, all); repeatable", 0, 0, 0},
         {"op", OPT_STRING, &op, "OP", "only this op", 0, 0, 0},
         {"seconds", OPT_DOUBLE, &seconds, "S", "time per shape and variant", 0, 0, 0},
         {"no-bf16", OPT_FLAG, &no_bf16, NULL, "leave out the bf16 matmuls", 0, 0, 0},
@@ -210,13 +234,14 @@ static int kernels_bench_cmd(int argc, char **argv) {
         return string_list_free(&variants), 2;
     }
     Tables t;
-    int bad = pick_tables(&variants, &t);
+    int bad = pick_tables(&variants, &t), named = variants.n;
     string_list_free(&variants);
     if (bad) return 2;
     MachinePeak peak;
     if (machine_peak_get(cache, &peak)) return report_error();
     LabBenchOpts o = {.preset = preset, .rows = rows, .op = op, .seconds = seconds, .bf16 = t.bf16 && !no_bf16,
-                      .cold = cold, .peak = &peak};
+                      .amx = t.amx16 && !no_bf16, .cold = cold, .peak = &peak};
+    if (t.amx_emu && named) printf("amx_bf16: not timed: this CPU has no AMX (its emulator is for checks only)\n");
     printf("peak: fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s, triad %.1f GB/s (%d threads; %s/peak.json)\n",
            peak.fp32_all / 1e9, peak.bf16_all / 1e9, peak.triad_bw / 1e9, peak.threads, cache);
     return lab_bench(t.k, t.label, t.n, &o, stdout) ? report_error() : 0;

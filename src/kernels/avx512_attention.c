@@ -130,38 +130,6 @@ static float *panel(float *packed, const AttShape *s, int b, int hk, int kb) {
     return packed + (((size_t)b * s->Hkv + hk) * s->nblk + kb) * (size_t)s->D * ATT_BLK;
 }
 
-// In-register transpose of 16 rows of 16 floats: after it, r[c] holds column c. Step 1 and 2
-// interleave pairs of rows so r[4g + c] lane l holds rows 4g..4g+3 of column 4l + c; step 3
-// gathers lane l of the four row groups into one vector.
-AVX512_INLINE void transpose16(__m512 r[16]) {
-    __m512 t[16];
-    UNROLL_FULL
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    UNROLL_FULL
-    for (int g = 0; g < 4; g++) {
-        __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
-        __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
-        r[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-        r[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-        r[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-        r[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-    }
-    UNROLL_FULL
-    for (int c = 0; c < 4; c++) {
-        __m512 a = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88), b = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xdd);
-        __m512 e = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88), f = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xdd);
-        t[c] = _mm512_shuffle_f32x4(a, e, 0x88);
-        t[8 + c] = _mm512_shuffle_f32x4(a, e, 0xdd);
-        t[4 + c] = _mm512_shuffle_f32x4(b, f, 0x88);
-        t[12 + c] = _mm512_shuffle_f32x4(b, f, 0xdd);
-    }
-    UNROLL_FULL
-    for (int i = 0; i < 16; i++) r[i] = t[i];
-}
-
 // dst[d·ATT_BLK + j] = src row (kb·ATT_BLK + j)[d], zero past T; 16 × 16 blocks at a time.
 static AVX512_FN void pack_panel(float *dst, const float *src, const AttShape *s, int b, int hk, int kb) {
     int k0 = kb * ATT_BLK, nk = imin(ATT_BLK, s->T - k0);
@@ -172,7 +140,7 @@ static AVX512_FN void pack_panel(float *dst, const float *src, const AttShape *s
             UNROLL_FULL
             for (int i = 0; i < 16; i++)
                 r[i] = j0 + i < nk ? _mm512_loadu_ps(base + (size_t)(j0 + i) * s->ldkv + d0) : _mm512_setzero_ps();
-            transpose16(r);
+            v_transpose16(r);
             UNROLL_FULL
             for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + (size_t)(d0 + i) * ATT_BLK + j0, r[i]);
         }

@@ -33,34 +33,6 @@ INLINE_FN __mmask16 lanes(int n) {
 // Packing (fp32)
 // ---------------------------------------------------------------------------------------------
 
-// In-register 16 x 16 transpose: r[i] lane j -> r[j] lane i. Three rounds of 16 shuffles
-// (pairs of floats, then of doubles, then 128-bit lanes twice).
-INLINE_FN void transpose16(__m512 r[16]) {
-    __m512 t[16], u[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    // u[4g + q]: rows 4g..4g+3 of columns {q, q+4, q+8, q+12}, one column per 128-bit lane
-    for (int g = 0; g < 4; g++) {
-        __m512d t0 = _mm512_castps_pd(t[4 * g]), t1 = _mm512_castps_pd(t[4 * g + 1]);
-        __m512d t2 = _mm512_castps_pd(t[4 * g + 2]), t3 = _mm512_castps_pd(t[4 * g + 3]);
-        u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
-        u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
-        u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
-        u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
-    }
-    for (int q = 0; q < 4; q++) {
-        __m512 w0 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x88), w1 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xdd);
-        __m512 w2 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x88);
-        __m512 w3 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xdd);
-        r[q] = _mm512_shuffle_f32x4(w0, w2, 0x88);
-        r[q + 8] = _mm512_shuffle_f32x4(w0, w2, 0xdd);
-        r[q + 4] = _mm512_shuffle_f32x4(w1, w3, 0x88);
-        r[q + 12] = _mm512_shuffle_f32x4(w1, w3, 0xdd);
-    }
-}
-
 // dst (kc x W) <- transpose of the w x kc block at src (row stride ld), 16 x 16 at a time.
 INLINE_FN void pack_transposed(float *dst, const float *src, size_t ld, int W, int w, int kc) {
     for (int r0 = 0; r0 < W; r0 += 16) {
@@ -76,7 +48,7 @@ INLINE_FN void pack_transposed(float *dst, const float *src, size_t ld, int W, i
             else
                 for (int i = 0; i < 16; i++)
                     r[i] = i < valid ? _mm512_maskz_loadu_ps(load, src + (size_t)(r0 + i) * ld + k0) : _mm512_setzero_ps();
-            transpose16(r);
+            v_transpose16(r);
             for (int j = 0; j < kn; j++) _mm512_mask_storeu_ps(dst + (size_t)(k0 + j) * W + r0, store, r[j]);
         }
     }
@@ -230,7 +202,7 @@ BF16_INLINE __m512i bf16x32(__m512 lo, __m512 hi) { return (__m512i)_mm512_cvtne
 // Transposed source: a row's pair (k, k+1) is adjacent in memory, so each row becomes 16 32-bit
 // pairs; a 16 x 16 transpose of those turns rows into the packed k-pair rows, stored here.
 BF16_INLINE void store_pair_rows(uint32_t *dst, __m512 v[16], int W, int r0, int k0, int kc) {
-    transpose16(v);
+    v_transpose16(v);
     __mmask16 store = lanes(W - r0);
     for (int p = 0; p < 16 && k0 + 2 * p < kc; p++)
         _mm512_mask_storeu_ps((float *)dst + (size_t)(k0 / 2 + p) * W + r0, store, v[p]);

@@ -70,6 +70,34 @@ AVX512_INLINE __m512 v_tanh(__m512 x) {
     return y;
 }
 
+// In-register 16 x 16 transpose: r[i] lane j -> r[j] lane i. Three rounds of 16 shuffles
+// (pairs of floats, then of doubles, then 128-bit lanes twice).
+AVX512_INLINE void v_transpose16(__m512 r[16]) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    // u[4g + q]: rows 4g..4g+3 of columns {q, q+4, q+8, q+12}, one column per 128-bit lane
+    for (int g = 0; g < 4; g++) {
+        __m512d t0 = _mm512_castps_pd(t[4 * g]), t1 = _mm512_castps_pd(t[4 * g + 1]);
+        __m512d t2 = _mm512_castps_pd(t[4 * g + 2]), t3 = _mm512_castps_pd(t[4 * g + 3]);
+        u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
+        u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
+        u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
+        u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
+    }
+    for (int q = 0; q < 4; q++) {
+        __m512 w0 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x88), w1 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xdd);
+        __m512 w2 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x88);
+        __m512 w3 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xdd);
+        r[q] = _mm512_shuffle_f32x4(w0, w2, 0x88);
+        r[q + 8] = _mm512_shuffle_f32x4(w0, w2, 0xdd);
+        r[q + 4] = _mm512_shuffle_f32x4(w1, w3, 0x88);
+        r[q + 12] = _mm512_shuffle_f32x4(w1, w3, 0xdd);
+    }
+}
+
 // Two rows of 16 bf16 (lanes 0-15 of `both`: row k, 16-31: row k+1) as 16 k pairs: element j
 // of each row side by side, row k first — the pair layout of vdpbf16ps operands.
 AVX512_INLINE __m512i v_pair_rows16(__m512i both) {

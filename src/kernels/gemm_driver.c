@@ -28,7 +28,18 @@ static inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 static KeptBuf pool[POOL_SLOTS];
 
-static char *buf_acquire(int *slot) { return kept_claim(pool, POOL_SLOTS, A_BYTES + B_BYTES, slot); }
+// Lab checks (gemm_set_poison): every packing buffer is filled with 0xff bytes — NaN as fp32 and
+// as bf16 — before use, so a kernel that reads packed data nobody wrote (padding left unzeroed,
+// a panel offset off by one) gives NaN instead of passing on a buffer that happened to hold zeros.
+static atomic_int poison;
+
+void gemm_set_poison(int on) { atomic_store(&poison, on); }
+
+static char *buf_acquire(int *slot) {
+    char *buf = kept_claim(pool, POOL_SLOTS, A_BYTES + B_BYTES, slot);
+    if (atomic_load(&poison)) memset(buf, 0xff, A_BYTES + B_BYTES);
+    return buf;
+}
 static void buf_release(char *buf, int slot) { kept_release(pool, buf, slot); }
 
 // ---------------------------------------------------------------------------------------------
@@ -92,6 +103,14 @@ static int n_block(const GemmImpl *g, int kcb) {
 // read nearly sequentially (one micro-panel at a time would stride through every row).
 #define PACK_ROWS 16
 
+// An impl whose depth step exceeds a k pair (AMX: 32) reads every micro-panel to depth
+// round_up(kc, kstep); the pack routines stop at the k pair, so the rest is zeroed here.
+static void zero_depth_padding(const GemmImpl *g, char *bp, size_t panel_bytes, int nc, int kc) {
+    size_t used = round_up((size_t)kc, 2) * (size_t)g->nr * g->elem;
+    if (used >= panel_bytes) return;
+    for (int jr = 0; jr < nc; jr += g->nr) memset(bp + (size_t)(jr / g->nr) * panel_bytes + used, 0, panel_bytes - used);
+}
+
 // tmp: the thread's scratch for a transformed operand (gemm_block sizes it), or NULL without one.
 static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc, int nc, int pc, int kc,
                          float *tmp) {
@@ -100,6 +119,7 @@ static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc
         for (int jr = 0; jr < nc; jr += g->nr)
             g->pack_b(bp + (size_t)(jr / g->nr) * panel_bytes, x->b + (size_t)(jc + jr) * x->ldb + pc, x->ldb,
                       imin(g->nr, nc - jr), kc, 1);
+        zero_depth_padding(g, bp, panel_bytes, nc, kc);
         return;
     }
     size_t row_bytes = (size_t)g->nr * g->elem;  // one packed k row of a micro-panel (PACK_ROWS is even)
@@ -117,6 +137,7 @@ static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc
             }
         }
     }
+    zero_depth_padding(g, bp, panel_bytes, nc, kc);
 }
 
 #define RELU2_DEPTH 64  // even, so every piece starts on a k pair
@@ -181,9 +202,11 @@ static void prefetch_tn_rows(const GemmArgs *x, int k0, int k1, int m0, int m1, 
 // vocabulary: dlogits rows 32 KiB apart) all of a strip's lines fall in a few L2 sets, so the
 // prefetched lines evict each other. Instead a block of strips (A_BYTES) is packed 16 rows at a
 // time, reading each row's whole block width (~1 KiB) contiguously, like row-major B panels.
+// (Not for an impl whose A layout is not k rows of MR, i.e. whose depth step exceeds these 16 rows:
+// AMX's strips are 32-deep blocks of whole rows, packed a strip at a time.)
 static int a_block_strips(const GemmArgs *x, size_t strip_bytes) {
     int strips = (int)(A_BYTES / strip_bytes);
-    return x->layout == GEMM_TN && !x->a16_pairs && strips > 1 ? strips : 1;
+    return x->layout == GEMM_TN && !x->a16_pairs && x->g->kstep <= PACK_ROWS && strips > 1 ? strips : 1;
 }
 
 // A read where it lies, not packed: bf16 rows (nn) or row pairs (tn).
@@ -268,7 +291,9 @@ static void pack_b_share(const GemmArgs *x, char *packed, int t, int nt) {
 }
 
 static char *pack_pinned(const GemmImpl *g, const float *b, int N, int K) {
-    char *data = xaligned_alloc(full_block_bytes(g, N, K) * (size_t)ceil_div(K, k_block(g, K)));
+    size_t bytes = full_block_bytes(g, N, K) * (size_t)ceil_div(K, k_block(g, K));
+    char *data = xaligned_alloc(bytes);
+    if (atomic_load(&poison)) memset(data, 0xff, bytes);
     GemmArgs x = {.g = g, .layout = GEMM_NT, .b = b, .M = 0, .N = N, .K = K};
     fill_strides(&x);
     pack_b_share(&x, data, 0, 1);
@@ -343,6 +368,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
     int slot;
     char *buf = buf_acquire(&slot), *ap = buf, *bp = buf + A_BYTES;
     int kcb = args_kcb(x), ncb = n_block(g, kcb);
+    if (g->begin) g->begin();
     int direct = !x->causal && use_direct_a(x, n1 - n0);
     // a transformed operand's piece before packing: MR x RELU2_DEPTH or, read unpacked by the
     // kernel (direct), MR x kc (A); PACK_ROWS x NR (B)

@@ -63,7 +63,8 @@ typedef void (*GemmKernelPairs)(int kc, const uint32_t *a, size_t stride, const 
 
 typedef struct {
     int mr, nr;     // micro-tile
-    int kstep;      // packed depth is kc rounded up to this (2 for bf16 pairs)
+    int kstep;      // packed depth is kc rounded up to this (2 for bf16 pairs, 32 for AMX tiles);
+                    // pack_a zero-fills its own padding, the driver B's beyond the k pairs
     size_t elem;    // bytes per packed element (4 fp32, 2 bf16)
     GemmPack pack_a, pack_b;
     GemmKernel kernel;
@@ -76,7 +77,13 @@ typedef struct {
     // stride ld, as x) = 2x·c where x > 0, else +0.
     void (*relu2_rows)(float *dst, const float *src, size_t ld, int rows, int cols);
     void (*relu2_grad_rows)(float *c, const float *x, size_t ld, int rows, int cols);
+    // Optional: called by each thread before its first kernel call of a product (AMX loads its
+    // tile configuration here: another library may have changed it since this thread's last product).
+    void (*begin)(void);
 } GemmImpl;
+
+// For the lab's checks: fill every packing buffer with NaN before use (see gemm_driver.c).
+void gemm_set_poison(int on);
 
 void gemm_run(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
               int K, int accumulate);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/amx_matmul.h"
 #include "kernels/attention_bf16.h"
 #include "kernels/avx512_ops.h"
 #include "kernels/cpu.h"
@@ -77,8 +78,8 @@ static const Kernels OWN_AVX512 = {
     .softcap_ce = avx512_softcap_ce, .head_ce = avx512_head_ce, .head_dw = avx512_head_dw,
 };
 
-// AMX has no op of its own yet: its table is avx512's (kept as a variant so that configs and
-// the lab already name it, and an AMX matmul slots in here).
+// AMX has no fp32 op of its own (its tiles multiply bf16): its table is avx512's, and with
+// --precision bf16 its GEMMs are the AMX ones (amx_matmul.h; see apply_precision).
 static const Kernels OWN_AMX = {.name = "amx"};
 
 static const Kernels *const OWN[KERNEL_VARIANT_COUNT] = {&KERNELS_REF, &OWN_AVX2, &OWN_AVX512, &OWN_AMX};
@@ -225,9 +226,11 @@ int kernels_parse(const char *spec, KernelSelection *out) {
     int b = base < 0 ? (int)kernels_best_variant() : effective(base, out);
     out->table = *kernels_variant((KernelVariant)b);
     strcpy(out->name, KERNEL_VARIANT_NAMES[b]);
+    for (int op = 0; op < KERNEL_OP_COUNT; op++) out->variant[op] = (unsigned char)b;
     for (int op = 0; op < KERNEL_OP_COUNT; op++) {
         if (over[op] < 0) continue;
         int v = effective(over[op], out);
+        out->variant[op] = (unsigned char)v;
         op_set(&out->table, op, op_get(kernels_variant((KernelVariant)v), op));
         append(out->name, sizeof out->name, ",", KERNEL_OP_NAMES[op], "=");
         append(out->name, sizeof out->name, KERNEL_VARIANT_NAMES[v], "", "");
@@ -288,28 +291,34 @@ KernelPrecision kernels_precision(void) {
 }
 
 // The ops whose products take the precision: the three matmuls, ReLU²'s linear layer, the head's
-// two and attention. Their bf16 twins, in this order: the reference ones and AVX512_BF16's.
+// two and attention. Their bf16 twins, in this order, in each twin set: the reference ones,
+// AVX512_BF16's, AMX's (the first five: the GEMMs; head and attention are AVX512_BF16's) and the
+// AMX emulator's (likewise, for the lab).
 #define OP_ENUM(op) OP_##op,
 enum { KERNEL_OPS(OP_ENUM) };
 #define TWINS 9
+#define GEMM_TWINS 5
 static const int TWIN_OPS[TWINS] = {OP_matmul_nt,        OP_matmul_nn,        OP_matmul_tn,
                                     OP_relu2_linear_fwd, OP_relu2_linear_bwd, OP_head_ce,
                                     OP_head_dw,          OP_attention_fwd,    OP_attention_bwd};
-static OpFn ref_twin(int i) {
-    const OpFn f[TWINS] = {(OpFn)ref_bf16_matmul_nt,        (OpFn)ref_bf16_matmul_nn,
-                           (OpFn)ref_bf16_matmul_tn,        (OpFn)ref_bf16_relu2_linear_fwd,
-                           (OpFn)ref_bf16_relu2_linear_bwd, (OpFn)ref_bf16_head_ce,
-                           (OpFn)ref_bf16_head_dw,          (OpFn)ref_bf16_attention_fwd,
-                           (OpFn)ref_bf16_attention_bwd};
-    return f[i];
-}
-static OpFn fast_twin(int i) {
-    const OpFn f[TWINS] = {(OpFn)avx512bf16_matmul_nt,        (OpFn)avx512bf16_matmul_nn,
-                           (OpFn)avx512bf16_matmul_tn,        (OpFn)avx512bf16_relu2_linear_fwd,
-                           (OpFn)avx512bf16_relu2_linear_bwd, (OpFn)avx512bf16_head_ce,
-                           (OpFn)avx512bf16_head_dw,          (OpFn)avx512bf16_attention_fwd,
-                           (OpFn)avx512bf16_attention_bwd};
-    return f[i];
+typedef enum { TW_REF, TW_AVX512, TW_AMX, TW_AMX_EMU, TWIN_SETS } TwinSet;
+static const char *const TWIN_SET_NAMES[TWIN_SETS] = {"ref_bf16", "avx512_bf16", "amx_bf16", "amx_emu"};
+
+static OpFn twin(TwinSet set, int i) {
+    static const OpFn f[TWIN_SETS][TWINS] = {
+        {(OpFn)ref_bf16_matmul_nt, (OpFn)ref_bf16_matmul_nn, (OpFn)ref_bf16_matmul_tn,
+         (OpFn)ref_bf16_relu2_linear_fwd, (OpFn)ref_bf16_relu2_linear_bwd, (OpFn)ref_bf16_head_ce,
+         (OpFn)ref_bf16_head_dw, (OpFn)ref_bf16_attention_fwd, (OpFn)ref_bf16_attention_bwd},
+        {(OpFn)avx512bf16_matmul_nt, (OpFn)avx512bf16_matmul_nn, (OpFn)avx512bf16_matmul_tn,
+         (OpFn)avx512bf16_relu2_linear_fwd, (OpFn)avx512bf16_relu2_linear_bwd, (OpFn)avx512bf16_head_ce,
+         (OpFn)avx512bf16_head_dw, (OpFn)avx512bf16_attention_fwd, (OpFn)avx512bf16_attention_bwd},
+        {(OpFn)amx_matmul_nt, (OpFn)amx_matmul_nn, (OpFn)amx_matmul_tn, (OpFn)amx_relu2_linear_fwd,
+         (OpFn)amx_relu2_linear_bwd},
+        {(OpFn)amx_emu_matmul_nt, (OpFn)amx_emu_matmul_nn, (OpFn)amx_emu_matmul_tn, (OpFn)amx_emu_relu2_linear_fwd,
+         (OpFn)amx_emu_relu2_linear_bwd},
+    };
+    OpFn g = f[set][i];
+    return g ? g : f[TW_AVX512][i];  // AMX's sets: the head and attention are AVX512_BF16's
 }
 
 int kernel_op_has_precision(int op) {
@@ -318,40 +327,53 @@ int kernel_op_has_precision(int op) {
     return 0;
 }
 
-static Kernels bf16_tables[2];  // ref's ops with the reference / AVX512_BF16 twins
+int kernel_op_is_gemm(int op) {
+    for (int i = 0; i < GEMM_TWINS; i++)
+        if (TWIN_OPS[i] == op) return 1;
+    return 0;
+}
+
+static Kernels bf16_tables[TWIN_SETS];  // ref's ops with each set of twins
 static pthread_once_t bf16_tables_once = PTHREAD_ONCE_INIT;
 
 static void build_bf16_tables(void) {
-    for (int v = 0; v < 2; v++) {
+    for (int v = 0; v < TWIN_SETS; v++) {
         bf16_tables[v] = KERNELS_REF;
-        bf16_tables[v].name = v ? "avx512_bf16" : "ref_bf16";
-        for (int i = 0; i < TWINS; i++) op_set(&bf16_tables[v], TWIN_OPS[i], v ? fast_twin(i) : ref_twin(i));
+        bf16_tables[v].name = TWIN_SET_NAMES[v];
+        for (int i = 0; i < TWINS; i++) op_set(&bf16_tables[v], TWIN_OPS[i], twin((TwinSet)v, i));
     }
 }
 
 const Kernels *kernels_bf16_matmuls(int fast) {
     pthread_once(&bf16_tables_once, build_bf16_tables);
-    return &bf16_tables[fast != 0];
+    return &bf16_tables[fast ? TW_AVX512 : TW_REF];
 }
 
+const Kernels *kernels_bf16_amx(int emulated) {
+    pthread_once(&bf16_tables_once, build_bf16_tables);
+    return &bf16_tables[emulated ? TW_AMX_EMU : TW_AMX];
+}
+
+// The twin set a function belongs to, by name (for kernels_op_source), or NULL. A function shared
+// by several sets (the AMX sets' head and attention) is named by the first: avx512_bf16.
 static const char *bf16_source(OpFn f) {
-    for (int i = 0; i < TWINS; i++) {
-        if (f == ref_twin(i)) return "ref_bf16";
-        if (f == fast_twin(i)) return "avx512_bf16";
-    }
+    for (int v = 0; v < TWIN_SETS; v++)
+        for (int i = 0; i < TWINS; i++)
+            if (f == twin((TwinSet)v, i)) return TWIN_SET_NAMES[v];
     return NULL;
 }
 
-// The bf16 twin of selected's op TWIN_OPS[i]: ref's is ref_bf16, any fast one's is AVX512_BF16's.
+// The bf16 twin of selected's op TWIN_OPS[i]: ref's is ref_bf16; a GEMM chosen as amx is AMX's;
+// any other fast one is AVX512_BF16's (every AMX CPU has AVX512_BF16, which AMX's packing uses).
 static int bf16_twin(int i, OpFn *out) {
     int op = TWIN_OPS[i];
-    if (!strcmp(kernels_op_source(&selected.table, op), "ref")) { *out = ref_twin(i); return 0; }
+    if (selected.variant[op] == KV_REF) { *out = twin(TW_REF, i); return 0; }
     const CpuInfo *c = cpu_info();
     if (!(c->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL)))
         return err_set("--precision bf16 needs AVX512_BF16 for the %s %s kernel (this CPU lacks it); use "
                        "--precision fp32, or FRONTIER_KERNELS=ref for the slow reference bf16 matmuls",
                        kernels_op_source(&selected.table, op), KERNEL_OP_NAMES[op]);
-    *out = fast_twin(i);
+    *out = twin(selected.variant[op] == KV_AMX && i < GEMM_TWINS ? TW_AMX : TW_AVX512, i);
     return 0;
 }
 

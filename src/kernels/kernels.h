@@ -145,6 +145,8 @@ const char *kernels_op_source(const Kernels *k, int op);
 // the item and listing the valid names: -1 + err_set.
 typedef struct {
     Kernels table;        // table.name points at name[]
+    unsigned char variant[KERNEL_OP_COUNT];  // the KernelVariant chosen for each op (after fallbacks):
+                                             // amx's fp32 ops are avx512's, its bf16 GEMMs its own
     char name[160];       // the spec as resolved, e.g. "avx512,matmul_nt=ref"
     char note[256];       // fallbacks taken
 } KernelSelection;
@@ -203,10 +205,18 @@ int kernels_set_precision(KernelPrecision p);
 KernelPrecision kernels_precision(void);
 // 1 for the ops whose products take the precision (the matmuls, head_ce, head_dw, attention).
 int kernel_op_has_precision(int op);
+// 1 for those of them that are plain GEMMs (the matmuls, relu2_linear_fwd/bwd): the ops an AMX
+// table provides in bf16.
+int kernel_op_is_gemm(int op);
 // For the lab: a table of ref's ops with the bf16 twins (matmuls, head, attention) — the reference ones
 // (fast = 0, named "ref_bf16") or AVX512_BF16's (fast = 1, "avx512_bf16"; check
 // cpu_info()->avx512_bf16 first).
 const Kernels *kernels_bf16_matmuls(int fast);
+// For the lab: ref's ops with AMX's bf16 GEMMs (amx_matmul.h; head and attention from
+// avx512_bf16) — the tile instructions (emulated = 0, "amx_bf16"; check kernels_variant_available(KV_AMX)
+// first) or the emulator running the same code (emulated = 1, "amx_emu"; needs AVX512_BF16 for
+// its packing).
+const Kernels *kernels_bf16_amx(int emulated);
 
 // The reference bf16 matmuls: operands rounded to bf16 (round to nearest even, as vcvtneps2bf16),
 // then ref_matmul_*'s fp32 products and sums (ref_matmul.c).

@@ -52,6 +52,7 @@ typedef struct {
     const char *op;       // only this op (NULL: all)
     double seconds;       // target time per (shape, variant); 0 = 0.3 s
     int bf16;             // also the AVX512_BF16 matmuls (when the CPU has them)
+    int amx;              // also AMX's bf16 GEMMs (when the CPU has AMX), against the AMX peak
     int cold;             // evict the caches before every timed call (operands come from memory, as in training)
     const MachinePeak *peak;  // for the % of peak columns (NULL: not shown)
 } LabBenchOpts;

@@ -44,10 +44,14 @@ TrainConfig train_defaults(void) {
 
 double machine_peak_flops(void) { return machine_peak_fp32_flops(NULL); }
 
+// bf16 training is held to the peak of the engine its GEMMs run on: AMX's tiles when the active
+// table's matmul_nt is AMX's (FRONTIER_KERNELS=amx on an AMX CPU), else AVX512_BF16's vdpbf16ps.
 double machine_peak_flops_for(int precision) {
     MachinePeak p;
-    if (precision == KP_BF16 && machine_peak_get(NULL, &p) == 0 && p.bf16_all > 0) return p.bf16_all;
-    return machine_peak_flops();
+    if (precision != KP_BF16 || machine_peak_get(NULL, &p) != 0) return machine_peak_flops();
+    int amx = !strcmp(kernels_op_source(kernels(), kernel_op_index("matmul_nt")), "amx_bf16");
+    if (amx && p.amx_all > 0) return p.amx_all;
+    return p.bf16_all > 0 ? p.bf16_all : machine_peak_flops();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -26,8 +26,13 @@ check "info says the default precision" 0 "precision:      $want by default" $F 
 check "check covers the bf16 matmuls" 0 "ref_bf16"                      $F kernels check --quick --op matmul_nt
 if ! $F info | grep -q "amx (no:"; then
   check "amx forced"               0 "kernels:        amx"              env FRONTIER_KERNELS=amx $F info
+  check "amx's bf16 GEMMs"         0 "matmul_nt        avx512  (bf16 training: amx_bf16)" env FRONTIER_KERNELS=amx $F info
 else
   check "amx falls back"           0 "amx needs AMX-TILE"               env FRONTIER_KERNELS=amx $F info
+fi
+if [ $want = bf16 ]; then  # AMX's GEMMs: on the tiles, or where AMX is absent on the emulator
+  amx=amx_emu; grep -qw amx_tile /proc/cpuinfo && grep -qw amx_bf16 /proc/cpuinfo && amx=amx_bf16
+  check "check AMX's GEMMs"        0 "matmul_tn        $amx"             $F kernels check --quick --variant amx_bf16 --op matmul_tn
 fi
 check "info --peak measures"       0 "measured now, saved to $tmp/peak.json" $F info --peak --cache "$tmp"
 check "info --peak is cached"      0 "cached in $tmp/peak.json"         $F info --peak --cache "$tmp"

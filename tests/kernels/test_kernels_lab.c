@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include "kernels/amx_matmul.h"
 #include "kernels/attention_bf16.h"
 #include "kernels/avx512_ops.h"
 #include "kernels/cpu.h"
@@ -383,6 +384,110 @@ static void test_pinned_weights_give_the_same_bits(void **state) {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// AMX: the emulator's TDPBF16PS follows Intel's pseudo-code, and the AMX GEMMs — run on the
+// emulator here, on the tiles too where the CPU has them — pass the bf16 check grid, give the same
+// bits when pinned or symmetric, and are what --precision bf16 picks for FRONTIER_KERNELS=amx.
+// ---------------------------------------------------------------------------------------------
+
+static uint16_t bf16_of(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return (uint16_t)(u >> 16);  // exact for the powers of two used here
+}
+
+static void test_amx_emulator_follows_the_pseudo_code(void **state) {
+    (void)state;
+    float tiny = ldexpf(1.0f, -12);  // tiny² = 2^-24: half an ulp of 1
+    uint16_t t = bf16_of(tiny), one = bf16_of(1.0f), zero = 0;
+    // element 2k, then 2k+1, each added with its own rounding: 1 + 2^-24 rounds back to 1 twice
+    // (the pair summed first would give 1 + 2^-23)
+    assert_true(amx_emu_dot_pair(1.0f, t, t, t, t) == 1.0f);
+    assert_true(amx_emu_dot_pair(0.0f, one, t, one, t) == 1.0f);  // 1, then 1 + 2^-24: a tie, to even
+    assert_true(amx_emu_dot_pair(0.0f, t, t, t, t) == ldexpf(1.0f, -23));  // exact products, exact sum
+    assert_true(amx_emu_dot_pair(2.0f, bf16_of(3.0f), bf16_of(-1.0f), bf16_of(5.0f), bf16_of(4.0f)) == 13.0f);
+    // DAZ: a denormal bf16 input counts as zero, however large its partner
+    assert_true(amx_emu_dot_pair(1.0f, 0x0001, zero, bf16_of(ldexpf(1.0f, 100)), zero) == 1.0f);
+    // FTZ: a denormal result is flushed (2^-65 · 2^-65 = 2^-130)
+    uint16_t small = bf16_of(ldexpf(1.0f, -65));
+    assert_true(amx_emu_dot_pair(0.0f, small, zero, small, zero) == 0.0f);
+}
+
+static void test_amx_gemms_pass_the_bf16_check(void **state) {
+    (void)state;
+    if (!cpu_info()->avx512_bf16) skip();  // the AMX packing (and so the emulator) needs AVX512_BF16
+    for (int real = 0; real < 2; real++) {
+        if (real && !kernels_variant_available(KV_AMX, NULL)) continue;
+        const Kernels *k = kernels_bf16_amx(!real);
+        assert_ptr_equal(k->matmul_nn, real ? amx_matmul_nn : amx_emu_matmul_nn);
+        assert_string_equal(kernels_op_source(k, 0), real ? "amx_bf16" : "amx_emu");
+        assert_string_equal(kernels_op_source(k, kernel_op_index("head_ce")), "avx512_bf16");
+        LabCheckOpts o = QUICK;
+        o.bf16_operands = 1;
+        int gemms = 0;
+        for (int op = 0; op < KERNEL_OP_COUNT; op++)
+            if (kernel_op_is_gemm(op)) expect_pass(k, op, &o), gemms++;
+        assert_int_equal(gemms, 5);
+        LabOpResult r;
+        o.bf16_operands = 0;  // bf16 operands: coarser than fp32
+        assert_int_equal(lab_check_op(k, kernel_op_index("matmul_tn"), &o, &r), 1);
+    }
+}
+
+static void test_amx_pinned_and_symmetric_products_give_the_same_bits(void **state) {
+    (void)state;
+    if (!cpu_info()->avx512_bf16) skip();
+    Matmul nt[2] = {amx_emu_matmul_nt, amx_matmul_nt}, tn[2] = {amx_emu_matmul_tn, amx_matmul_tn};
+    Rng r;
+    rng_seed(&r, 9);
+    for (int real = 0; real < 2; real++) {
+        if (real && !kernels_variant_available(KV_AMX, NULL)) continue;
+        int M = 45, N = 70, K = 530;  // ragged in every dimension; K: two depth blocks
+        float *a = random_floats((size_t)M * K, &r), *w = random_floats((size_t)N * K, &r);
+        float *want = malloc((size_t)M * N * sizeof *want), *c = malloc((size_t)M * N * sizeof *c);
+        run_threads(nt[real], want, a, w, M, N, K, 0, NULL, 2);
+        assert_int_equal(kernels_pin_weight(w, N, K), 0);
+        for (int again = 0; again < 2; again++) {
+            run_threads(nt[real], c, a, w, M, N, K, 0, NULL, 1 + again);
+            assert_memory_equal(want, c, (size_t)M * N * sizeof *c);
+        }
+        kernels_unpin_weights();
+        float *copy = malloc((size_t)M * K * sizeof *copy), *s = malloc(64 * 64 * sizeof *s);
+        float *full = malloc(64 * 64 * sizeof *full);
+        memcpy(copy, a, (size_t)M * K * sizeof *copy);
+        for (int t = 0; t < 2; t++) {
+            Matmul f = t ? tn[real] : nt[real];
+            int n = t ? 50 : M, k = t ? M * K / 50 : K;  // tn: X (k, n), the same M·K floats
+            run_threads(f, full, a, copy, n, n, k, 0, NULL, 2);
+            for (int i = 0; i < n * n; i++) s[i] = NAN;
+            run_threads(f, s, a, a, n, n, k, 0, NULL, 3);
+            assert_memory_equal(full, s, (size_t)n * n * sizeof *s);
+        }
+        free(a), free(w), free(want), free(c), free(copy), free(s), free(full);
+    }
+}
+
+// FRONTIER_KERNELS=amx with --precision bf16: AMX's GEMMs where the CPU has AMX; elsewhere the
+// table falls back to avx512 and so do its twins. An op overridden to amx takes AMX's GEMM alone.
+static void test_amx_precision_picks_the_amx_gemms(void **state) {
+    (void)state;
+    if (!(cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL))) skip();
+    int amx = kernels_variant_available(KV_AMX, NULL);
+    assert_int_equal(kernels_select("amx"), 0);
+    assert_int_equal(kernels_set_precision(KP_BF16), 0);
+    assert_ptr_equal(kernels()->matmul_tn, amx ? amx_matmul_tn : avx512bf16_matmul_tn);
+    assert_ptr_equal(kernels()->relu2_linear_bwd, amx ? amx_relu2_linear_bwd : avx512bf16_relu2_linear_bwd);
+    assert_ptr_equal(kernels()->head_ce, avx512bf16_head_ce);  // AMX's head and attention: AVX512_BF16's
+    assert_ptr_equal(kernels()->attention_bwd, avx512bf16_attention_bwd);
+    assert_string_equal(kernels_op_source(kernels(), 0), amx ? "amx_bf16" : "avx512_bf16");
+    assert_int_equal(kernels_select("avx512,matmul_nn=amx"), 0);
+    assert_ptr_equal(kernels()->matmul_nn, amx ? amx_matmul_nn : avx512bf16_matmul_nn);
+    assert_ptr_equal(kernels()->matmul_nt, avx512bf16_matmul_nt);
+    assert_int_equal(kernels_set_precision(KP_FP32), 0);
+    assert_ptr_equal(kernels()->matmul_nn, avx512_matmul_nn);  // no fp32 AMX: avx512's
+    assert_int_equal(kernels_select(NULL), 0);
+}
+
 // X·Xᵀ (nt) and XᵀX (tn) with the same pointer for both operands compute only the upper
 // triangle and mirror it: the same bits as the full product of X with a copy of X, every
 // element written (C starts as NaN), for fp32 AVX-512, AVX2 and bf16, 1 to 3 threads, over sizes
@@ -697,6 +802,10 @@ int main(void) {
         cmocka_unit_test(test_fast_matmul_rows_independent_of_m),
         cmocka_unit_test(test_pinned_weights_give_the_same_bits),
         cmocka_unit_test(test_symmetric_products_give_the_same_bits),
+        cmocka_unit_test(test_amx_emulator_follows_the_pseudo_code),
+        cmocka_unit_test(test_amx_gemms_pass_the_bf16_check),
+        cmocka_unit_test(test_amx_pinned_and_symmetric_products_give_the_same_bits),
+        cmocka_unit_test(test_amx_precision_picks_the_amx_gemms),
         cmocka_unit_test(test_causal_products_give_the_same_bits),
         cmocka_unit_test(test_relu2_linear_gives_the_same_bits),
         cmocka_unit_test(test_fused_head_gives_the_same_bits),
