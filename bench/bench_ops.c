@@ -49,7 +49,7 @@ static Bufs make_bufs(Shape s) {
     b.lse = randf((size_t)s.B * s.H * s.T, 1), b.dq = randf(nq, 1), b.dk = randf(nkv, 1), b.dv = randf(nkv, 1);
     b.idx = malloc(N * sizeof *b.idx), b.tgt = malloc(N * sizeof *b.tgt);
     for (size_t i = 0; i < N; i++) b.idx[i] = rand() % s.V, b.tgt[i] = rand() % s.V;
-    ref_attention_fwd(b.att, b.lse, b.q, b.k, b.v, s.B, s.T, s.H, s.Hkv, s.D);  // consistent out/lse
+    ref_attention_fwd(b.att, b.lse, b.q, b.k, b.v, s.B, s.T, s.H, s.Hkv, s.D, 0);  // consistent out/lse
     return b;
 }
 
@@ -90,12 +90,12 @@ static void op_relu2_bwd(Bufs *b, int f) {
 }
 static void op_attention_fwd(Bufs *b, int f) {
     Shape s = b->s;
-    (f ? avx512_attention_fwd : ref_attention_fwd)(b->y, b->rstd, b->q, b->k, b->v, s.B, s.T, s.H, s.Hkv, s.D);
+    (f ? avx512_attention_fwd : ref_attention_fwd)(b->y, b->rstd, b->q, b->k, b->v, s.B, s.T, s.H, s.Hkv, s.D, 0);
 }
 static void op_attention_bwd(Bufs *b, int f) {
     Shape s = b->s;
     (f ? avx512_attention_bwd : ref_attention_bwd)(b->dq, b->dk, b->dv, b->g, b->att, b->lse, b->q, b->k, b->v, s.B,
-                                                   s.T, s.H, s.Hkv, s.D);
+                                                   s.T, s.H, s.Hkv, s.D, 0);
 }
 static void op_softcap_ce_loss(Bufs *b, int f) {  // evaluation: losses only
     Shape s = b->s;

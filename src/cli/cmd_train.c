@@ -30,8 +30,8 @@
 // ---------------------------------------------------------------------------------------------
 
 typedef struct {
-    const char *preset, *budget, *run_dir, *data, *cache, *resume, *config, *ortho, *precision;
-    int depth, n_embd, n_head, n_kv_head, head_dim, seq_len, vocab_size, mlp_ratio, qk_norm;
+    const char *preset, *budget, *run_dir, *data, *cache, *resume, *config, *ortho, *precision, *window_pattern;
+    int depth, n_embd, n_head, n_kv_head, head_dim, seq_len, vocab_size, mlp_ratio, qk_norm, window;
     double rope_base, softcap;
     int64_t batch_tokens, steps, stop_after, eval_tokens, seed, lr_batch_ref;
     int device_batch, excluded_steps, eval_batch, threads, quiet;
@@ -46,7 +46,7 @@ static Flags default_flags(void) {
     OptimConfig o = d.optim;
     return (Flags){
         .preset = "cpu", .budget = "5m", .cache = "cache", .ortho = "polar-express",
-        .precision = "auto",
+        .precision = "auto", .window_pattern = "L",
         .depth = d.model.depth, .n_embd = d.model.n_embd, .n_head = d.model.n_head, .n_kv_head = d.model.n_kv_head,
         .head_dim = d.model.head_dim, .seq_len = d.model.seq_len, .vocab_size = d.model.vocab_size,
         .mlp_ratio = d.model.mlp_ratio, .qk_norm = d.model.qk_norm, .rope_base = d.model.rope_base,
@@ -84,6 +84,8 @@ static Option *train_options(Flags *f, int with_resume) {
         O("rope-base", OPT_DOUBLE, rope_base, "B", "RoPE base"),
         O("softcap", OPT_DOUBLE, softcap, "S", "logit softcap S*tanh(z/S); 0 = off"),
         R("qk-norm", OPT_INT, qk_norm, "0|1", "RMSNorm q and k over the head dim", 0, 1),
+        O("window-pattern", OPT_STRING, window_pattern, "P", "sliding-window attention per layer, tiled over the depth: L = full causal, S = the last --window keys (nanochat's SSSL); the last layer is always L"),
+        R("window", OPT_INT, window, "N", "keys before each query an S layer sees (0 = nanochat's rule: ceil(T/4/128)*128, 512 at T 2048)", 0, 1 << 20),
         R("batch-tokens", OPT_INT64, batch_tokens, "N", "tokens per optimizer step (all micro-batches); kit-d10: 2^19", 1, INT64_MAX),
         R("device-batch", OPT_INT, device_batch, "B", "rows per micro-batch", 1, 1 << 20),
         R("lr-batch-ref", OPT_INT64, lr_batch_ref, "N", "learning rates scale by sqrt(batch-tokens / N); cpu preset 4096, kit-d10 2^19", 1, INT64_MAX),
@@ -161,6 +163,12 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     m->n_kv_head = args_find(opts, "n-kv-head")->seen ? f->n_kv_head : m->n_head;
     if (args_find(opts, "rope-base")->seen) m->rope_base = (float)f->rope_base;
     if (args_find(opts, "softcap")->seen) m->softcap = (float)f->softcap;
+    if (args_find(opts, "window-pattern")->seen) {
+        if (strlen(f->window_pattern) >= sizeof m->window_pattern)
+            return err_set("--window-pattern '%s' is longer than %zu letters", f->window_pattern, sizeof m->window_pattern - 1);
+        snprintf(m->window_pattern, sizeof m->window_pattern, "%s", f->window_pattern);
+    }
+    m->window = f->window > 0 ? f->window : model_config_default_window(T);
     OptimConfig *o = &c->optim;
     o->ref_batch_tokens = f->lr_batch_ref;
     o->muon_lr = (float)f->matrix_lr;
@@ -297,6 +305,7 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     f->n_kv_head = cfg.model.n_kv_head, f->head_dim = cfg.model.head_dim, f->seq_len = cfg.model.seq_len;
     f->vocab_size = cfg.model.vocab_size, f->mlp_ratio = cfg.model.mlp_ratio, f->qk_norm = cfg.model.qk_norm;
     f->rope_base = cfg.model.rope_base, f->softcap = cfg.model.softcap;
+    f->window_pattern = cfg.model.window_pattern, f->window = cfg.model.window;
     f->batch_tokens = cfg.batch_tokens, f->device_batch = cfg.device_batch;
     f->lr_batch_ref = cfg.optim.ref_batch_tokens;
     f->precision = kernels_precision_name((KernelPrecision)cfg.precision);  // auto, resolved

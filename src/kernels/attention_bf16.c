@@ -3,7 +3,8 @@
 // take bf16 operands and accumulate in fp32; the softmax stays fp32).
 //
 // Algorithm, per (batch, kv head) on one thread, for each q head of the group in order:
-//   forward   S = Q Kᵀ;  P = softmax(S·scale) over keys j <= i (0 above), lse;  O = P V
+//   forward   S = Q Kᵀ;  P = softmax(S·scale) over keys j <= i (0 above; with a window also 0
+//             for j < i - window), lse;  O = P V
 //   backward  S = Q Kᵀ again, P = exp(S·scale - lse) (0 above the diagonal);  dP = dO Vᵀ;
 //             dS = P ⊙ (dP - D_i)·scale with D_i = rowsum(dO ⊙ O);  dV += Pᵀ dO;  dQ = dS K;
 //             dK += dSᵀ Q
@@ -41,6 +42,7 @@
 
 typedef struct {
     int B, T, H, Hkv, D, group;
+    int window;        // query i sees keys i-window .. i; 0 = all up to i
     float scale;
     size_t ldq, ldkv;  // row strides of q/out/dout (H·D) and k/v (Hkv·D)
     size_t ldp;        // row stride of the bf16 P and dS blocks (p_stride)
@@ -53,8 +55,16 @@ static size_t p_stride(int T) {
     return ld / 32 % 2 ? ld : ld + 32;
 }
 
-static Shape shape_of(int B, int T, int H, int Hkv, int D) {
-    return (Shape){B, T, H, Hkv, D, H / Hkv, 1.0f / sqrtf((float)D), (size_t)H * D, (size_t)Hkv * D, p_stride(T)};
+static Shape shape_of(int B, int T, int H, int Hkv, int D, int window) {
+    return (Shape){B, T, H, Hkv, D, H / Hkv, window, 1.0f / sqrtf((float)D), (size_t)H * D, (size_t)Hkv * D, p_stride(T)};
+}
+
+// The first key query i sees.
+static int first_key(const Shape *s, int i) { return s->window > 0 && i > s->window ? i - s->window : 0; }
+
+// Lanes [lo, hi) of the 16 from j.
+static inline __mmask16 lanes_between(int j, int lo, int hi) {
+    return v_mask_first(hi - j) & (__mmask16)~v_mask_first(lo - j);
 }
 
 // Lanes m of v rounded to bf16 (nearest even: as the GEMMs round what they pack, so a product
@@ -64,40 +74,43 @@ static inline __attribute__((always_inline)) BF16_FN void store_bf16(uint16_t *d
 }
 
 // Row i of a score block n wide (row: S, fp32, overwritten with the exps): P = softmax(S·scale)
-// over j <= i into p (bf16), 0 above; returns lse.
-static BF16_FN float softmax_causal(float *row, uint16_t *p, int i, int n, float scale) {
-    int m = i + 1;
+// over the keys lo <= j <= i into p (bf16), 0 elsewhere; returns lse.
+static BF16_FN float softmax_causal(float *row, uint16_t *p, int lo, int i, int n, float scale) {
+    int m = i + 1, j0 = lo / 16 * 16;
     __m512 vs = _mm512_set1_ps(scale), mx = _mm512_set1_ps(-INFINITY);
-    for (int j = 0; j < m; j += 16) {
-        __mmask16 k = v_mask_first(m - j);
+    for (int j = j0; j < m; j += 16) {
+        __mmask16 k = lanes_between(j, lo, m);
         mx = _mm512_mask_max_ps(mx, k, mx, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, row + j), vs));
     }
     float top = _mm512_reduce_max_ps(mx);
     __m512 vm = _mm512_set1_ps(top), sum = _mm512_setzero_ps();
-    for (int j = 0; j < m; j += 16) {
-        __mmask16 k = v_mask_first(m - j);
+    for (int j = j0; j < m; j += 16) {
+        __mmask16 k = lanes_between(j, lo, m);
         __m512 e = _mm512_maskz_mov_ps(k, v_exp(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(k, row + j), vs, vm)));
         _mm512_mask_storeu_ps(row + j, k, e);
         sum = _mm512_add_ps(sum, e);
     }
     double l = v_hsum_pd(sum);
     __m512 inv = _mm512_set1_ps((float)(1.0 / l));
-    for (int j = 0; j < m; j += 16) {
-        __mmask16 k = v_mask_first(m - j);
+    memset(p, 0, (size_t)lo * sizeof *p);
+    for (int j = j0; j < m; j += 16) {
+        __mmask16 k = lanes_between(j, lo, m);
         store_bf16(p + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, row + j), inv));
     }
     if (m < n) memset(p + m, 0, (size_t)(n - m) * sizeof *p);
     return top + (float)log(l);
 }
 
-// Row i of S and dP (fp32, n wide): P = exp(S·scale - lse), dS = P (dP - D_i)·scale for j <= i,
-// 0 above, both into bf16 rows p and ds.
-static BF16_FN void grad_causal(const float *srow, const float *dprow, uint16_t *p, uint16_t *ds, int i, int n,
-                                float scale, float lse, float di) {
+// Row i of S and dP (fp32, n wide): P = exp(S·scale - lse), dS = P (dP - D_i)·scale for
+// lo <= j <= i, 0 elsewhere, both into bf16 rows p and ds.
+static BF16_FN void grad_causal(const float *srow, const float *dprow, uint16_t *p, uint16_t *ds, int lo, int i,
+                                int n, float scale, float lse, float di) {
     int m = i + 1;
     __m512 vs = _mm512_set1_ps(scale), vl = _mm512_set1_ps(lse), vd = _mm512_set1_ps(di);
-    for (int j = 0; j < m; j += 16) {
-        __mmask16 k = v_mask_first(m - j);
+    memset(p, 0, (size_t)lo * sizeof *p);
+    memset(ds, 0, (size_t)lo * sizeof *ds);
+    for (int j = lo / 16 * 16; j < m; j += 16) {
+        __mmask16 k = lanes_between(j, lo, m);
         __m512 pj = _mm512_maskz_mov_ps(k, v_exp(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(k, srow + j), vs, vl)));
         store_bf16(p + j, k, pj);
         store_bf16(ds + j, k, _mm512_mul_ps(_mm512_mul_ps(pj, _mm512_sub_ps(_mm512_maskz_loadu_ps(k, dprow + j), vd)), vs));
@@ -188,7 +201,8 @@ static void fwd_task(const Shape *s, Work *w, float *out, float *lse, const floa
             block_product((GemmOp){.layout = GEMM_NT, .M = rb, .N = n, .K = D, .c = w->S, .a = q + at, .lda = s->ldq,
                                    .packed_b = w->k_nt, .packed_N = T, .packed_K = D}, i0);  // S = Q Kᵀ
             for (int r = 0; r < rb; r++)
-                l[i0 + r] = softmax_causal(w->S + (size_t)r * n, w->P + (size_t)r * s->ldp, i0 + r, n, s->scale);
+                l[i0 + r] = softmax_causal(w->S + (size_t)r * n, w->P + (size_t)r * s->ldp, first_key(s, i0 + r), i0 + r,
+                                           n, s->scale);
             block_product((GemmOp){.layout = GEMM_NN, .M = rb, .N = D, .K = n, .c = out + at, .ldc = s->ldq, .a16 = w->P,
                                    .lda = s->ldp, .packed_b = w->v_nn, .packed_N = D, .packed_K = T}, i0);  // O = P V
         }
@@ -196,9 +210,9 @@ static void fwd_task(const Shape *s, Work *w, float *out, float *lse, const floa
 }
 
 void avx512bf16_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
-                              int H, int Hkv, int D) {
+                              int H, int Hkv, int D, int window) {
     if (B <= 0 || T <= 0 || H <= 0) return;
-    Shape s = shape_of(B, T, H, Hkv, D);
+    Shape s = shape_of(B, T, H, Hkv, D, window);
 #pragma omp parallel
     {
         Work w = work_acquire(&s);
@@ -234,7 +248,7 @@ static void bwd_task(const Shape *s, Work *w, float *dq, float *dk, float *dv, c
             for (int r = 0; r < rb; r++) {
                 float di = row_dot(dOb + (size_t)r * s->ldq, out + at + (size_t)r * s->ldq, D);
                 grad_causal(w->S + (size_t)r * n, w->dP + (size_t)r * n, w->P + (size_t)r * s->ldp,
-                            w->dS + (size_t)r * s->ldp, i0 + r, n, s->scale, l[i0 + r], di);
+                            w->dS + (size_t)r * s->ldp, first_key(s, i0 + r), i0 + r, n, s->scale, l[i0 + r], di);
             }
             block_product((GemmOp){.layout = GEMM_TN, .M = n, .N = D, .K = rb, .accumulate = 1, .c = dv + koff,
                                    .ldc = s->ldkv, .a16 = w->P, .lda = s->ldp, .b = dOb, .ldb = s->ldq}, i0);  // dV += Pᵀ dO
@@ -247,9 +261,10 @@ static void bwd_task(const Shape *s, Work *w, float *dq, float *dk, float *dv, c
 }
 
 void avx512bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                              const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
+                              const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
+                              int window) {
     if (B <= 0 || T <= 0 || H <= 0) return;
-    Shape s = shape_of(B, T, H, Hkv, D);
+    Shape s = shape_of(B, T, H, Hkv, D, window);
 #pragma omp parallel
     {
         Work w = work_acquire(&s);

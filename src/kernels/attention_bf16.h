@@ -7,10 +7,10 @@
 #pragma once
 
 void ref_bf16_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
-                            int H, int Hkv, int D);
+                            int H, int Hkv, int D, int window);
 void ref_bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                            const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D);
+                            const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D, int window);
 void avx512bf16_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
-                              int H, int Hkv, int D);
+                              int H, int Hkv, int D, int window);
 void avx512bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                              const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D);
+                              const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D, int window);

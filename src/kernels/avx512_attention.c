@@ -38,12 +38,13 @@
 
 typedef struct {
     int B, T, H, Hkv, D, group, nblk;
+    int window;        // query t sees keys t-window .. t; 0 = all up to t
     float scale;
     size_t ldq, ldkv;  // row strides of q/out/dout (H·D) and k/v (Hkv·D)
 } AttShape;
 
-static AttShape att_shape(int B, int T, int H, int Hkv, int D) {
-    return (AttShape){.B = B, .T = T, .H = H, .Hkv = Hkv, .D = D, .group = H / Hkv,
+static AttShape att_shape(int B, int T, int H, int Hkv, int D, int window) {
+    return (AttShape){.B = B, .T = T, .H = H, .Hkv = Hkv, .D = D, .group = H / Hkv, .window = window,
                       .nblk = (T + ATT_BLK - 1) / ATT_BLK, .scale = 1.0f / sqrtf((float)D),
                       .ldq = (size_t)H * D, .ldkv = (size_t)Hkv * D};
 }
@@ -53,6 +54,22 @@ static inline int imax(int a, int b) { return a > b ? a : b; }
 
 // Number of keys of block k0 visible to query row q0+i: min(nk, q0+i-k0+1).
 static inline int key_limit(int q0, int i, int k0, int nk) { return imin(nk, q0 + i - k0 + 1); }
+
+// The window's side: the first key of block k0 that query row q0+i sees (0: the block's first).
+// Keys before it are masked like those after the diagonal: probability 0.
+static inline int key_first(const AttShape *s, int q0, int i, int k0) {
+    return s->window > 0 ? imax(0, q0 + i - s->window - k0) : 0;
+}
+
+// Block skipping for the window: the first key block query block qb reaches, and the last query
+// block that reaches key block kb.
+static inline int first_key_block(const AttShape *s, int qb) {
+    return s->window > 0 ? imax(0, qb * ATT_BLK - s->window) / ATT_BLK : 0;
+}
+static inline int last_query_block(const AttShape *s, int kb) {
+    int k1 = imin(s->T, (kb + 1) * ATT_BLK) - 1;  // the block's last key
+    return s->window > 0 ? imin(s->nblk - 1, (k1 + s->window) / ATT_BLK) : s->nblk - 1;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The micro-kernel
@@ -159,14 +176,20 @@ static void qrows4(const float *out[4], const float *x, const AttShape *s, int b
 // Forward
 // ---------------------------------------------------------------------------------------------
 
-// Online-softmax update of one score row (nv vectors, lanes >= lim masked): p overwrites the
-// scores, the running max m and sum l are updated, and alpha = exp(m_old - m_new) is returned
-// for rescaling the output row.
-static AVX512_FN float softmax_row(float *srow, int nv, int lim, float scale, float *m, float *l) {
+// Online-softmax update of one score row (nv vectors, lanes outside [lo, lim) masked): p
+// overwrites the scores, the running max m and sum l are updated, and alpha = exp(m_old - m_new)
+// is returned for rescaling the output row. A row the window hides the whole block from gets
+// p = 0 and no update (its running max may still be -inf, which would make alpha NaN).
+static AVX512_FN float softmax_row(float *srow, int nv, int lo, int lim, float scale, float *m, float *l) {
+    if (lo >= lim) {
+        for (int c = 0; c < nv; c++) _mm512_storeu_ps(srow + 16 * c, _mm512_setzero_ps());
+        return 1.0f;
+    }
     __m512 vs = _mm512_set1_ps(scale), ninf = _mm512_set1_ps(-INFINITY);
     __m512 x[4], mx = ninf;
     for (int c = 0; c < nv; c++) {
-        x[c] = _mm512_mask_mul_ps(ninf, v_mask_first(lim - 16 * c), _mm512_loadu_ps(srow + 16 * c), vs);
+        __mmask16 k = v_mask_first(lim - 16 * c) & (__mmask16)~v_mask_first(lo - 16 * c);
+        x[c] = _mm512_mask_mul_ps(ninf, k, _mm512_loadu_ps(srow + 16 * c), vs);
         mx = _mm512_max_ps(mx, x[c]);
     }
     float mnew = fmaxf(*m, _mm512_reduce_max_ps(mx));
@@ -205,7 +228,8 @@ static void fwd_group(FwdWork *w, const float *q, const float *v, const float *k
     mm4(sr, qr, 1, kpanel, ATT_BLK, s->D, nv, 1);  // S = Q K^T
     for (int r = 0; r < 4; r++) {
         int i = i0 + r;
-        float a = softmax_row(sr[r], nv, key_limit(q0, i, k0, nk), s->scale, &w->m[i], &w->l[i]);
+        float a = softmax_row(sr[r], nv, key_first(s, q0, i, k0), key_limit(q0, i, k0, nk), s->scale, &w->m[i],
+                              &w->l[i]);
         if (a != 1.0f) scale_row(orow[r], a, s->D);  // 1 whenever the running max held
     }
     crows4(sr_c, w->S + (size_t)i0 * ATT_BLK, ATT_BLK);
@@ -224,7 +248,7 @@ static void fwd_task(FwdWork *w, float *out, float *lse, const float *q, const f
     int q0 = qb * ATT_BLK, nq = imin(ATT_BLK, s->T - q0), ng = (nq + 3) / 4;
     memset(w->O, 0, (size_t)4 * ng * s->D * sizeof *w->O);
     for (int i = 0; i < 4 * ng; i++) w->m[i] = -INFINITY, w->l[i] = 0.0f;
-    for (int kb = 0; kb <= qb; kb++) {
+    for (int kb = first_key_block(s, qb); kb <= qb; kb++) {
         int k0 = kb * ATT_BLK, nk = imin(ATT_BLK, s->T - k0);
         const float *kp = panel(kpack, s, b, h / s->group, kb);
         for (int g = 0; g < ng; g++) fwd_group(w, q, v, kp, s, b, h, q0, nq, k0, nk, 4 * g);
@@ -267,9 +291,9 @@ static KeptBuf kept_k, kept_v, kept_di;
 static float *kept_floats(KeptBuf *k, size_t n, int *slot) { return kept_claim(k, 1, (n ? n : 1) * sizeof(float), slot); }
 
 void avx512_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
-                          int H, int Hkv, int D) {
-    if (D % 16) { ref_attention_fwd(out, lse, q, k, v, B, T, H, Hkv, D); return; }
-    AttShape s = att_shape(B, T, H, Hkv, D);
+                          int H, int Hkv, int D, int window) {
+    if (D % 16) { ref_attention_fwd(out, lse, q, k, v, B, T, H, Hkv, D, window); return; }
+    AttShape s = att_shape(B, T, H, Hkv, D, window);
     int slot_k;
     float *kpack = kept_floats(&kept_k, (size_t)B * Hkv * s.nblk * D * ATT_BLK, &slot_k);
     int ntask = B * H * s.nblk;
@@ -306,13 +330,13 @@ typedef struct {          // per-thread backward workspace
     float *dummy;         // D floats: where dQ rows past the end of the sequence go
 } BwdWork;
 
-// P = exp(S·scale - lse) and dS = P (dP - D_i) scale for one row; masked lanes and rows past
-// the sequence (valid = 0) are 0.
-static AVX512_FN void bwd_row(float *prow, float *dsrow, int nv, int lim, int valid, float scale, float lse,
+// P = exp(S·scale - lse) and dS = P (dP - D_i) scale for one row; lanes outside [lo, lim) and
+// rows past the sequence (valid = 0) are 0.
+static AVX512_FN void bwd_row(float *prow, float *dsrow, int nv, int lo, int lim, int valid, float scale, float lse,
                               float di) {
     __m512 vs = _mm512_set1_ps(scale), vl = _mm512_set1_ps(lse), vd = _mm512_set1_ps(di);
     for (int c = 0; c < nv; c++) {
-        __mmask16 m = valid ? v_mask_first(lim - 16 * c) : 0;
+        __mmask16 m = valid ? v_mask_first(lim - 16 * c) & (__mmask16)~v_mask_first(lo - 16 * c) : 0;
         __m512 p = _mm512_maskz_mov_ps(m, v_exp(_mm512_fmsub_ps(_mm512_loadu_ps(prow + 16 * c), vs, vl)));
         __m512 ds = _mm512_mul_ps(_mm512_mul_ps(p, _mm512_sub_ps(_mm512_loadu_ps(dsrow + 16 * c), vd)), vs);
         _mm512_storeu_ps(prow + 16 * c, p);
@@ -339,7 +363,8 @@ static void bwd_tile(const BwdCtx *cx, BwdWork *w, int b, int h, int qb, int kb)
         mm4(dsr, gr, 1, vp, ATT_BLK, s->D, nv, 1);  // dP = dO V^T
         for (int r = 0; r < 4; r++) {
             int i = i0 + r, ok = i < nq, ii = ok ? i : nq - 1;
-            bwd_row(pr[r], dsr[r], nv, key_limit(q0, i, k0, nk), ok, s->scale, lse[ii], di[ii]);
+            bwd_row(pr[r], dsr[r], nv, key_first(s, q0, i, k0), key_limit(q0, i, k0, nk), ok, s->scale, lse[ii],
+                    di[ii]);
         }
     }
 }
@@ -352,6 +377,9 @@ static void bwd_accum_kv(const BwdCtx *cx, BwdWork *w, int b, int h, int qb, int
     for (int j0 = 0; j0 < nk; j0 += 4) {
         int i0 = imax(0, k0 + j0 - q0);
         if (i0 >= nq) break;
+        // with a window, queries after k0+j0+3+window see none of the 4 keys: their P and dS are 0
+        int i1 = s->window > 0 ? imin(nq, k0 + j0 + 3 + s->window - q0 + 1) : nq;
+        if (i1 <= i0) continue;
         size_t qoff = ((size_t)b * s->T + q0 + i0) * s->ldq + (size_t)h * s->D;
         const float *ap[4], *as[4];
         float *cv[4], *ck[4];
@@ -359,8 +387,8 @@ static void bwd_accum_kv(const BwdCtx *cx, BwdWork *w, int b, int h, int qb, int
         crows4(as, w->dS + (size_t)i0 * ATT_BLK + j0, 1);
         rows4(cv, w->dV + (size_t)j0 * s->D, s->D);
         rows4(ck, w->dK + (size_t)j0 * s->D, s->D);
-        mm4(cv, ap, ATT_BLK, cx->dout + qoff, s->ldq, nq - i0, s->D / 16, 0);
-        mm4(ck, as, ATT_BLK, cx->q + qoff, s->ldq, nq - i0, s->D / 16, 0);
+        mm4(cv, ap, ATT_BLK, cx->dout + qoff, s->ldq, i1 - i0, s->D / 16, 0);
+        mm4(ck, as, ATT_BLK, cx->q + qoff, s->ldq, i1 - i0, s->D / 16, 0);
     }
 }
 
@@ -393,7 +421,7 @@ static void bwd_kv_task(const BwdCtx *cx, BwdWork *w, int b, int hk, int kb, int
     memset(w->dK, 0, (size_t)ATT_BLK * s->D * sizeof(float));
     memset(w->dV, 0, (size_t)ATT_BLK * s->D * sizeof(float));
     for (int h = hk * s->group; h < (hk + 1) * s->group; h++)
-        for (int qb = kb; qb < s->nblk; qb++) {
+        for (int qb = kb; qb <= last_query_block(s, kb); qb++) {
             bwd_tile(cx, w, b, h, qb, kb);
             bwd_accum_kv(cx, w, b, h, qb, kb);
             if (with_dq) bwd_accum_q(cx, w, b, h, qb, kb);
@@ -417,7 +445,7 @@ static void bwd_q_task(const BwdCtx *cx, BwdWork *w, int b, int h, int qb) {
     int q0 = qb * ATT_BLK, nq = imin(ATT_BLK, s->T - q0);
     for (int i = 0; i < nq; i++)
         memset(cx->dq + ((size_t)b * s->T + q0 + i) * s->ldq + (size_t)h * s->D, 0, (size_t)s->D * sizeof(float));
-    for (int kb = 0; kb <= qb; kb++) {
+    for (int kb = first_key_block(s, qb); kb <= qb; kb++) {
         bwd_tile(cx, w, b, h, qb, kb);
         bwd_accum_q(cx, w, b, h, qb, kb);
     }
@@ -488,9 +516,10 @@ static int bwd_use_fused(int B, int Hkv) {
 }
 
 void avx512_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                          const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
-    if (D % 16) { ref_attention_bwd(dq, dk, dv, dout, out, lse, q, k, v, B, T, H, Hkv, D); return; }
-    BwdCtx cx = {.s = att_shape(B, T, H, Hkv, D), .q = q, .k = k, .v = v, .dout = dout, .lse = lse,
+                          const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
+                          int window) {
+    if (D % 16) { ref_attention_bwd(dq, dk, dv, dout, out, lse, q, k, v, B, T, H, Hkv, D, window); return; }
+    BwdCtx cx = {.s = att_shape(B, T, H, Hkv, D, window), .q = q, .k = k, .v = v, .dout = dout, .lse = lse,
                  .dq = dq, .dk = dk, .dv = dv};
     size_t npanel = (size_t)B * Hkv * cx.s.nblk * D * ATT_BLK;
     int slot_k, slot_v, slot_di;

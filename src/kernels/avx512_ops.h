@@ -28,9 +28,9 @@ void avx512_rope_rmsnorm_fwd(float *out, float *rstd, float *x, const float *cos
 void avx512_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, const float *cos,
                              const float *sin, int B, int T, int nh, int D);
 void avx512_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
-                          int H, int Hkv, int D);
+                          int H, int Hkv, int D, int window);
 void avx512_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                          const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D);
+                          const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D, int window);
 void avx512_relu2_fwd(float *out, const float *x, size_t n);
 void avx512_relu2_bwd(float *dx, const float *dout, const float *x, size_t n);
 // The same on a block of rows, single-threaded (the GEMMs' ReLU² hooks, GemmImpl in gemm_driver.h).

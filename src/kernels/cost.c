@@ -44,18 +44,24 @@ OpCost cost_rope_rmsnorm_bwd(int B, int T, int nh, int D) {
     return (OpCost){cost_rope(B, T, nh, D).flops + cost_rmsnorm_bwd(N, D, 0).flops, F * (3.0 * N * D + N)};
 }
 
-static double causal_pairs(int B, int T, int H) { return (double)B * H * T * (T + 1) / 2; }
+// (query, key) pairs a head sees: s <= t, and with a window s >= t - window (window + 1 keys at
+// most per query).
+static double causal_pairs(int B, int T, int H, int window) {
+    double per_seq = (double)T * (T + 1) / 2;
+    if (window > 0 && window + 1 < T) per_seq = (double)(window + 1) * (window + 2) / 2 + (double)(T - window - 1) * (window + 1);
+    return (double)B * H * per_seq;
+}
 
-// per (query, key) pair with s <= t: q·k (2D) and p·v (2D), + exp; read q, k, v, write out, lse
-OpCost cost_attention_fwd(int B, int T, int H, int Hkv, int D) {
-    double p = causal_pairs(B, T, H), bt = (double)B * T;
+// per (query, key) pair seen: q·k (2D) and p·v (2D), + exp; read q, k, v, write out, lse
+OpCost cost_attention_fwd(int B, int T, int H, int Hkv, int D, int window) {
+    double p = causal_pairs(B, T, H, window), bt = (double)B * T;
     return (OpCost){p * (4.0 * D + 1), F * (bt * D * (2.0 * H + 2.0 * Hkv) + (double)B * H * T)};
 }
 
 // per pair: recompute q·k (2D) and exp, dout·v (2D), dv += p·dout (2D), dq += ds·k (2D),
 // dk += ds·q (2D); read q, k, v, out, dout, lse, write dq, dk, dv
-OpCost cost_attention_bwd(int B, int T, int H, int Hkv, int D) {
-    double p = causal_pairs(B, T, H), bt = (double)B * T;
+OpCost cost_attention_bwd(int B, int T, int H, int Hkv, int D, int window) {
+    double p = causal_pairs(B, T, H, window), bt = (double)B * T;
     return (OpCost){p * (10.0 * D + 4), F * (bt * D * (4.0 * H + 4.0 * Hkv) + (double)B * H * T)};
 }
 

@@ -17,8 +17,8 @@ OpCost cost_rmsnorm_bwd(int N, int C, int accumulate);
 OpCost cost_rope(int B, int T, int nh, int D);  // forward or backward
 OpCost cost_rope_rmsnorm_fwd(int B, int T, int nh, int D);
 OpCost cost_rope_rmsnorm_bwd(int B, int T, int nh, int D);
-OpCost cost_attention_fwd(int B, int T, int H, int Hkv, int D);
-OpCost cost_attention_bwd(int B, int T, int H, int Hkv, int D);
+OpCost cost_attention_fwd(int B, int T, int H, int Hkv, int D, int window);
+OpCost cost_attention_bwd(int B, int T, int H, int Hkv, int D, int window);
 OpCost cost_relu2_fwd(size_t n);
 OpCost cost_relu2_bwd(size_t n);
 OpCost cost_relu2_linear_fwd(int M, int N, int K, int accumulate);

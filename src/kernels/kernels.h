@@ -51,11 +51,14 @@ typedef struct {
     // Causal softmax attention, scale 1/sqrt(D). q (B,T,H,D); k, v (B,T,Hkv,D) with Hkv | H
     // (q head h reads kv head h / (H/Hkv)). out (B,T,H,D); lse (B,H,T) = log-sum-exp of each
     // query's scaled scores, kept for backward instead of the (B,H,T,T) probabilities.
+    // window: query t sees keys t-window .. t (a sliding window: FlashAttention's
+    // window_size=(window, 0), nanochat's "S" layers); 0 = all keys 0 .. t.
     void (*attention_fwd)(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
-                          int Hkv, int D);
+                          int Hkv, int D, int window);
     // dq, dk, dv are overwritten. Recomputes probabilities from q, k and lse.
     void (*attention_bwd)(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                          const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D);
+                          const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
+                          int window);
 
     // ReLU²: out = max(x,0)². bwd: dx = dout * 2 max(x,0).
     void (*relu2_fwd)(float *out, const float *x, size_t n);

@@ -175,7 +175,7 @@ struct Case {
     // the op's arguments
     const float *a[6];
     const int32_t *idx;
-    int M, N, K, acc, B, T, H, Hkv, D, mode;
+    int M, N, K, acc, B, T, H, Hkv, D, mode, window;
     int bf16;  // matmul, head ops: the oracle rounds the operands to bf16; head ops' dlogits are bf16
     size_t n;
     float cap, dscale;
@@ -635,31 +635,39 @@ static void check_rope_rmsnorm(Run *r, const Kernels *k, int bwd, int quick, Rng
 }
 
 static void call_attention_fwd(const Case *c) {
-    c->k->attention_fwd(c->out[0].p, c->out[1].p, c->a[0], c->a[1], c->a[2], c->B, c->T, c->H, c->Hkv, c->D);
+    c->k->attention_fwd(c->out[0].p, c->out[1].p, c->a[0], c->a[1], c->a[2], c->B, c->T, c->H, c->Hkv, c->D,
+                        c->window);
 }
 static void call_attention_bwd(const Case *c) {
     c->k->attention_bwd(c->out[0].p, c->out[1].p, c->out[2].p, c->a[3], c->a[4], c->a[5], c->a[0], c->a[1], c->a[2],
-                        c->B, c->T, c->H, c->Hkv, c->D);
+                        c->B, c->T, c->H, c->Hkv, c->D, c->window);
 }
 
 // The bf16 tables' attention (attention_bf16.h) is judged against ref_bf16_attention_*.
 static void check_attention(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
-    static const int shapes[][5] = {{1, 1, 1, 1, 1},    {1, 5, 2, 1, 3},    {2, 70, 1, 1, 32},  {2, 17, 4, 2, 16},
-                                    {1, 33, 3, 1, 20},  {1, 64, 2, 2, 128}, {2, 100, 4, 1, 64}, {1, 256, 2, 1, 128},
-                                    {1, 300, 2, 2, 64}, {3, 200, 1, 1, 128}, {1, 600, 2, 1, 64}, {1, 545, 3, 1, 24}};
+    static const int shapes[][6] = {
+        {1, 1, 1, 1, 1, 0},     {1, 5, 2, 1, 3, 0},     {2, 70, 1, 1, 32, 0},   {2, 17, 4, 2, 16, 0},
+        {1, 33, 3, 1, 20, 0},   {1, 64, 2, 2, 128, 0},  {1, 70, 2, 1, 32, 1},   {2, 200, 1, 1, 128, 64},
+        {2, 100, 4, 1, 64, 0},  {1, 256, 2, 1, 128, 0}, {1, 300, 2, 2, 64, 0},  {3, 200, 1, 1, 128, 0},
+        {1, 600, 2, 1, 64, 0},  {1, 545, 3, 1, 24, 0},  {1, 300, 2, 2, 64, 100}, {1, 256, 2, 1, 128, 128},
+        {1, 600, 2, 1, 64, 130}, {1, 545, 3, 1, 24, 7}};
     // T = 600: two query blocks in the bf16 attention (384 + 216 rows; attention_bf16.c); T = 545:
-    // two (448 + 97), the last one odd wide, three heads reading one kv head's packed K and V
-    int n = quick ? 6 : 12;
+    // two (448 + 97), the last one odd wide, three heads reading one kv head's packed K and V.
+    // The last element is the sliding window (0: none): 1 (each query sees itself and one key
+    // before), one block (64) and not a multiple of any block (100, 130, 7), so that whole key
+    // blocks are skipped and the window's edge falls inside blocks.
+    int n = quick ? 8 : 18;
     for (int s = 0; s < n; s++) {
         int B = shapes[s][0], T = shapes[s][1], H = shapes[s][2], Hkv = shapes[s][3], D = shapes[s][4];
+        int W = shapes[s][5];
         size_t nq = (size_t)B * T * H * D, nkv = (size_t)B * T * Hkv * D, nl = (size_t)B * H * T;
-        Case c = {.k = k, .B = B, .T = T, .H = H, .Hkv = Hkv, .D = D};
-        snprintf(c.shape, sizeof c.shape, "B=%d T=%d H=%d Hkv=%d D=%d", B, T, H, Hkv, D);
+        Case c = {.k = k, .B = B, .T = T, .H = H, .Hkv = Hkv, .D = D, .window = W};
+        snprintf(c.shape, sizeof c.shape, "B=%d T=%d H=%d Hkv=%d D=%d window=%d", B, T, H, Hkv, D, W);
         c.a[0] = case_input(&c, nq, rng, -2, 2);
         c.a[1] = case_input(&c, nkv, rng, -2, 2);
         c.a[2] = case_input(&c, nkv, rng, -1, 1);
         float *out = owned(&c, nq, NULL, rng, 0, 0), *lse = owned(&c, nl, NULL, rng, 0, 0);
-        (r->bf16 ? ref_bf16_attention_fwd : ref_attention_fwd)(out, lse, c.a[0], c.a[1], c.a[2], B, T, H, Hkv, D);
+        (r->bf16 ? ref_bf16_attention_fwd : ref_attention_fwd)(out, lse, c.a[0], c.a[1], c.a[2], B, T, H, Hkv, D, W);
         if (!bwd) {
             c.call = call_attention_fwd;
             case_output(&c, "out", nq, NULL, out, s % 2);
@@ -672,7 +680,7 @@ static void check_attention(Run *r, const Kernels *k, int bwd, int quick, Rng *r
             float *dq = owned(&c, nq, NULL, rng, 0, 0), *dk = owned(&c, nkv, NULL, rng, 0, 0);
             float *dv = owned(&c, nkv, NULL, rng, 0, 0);
             (r->bf16 ? ref_bf16_attention_bwd : ref_attention_bwd)(dq, dk, dv, c.a[3], c.a[4], c.a[5], c.a[0], c.a[1],
-                                                                   c.a[2], B, T, H, Hkv, D);
+                                                                   c.a[2], B, T, H, Hkv, D, W);
             case_output(&c, "dq", nq, NULL, dq, s % 2);
             case_output(&c, "dk", nkv, NULL, dk, 0);
             case_output(&c, "dv", nkv, NULL, dv, 1);

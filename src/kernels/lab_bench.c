@@ -122,8 +122,8 @@ static OpCost case_cost(const BenchCase *c) {
     case OP_ROPE_F: case OP_ROPE_B: return cost_rope(c->B, c->T, c->H, c->D);
     case OP_RR_F: return cost_rope_rmsnorm_fwd(c->B, c->T, c->H, c->D);
     case OP_RR_B: return cost_rope_rmsnorm_bwd(c->B, c->T, c->H, c->D);
-    case OP_ATT_F: return cost_attention_fwd(c->B, c->T, c->H, c->Hkv, c->D);
-    case OP_ATT_B: return cost_attention_bwd(c->B, c->T, c->H, c->Hkv, c->D);
+    case OP_ATT_F: return cost_attention_fwd(c->B, c->T, c->H, c->Hkv, c->D, 0);
+    case OP_ATT_B: return cost_attention_bwd(c->B, c->T, c->H, c->Hkv, c->D, 0);
     case OP_RELU_F: return cost_relu2_fwd(c->n);
     case OP_RELU_B: return cost_relu2_bwd(c->n);
     case OP_HEAD: return cost_head_ce(c->rows, c->V, c->C, 1, 1);
@@ -188,7 +188,7 @@ static void bufs_alloc(const BenchCase *c, Bufs *d, Rng *r) {
         }
     if (c->op == OP_RMS_B) ref_rmsnorm_fwd(d->f[3], d->f[2], d->f[0], c->rows, c->C);
     if (c->op == OP_RR_B) ref_rope_rmsnorm_fwd(d->f[3], d->f[4], d->f[0], d->f[1], d->f[2], c->B, c->T, c->H, c->D);
-    if (c->op == OP_ATT_B) ref_attention_fwd(d->f[3], d->f[4], d->f[0], d->f[1], d->f[2], c->B, c->T, c->H, c->Hkv, c->D);
+    if (c->op == OP_ATT_B) ref_attention_fwd(d->f[3], d->f[4], d->f[0], d->f[1], d->f[2], c->B, c->T, c->H, c->Hkv, c->D, 0);
 }
 
 static void bufs_free(Bufs *d) {
@@ -212,9 +212,9 @@ static void bench_call(const Kernels *k, const BenchCase *c, Bufs *d) {
     case OP_ROPE_B: k->rope_bwd(f[0], f[1], f[2], c->B, c->T, c->H, c->D); break;
     case OP_RR_F: k->rope_rmsnorm_fwd(f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->D); break;
     case OP_RR_B: k->rope_rmsnorm_bwd(f[3], f[5], f[0], f[4], f[1], f[2], c->B, c->T, c->H, c->D); break;
-    case OP_ATT_F: k->attention_fwd(f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->Hkv, c->D); break;
+    case OP_ATT_F: k->attention_fwd(f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->Hkv, c->D, 0); break;
     case OP_ATT_B:
-        k->attention_bwd(f[6], f[7], f[8], f[5], f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->Hkv, c->D);
+        k->attention_bwd(f[6], f[7], f[8], f[5], f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->Hkv, c->D, 0);
         break;
     case OP_RELU_F: k->relu2_fwd(f[1], f[0], c->n); break;
     case OP_RELU_B: k->relu2_bwd(f[2], f[1], f[0], c->n); break;

@@ -60,13 +60,15 @@ static void p_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, con
          inner->rope_rmsnorm_bwd(dx, dout, x, rstd, cs, sn, B, T, nh, D));
 }
 static void p_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
-                            int H, int Hkv, int D) {
-    WRAP("attention_fwd", cost_attention_fwd(B, T, H, Hkv, D), inner->attention_fwd(out, lse, q, k, v, B, T, H, Hkv, D));
+                            int H, int Hkv, int D, int window) {
+    WRAP("attention_fwd", cost_attention_fwd(B, T, H, Hkv, D, window),
+         inner->attention_fwd(out, lse, q, k, v, B, T, H, Hkv, D, window));
 }
 static void p_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                            const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
-    WRAP("attention_bwd", cost_attention_bwd(B, T, H, Hkv, D),
-         inner->attention_bwd(dq, dk, dv, dout, out, lse, q, k, v, B, T, H, Hkv, D));
+                            const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
+                            int window) {
+    WRAP("attention_bwd", cost_attention_bwd(B, T, H, Hkv, D, window),
+         inner->attention_bwd(dq, dk, dv, dout, out, lse, q, k, v, B, T, H, Hkv, D, window));
 }
 static void p_relu2_fwd(float *out, const float *x, size_t n) {
     WRAP("relu2_fwd", cost_relu2_fwd(n), inner->relu2_fwd(out, x, n));

@@ -19,9 +19,9 @@ void ref_rope_rmsnorm_fwd(float *out, float *rstd, float *x, const float *cos, c
 void ref_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, const float *cos,
                           const float *sin, int B, int T, int nh, int D);
 void ref_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
-                       int Hkv, int D);
+                       int Hkv, int D, int window);
 void ref_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                       const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D);
+                       const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D, int window);
 void ref_relu2_fwd(float *out, const float *x, size_t n);
 void ref_relu2_bwd(float *dx, const float *dout, const float *x, size_t n);
 void ref_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);

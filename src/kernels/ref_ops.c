@@ -115,7 +115,8 @@ void ref_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const fl
 
 // ---------------------------------------------------------------------------------------------
 // Causal attention, flash-style: forward keeps only the log-sum-exp per query; backward
-// recomputes each probability row. Memory O(B·H·T) instead of O(B·H·T²).
+// recomputes each probability row. Memory O(B·H·T) instead of O(B·H·T²). With a window, query t
+// sees keys t-window .. t.
 // ---------------------------------------------------------------------------------------------
 
 // One query row each. bf16 = 1 gives the bf16 twins (attention_bf16.h): every product's operands
@@ -125,15 +126,18 @@ void ref_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const fl
 // row has bf16 as a constant and the fp32 reference is the plain loops.
 #define RND(x) (bf16 ? ref_round_bf16(x) : (x))
 
+// The first key query t sees: t - window with a window (0 = none), never before 0.
+static inline int first_key(int t, int window) { return window > 0 && t > window ? t - window : 0; }
+
 static inline __attribute__((always_inline)) void attention_fwd_row(const int bf16, float *out, float *lse,
                                                                      const float *q, const float *k, const float *v,
-                                                                     int T, int H, int Hkv, int D, int b, int h, int t,
-                                                                     float *p) {
+                                                                     int T, int H, int Hkv, int D, int window, int b,
+                                                                     int h, int t, float *p) {
     float scale = 1.0f / sqrtf((float)D);
-    int hk = h / (H / Hkv);
+    int hk = h / (H / Hkv), s0 = first_key(t, window);
     const float *qt = q + (((size_t)b * T + t) * H + h) * D;
     float mx = -INFINITY;
-    for (int s = 0; s <= t; s++) {
+    for (int s = s0; s <= t; s++) {
         const float *ks = k + (((size_t)b * T + s) * Hkv + hk) * D;
         float dot = 0;
         if (bf16)  // (the rounding is a call: no simd loop to ask for)
@@ -145,11 +149,11 @@ static inline __attribute__((always_inline)) void attention_fwd_row(const int bf
         if (p[s] > mx) mx = p[s];
     }
     double sum = 0;
-    for (int s = 0; s <= t; s++) sum += (p[s] = expf(p[s] - mx));
+    for (int s = s0; s <= t; s++) sum += (p[s] = expf(p[s] - mx));
     float inv = (float)(1.0 / sum);
     float *o = out + (((size_t)b * T + t) * H + h) * D;
     memset(o, 0, (size_t)D * sizeof *o);
-    for (int s = 0; s <= t; s++) {
+    for (int s = s0; s <= t; s++) {
         const float *vs = v + (((size_t)b * T + s) * Hkv + hk) * D;
         float w = RND(p[s] * inv);
         for (int d = 0; d < D; d++) o[d] += w * RND(vs[d]);
@@ -161,7 +165,7 @@ static inline __attribute__((always_inline)) void attention_bwd_row(const int bf
                                                                      const float *dout, const float *out,
                                                                      const float *lse, const float *q, const float *k,
                                                                      const float *v, int T, int H, int Hkv, int D,
-                                                                     int b, int hk, int h, int t) {
+                                                                     int window, int b, int hk, int h, int t) {
     float scale = 1.0f / sqrtf((float)D);
     size_t qi = (((size_t)b * T + t) * H + h) * D;
     const float *qt = q + qi, *go = dout + qi, *ot = out + qi;
@@ -169,7 +173,7 @@ static inline __attribute__((always_inline)) void attention_bwd_row(const int bf
     float l = lse[((size_t)b * H + h) * T + t];
     float di = 0;  // D_i = sum(dout * out): the softmax backward's row term
     for (int d = 0; d < D; d++) di += go[d] * ot[d];
-    for (int s = 0; s <= t; s++) {
+    for (int s = first_key(t, window); s <= t; s++) {
         size_t ki = (((size_t)b * T + s) * Hkv + hk) * D;
         const float *ks = k + ki, *vs = v + ki;
         float dot = 0, dp = 0;
@@ -191,27 +195,27 @@ static inline __attribute__((always_inline)) void attention_bwd_row(const int bf
 #undef RND
 
 void ref_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
-                       int Hkv, int D) {
+                       int Hkv, int D, int window) {
 #pragma omp parallel
     {
         float *p = malloc((size_t)T * sizeof *p);
 #pragma omp for schedule(dynamic, 1) collapse(2)
         for (int b = 0; b < B; b++)
             for (int h = 0; h < H; h++)
-                for (int t = 0; t < T; t++) attention_fwd_row(0, out, lse, q, k, v, T, H, Hkv, D, b, h, t, p);
+                for (int t = 0; t < T; t++) attention_fwd_row(0, out, lse, q, k, v, T, H, Hkv, D, window, b, h, t, p);
         free(p);
     }
 }
 
 void ref_bf16_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
-                            int H, int Hkv, int D) {
+                            int H, int Hkv, int D, int window) {
 #pragma omp parallel
     {
         float *p = malloc((size_t)T * sizeof *p);
 #pragma omp for schedule(dynamic, 1) collapse(2)
         for (int b = 0; b < B; b++)
             for (int h = 0; h < H; h++)
-                for (int t = 0; t < T; t++) attention_fwd_row(1, out, lse, q, k, v, T, H, Hkv, D, b, h, t, p);
+                for (int t = 0; t < T; t++) attention_fwd_row(1, out, lse, q, k, v, T, H, Hkv, D, window, b, h, t, p);
         free(p);
     }
 }
@@ -225,7 +229,8 @@ static void attention_bwd_zero(float *dq, float *dk, float *dv, int B, int T, in
 }
 
 void ref_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                       const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
+                       const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
+                       int window) {
     attention_bwd_zero(dq, dk, dv, B, T, H, Hkv, D);
     int group = H / Hkv;
 #pragma omp parallel for schedule(dynamic, 1) collapse(2)
@@ -233,11 +238,12 @@ void ref_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const
         for (int hk = 0; hk < Hkv; hk++)
             for (int h = hk * group; h < (hk + 1) * group; h++)
                 for (int t = 0; t < T; t++)
-                    attention_bwd_row(0, dq, dk, dv, dout, out, lse, q, k, v, T, H, Hkv, D, b, hk, h, t);
+                    attention_bwd_row(0, dq, dk, dv, dout, out, lse, q, k, v, T, H, Hkv, D, window, b, hk, h, t);
 }
 
 void ref_bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                            const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D) {
+                            const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
+                            int window) {
     attention_bwd_zero(dq, dk, dv, B, T, H, Hkv, D);
     int group = H / Hkv;
 #pragma omp parallel for schedule(dynamic, 1) collapse(2)
@@ -245,7 +251,7 @@ void ref_bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, 
         for (int hk = 0; hk < Hkv; hk++)
             for (int h = hk * group; h < (hk + 1) * group; h++)
                 for (int t = 0; t < T; t++)
-                    attention_bwd_row(1, dq, dk, dv, dout, out, lse, q, k, v, T, H, Hkv, D, b, hk, h, t);
+                    attention_bwd_row(1, dq, dk, dv, dout, out, lse, q, k, v, T, H, Hkv, D, window, b, hk, h, t);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // model/config.c — shapes and presets (see config.h).
 #include "model/config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "util/error.h"
@@ -23,7 +24,20 @@ ModelConfig model_config_from_depth(int depth, int vocab_size, int seq_len) {
         .rope_base = 100000.0f,
         .softcap = 15.0f,
         .qk_norm = 1,
+        .window_pattern = "L",
+        .window = model_config_default_window(seq_len),
     };
+}
+
+int model_config_default_window(int seq_len) { return (seq_len + 511) / 512 * 128; }
+
+// The pattern, an empty one (a config built field by field) read as "L".
+static const char *pattern_of(const ModelConfig *c) { return c->window_pattern[0] ? c->window_pattern : "L"; }
+
+int model_config_layer_window(const ModelConfig *c, int l) {
+    size_t n = strlen(c->window_pattern);
+    if (l == c->depth - 1 || n == 0 || c->window_pattern[l % n] != 'S') return 0;
+    return c->window;
 }
 
 int model_config_preset(const char *name, ModelConfig *cfg) {
@@ -46,6 +60,13 @@ int model_config_validate(const ModelConfig *c) {
     if (c->mlp_ratio < 1) return err_set("--mlp-ratio must be at least 1 (got %d)", c->mlp_ratio);
     if (!(c->rope_base > 1.0f)) return err_set("--rope-base must be greater than 1 (got %g)", c->rope_base);
     if (c->softcap < 0) return err_set("--softcap must be >= 0 (0 disables it), got %g", c->softcap);
+    size_t n = strnlen(c->window_pattern, sizeof c->window_pattern);
+    if (n >= sizeof c->window_pattern || strspn(c->window_pattern, "SL") != n)
+        return err_set("--window-pattern must be 1-%zu letters S (sliding window) or L (full attention), e.g. SSSL; "
+                       "got '%.*s'", sizeof c->window_pattern - 1, (int)n, c->window_pattern);
+    if (strchr(c->window_pattern, 'S') && c->window < 1)
+        return err_set("--window must be at least 1 key for the S layers of --window-pattern %s (got %d)",
+                       c->window_pattern, c->window);
     return 0;
 }
 
@@ -60,8 +81,11 @@ size_t model_config_num_params(const ModelConfig *c) {
 }
 
 double model_config_flops_per_token(const ModelConfig *c) {
-    double matmul = (double)c->depth * block_params(c) + (double)c->vocab_size * c->n_embd;
-    double attn = (double)c->depth * 12.0 * c->n_head * c->head_dim * c->seq_len;
+    double matmul = (double)c->depth * block_params(c) + (double)c->vocab_size * c->n_embd, attn = 0;
+    for (int l = 0; l < c->depth; l++) {
+        int w = model_config_layer_window(c, l), t_eff = w > 0 && w < c->seq_len ? w : c->seq_len;
+        attn += 12.0 * c->n_head * c->head_dim * t_eff;
+    }
     return 6.0 * matmul + attn;
 }
 
@@ -81,6 +105,8 @@ char *model_config_to_json(const ModelConfig *c) {
 #define PUT(f, t) cJSON_AddNumberToObject(o, #f, (double)c->f);
     CONFIG_FIELDS(PUT)
 #undef PUT
+    cJSON_AddStringToObject(o, "window_pattern", pattern_of(c));
+    cJSON_AddNumberToObject(o, "window", c->window);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -96,6 +122,15 @@ int model_config_from_json(const char *json, ModelConfig *c) {
     c->f = (t)v->valuedouble;
     CONFIG_FIELDS(GET)
 #undef GET
+    v = cJSON_GetObjectItemCaseSensitive(o, "window_pattern");  // absent before sliding windows: "L"
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "window");
+    if (v && (!cJSON_IsString(v) || strlen(v->valuestring) >= sizeof c->window_pattern)) {
+        cJSON_Delete(o);
+        return err_set("model config: \"window_pattern\" must be a string of at most %zu letters",
+                       sizeof c->window_pattern - 1);
+    }
+    snprintf(c->window_pattern, sizeof c->window_pattern, "%s", v ? v->valuestring : "L");
+    c->window = cJSON_IsNumber(w) ? (int)w->valuedouble : model_config_default_window(c->seq_len);
     cJSON_Delete(o);
     return 0;
 }
@@ -105,5 +140,7 @@ const char *model_config_diff(const ModelConfig *a, const ModelConfig *b) {
     if (a->f != b->f) return #f;
     CONFIG_FIELDS(CMP)
 #undef CMP
+    if (strcmp(pattern_of(a), pattern_of(b))) return "window_pattern";
+    if (strchr(a->window_pattern, 'S') && a->window != b->window) return "window";
     return NULL;
 }

@@ -14,7 +14,17 @@ typedef struct {
     float rope_base;  // RoPE theta base
     float softcap;    // logit softcap (0 = off)
     int qk_norm;      // RMSNorm q and k over head_dim after RoPE
+    // Sliding-window attention, nanochat's --window-pattern: the pattern is tiled over the layers,
+    // 'L' = full causal attention, 'S' = each query sees only the `window` keys before it (and
+    // itself); the last layer is always L. Default "L" (every layer full).
+    char window_pattern[17];
+    int window;       // keys before the query an S layer sees (default ceil(T/4/128)·128: 512 at T 2048)
 } ModelConfig;
+
+// nanochat's short window for context T: a quarter of it, rounded up to a multiple of 128.
+int model_config_default_window(int seq_len);
+// The window of layer l as attention_fwd takes it: 0 (full causal) or cfg->window.
+int model_config_layer_window(const ModelConfig *cfg, int l);
 
 // nanochat's shape rule: C = 64·depth rounded up to a multiple of head_dim, H = C / head_dim.
 ModelConfig model_config_from_depth(int depth, int vocab_size, int seq_len);
@@ -29,11 +39,12 @@ int model_config_validate(const ModelConfig *cfg);
 
 size_t model_config_num_params(const ModelConfig *cfg);
 // Training FLOPs per token, nanochat's convention: 6·(matmul weights incl. lm_head, excl. wte)
-// + Σ_layers 12·H·D·T.
+// + Σ_layers 12·H·D·T_eff, T_eff = min(the layer's window, T).
 double model_config_flops_per_token(const ModelConfig *cfg);
 
 // The config as a compact JSON string (malloc'ed), and back. Parsing checks every field is
-// present; -1 + err naming the field otherwise.
+// present (the window fields may be absent: configs written before them mean "L"); -1 + err
+// naming the field otherwise.
 char *model_config_to_json(const ModelConfig *cfg);
 int model_config_from_json(const char *json, ModelConfig *cfg);
 // Name of the first field that differs, or NULL if equal.

@@ -198,12 +198,13 @@ static inline void linear(float *out, const float *x, const float *w, int N, int
 }
 
 // Attention of B sequences of T queries at positions P..P+T-1 over a cached prefix of P
-// positions (pk, pv (P, Hkv*D), shared by every sequence) and, causally, their own T keys.
+// positions (pk, pv (P, Hkv*D), shared by every sequence) and, causally, their own T keys; with
+// a window (0: none) query position p sees keys p-window .. p only.
 // Evaluation only (no lse, no backward). Per (sequence, head): scores = q·kᵀ/√D and the output
 // with the matmul kernels, an exact softmax in between; the prefix's keys of a kv head are
 // gathered once for all sequences.
 static void prefix_attention(float *out, const float *q, const float *k, const float *v, const float *pk,
-                             const float *pv, int P, int B, int T, int H, int Hkv, int D) {
+                             const float *pv, int P, int B, int T, int H, int Hkv, int D, int window) {
     const Kernels *K = kernels();
     int S = P + T, kvd = Hkv * D, qd = H * D, group = H / Hkv;
     float scale = 1.0f / sqrtf((float)D);
@@ -226,14 +227,15 @@ static void prefix_attention(float *out, const float *q, const float *k, const f
                     for (int d = 0; d < D; d++) qh[(size_t)t * D + d] = q[((size_t)b * T + t) * qd + (size_t)h * D + d] * scale;
                 K->matmul_nt(sc, qh, kh, T, S, D, 0);
 #pragma omp parallel for schedule(static)
-                for (int t = 0; t < T; t++) {  // query t sees keys 0 .. P+t
+                for (int t = 0; t < T; t++) {  // query t sees keys j0 .. P+t
                     float *r = sc + (size_t)t * S, mx = -INFINITY;
-                    int n = P + t + 1;
-                    for (int j = 0; j < n; j++) mx = r[j] > mx ? r[j] : mx;
+                    int n = P + t + 1, j0 = window > 0 && n - 1 > window ? n - 1 - window : 0;
+                    for (int j = j0; j < n; j++) mx = r[j] > mx ? r[j] : mx;
                     double sum = 0;
-                    for (int j = 0; j < n; j++) sum += r[j] = expf(r[j] - mx);
+                    for (int j = j0; j < n; j++) sum += r[j] = expf(r[j] - mx);
                     float inv = (float)(1.0 / sum);
-                    for (int j = 0; j < n; j++) r[j] *= inv;
+                    for (int j = 0; j < j0; j++) r[j] = 0.0f;
+                    for (int j = j0; j < n; j++) r[j] *= inv;
                     for (int j = n; j < S; j++) r[j] = 0.0f;
                 }
                 K->matmul_nn(oh, sc, vh, T, D, S, 0);
@@ -256,7 +258,7 @@ static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w,
     const Kernels *K = kernels();
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, H = c->n_head, Hkv = c->n_kv_head, D = c->head_dim;
-    int P = prefix ? prefix->P : 0;
+    int P = prefix ? prefix->P : 0, window = model_config_layer_window(c, l);
     const float *cos = m->rope_cos + (size_t)P * (D / 2), *sin = m->rope_sin + (size_t)P * (D / 2);
     K->rmsnorm_fwd(a->xn1, a->rstd1, a->x, N, C);
     linear(a->q_rot, a->xn1, w->c_q, N, H * D, C, 0);
@@ -273,9 +275,9 @@ static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w,
     }
     if (P > 0) {
         size_t off = (size_t)l * prefix->cap * Hkv * D;
-        prefix_attention(a->att, a->q, a->k, a->v, prefix->k + off, prefix->v + off, P, B, T, H, Hkv, D);
+        prefix_attention(a->att, a->q, a->k, a->v, prefix->k + off, prefix->v + off, P, B, T, H, Hkv, D, window);
     } else {
-        K->attention_fwd(a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D);
+        K->attention_fwd(a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D, window);
     }
     memcpy(a->x2, a->x, (size_t)N * C * sizeof *a->x2);  // residual
     linear(a->x2, a->att, w->attn_proj, N, C, H * D, 1);
@@ -413,13 +415,14 @@ static void mlp_block_bwd(const Model *m, RunState *s, LayerActs *a, const Layer
 }
 
 static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const LayerWeights *w, LayerWeights *dw,
-                                int B, int T) {
+                                int B, int T, int l) {
     const Kernels *K = kernels();
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, H = c->n_head, Hkv = c->n_kv_head, D = c->head_dim;
     K->matmul_tn(dw->attn_proj, s->dx, a->att, C, H * D, N, 1);
     K->matmul_nn(s->datt, s->dx, w->attn_proj, N, H * D, C, 0);
-    K->attention_bwd(s->dq, s->dk, s->dv, s->datt, a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D);
+    K->attention_bwd(s->dq, s->dk, s->dv, s->datt, a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D,
+                     model_config_layer_window(c, l));
     if (c->qk_norm) {
         K->rope_rmsnorm_bwd(s->dq, s->dq, a->q_rot, a->rstd_q, m->rope_cos, m->rope_sin, B, T, H, D);
         K->rope_rmsnorm_bwd(s->dk, s->dk, a->k_rot, a->rstd_k, m->rope_cos, m->rope_sin, B, T, Hkv, D);
@@ -457,7 +460,7 @@ void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
         mlp_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], N);
         prof_end(0, 0);
         prof_begin("attention_bwd", "layer", l);
-        attention_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], B, T);
+        attention_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], B, T, l);
         prof_end(0, 0);
     }
     K->rmsnorm_bwd(s->dxn, s->dx, s->emb, s->rstd0, N, C, 0);

@@ -220,7 +220,12 @@ static double config_fpt(const cJSON *c) {
         if (!cJSON_IsNumber(x)) return NAN;
         v[i] = x->valuedouble;
     }
-    ModelConfig m = {(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5], (int)v[6], (int)v[7], 1e4f, 0, 0};
+    ModelConfig m = {.depth = (int)v[0], .n_embd = (int)v[1], .n_head = (int)v[2], .n_kv_head = (int)v[3],
+                     .head_dim = (int)v[4], .seq_len = (int)v[5], .vocab_size = (int)v[6], .mlp_ratio = (int)v[7],
+                     .rope_base = 1e4f, .window = model_config_default_window((int)v[5])};
+    const cJSON *pat = cJSON_GetObjectItemCaseSensitive(c, "window-pattern"), *w = cJSON_GetObjectItemCaseSensitive(c, "window");
+    if (cJSON_IsString(pat)) snprintf(m.window_pattern, sizeof m.window_pattern, "%s", pat->valuestring);
+    if (cJSON_IsNumber(w)) m.window = (int)w->valuedouble;
     return model_config_flops_per_token(&m);
 }
 

@@ -442,13 +442,17 @@ static void test_softcap_ce(void **state) {
 // ---------------------------------------------------------------------------------------------
 
 typedef struct {
-    int B, T, H, Hkv, D;
+    int B, T, H, Hkv, D, window;
 } AttCase;
 
+// The last six with a sliding window: 1 key, within a block, one block (64), across blocks (100,
+// 150: whole key blocks skipped on both sides of the window), and one at least T (no effect).
 static const AttCase ATT_CASES[] = {
-    {1, 1, 1, 1, 64},  {2, 5, 2, 1, 32},   {1, 64, 1, 1, 128}, {1, 65, 4, 2, 64},  {2, 130, 4, 2, 32},
-    {1, 200, 2, 2, 128}, {3, 17, 3, 1, 16}, {1, 128, 2, 1, 64}, {1, 256, 1, 1, 128}, {2, 3, 2, 2, 8},
-    {1, 67, 6, 3, 48},
+    {1, 1, 1, 1, 64, 0},   {2, 5, 2, 1, 32, 0},   {1, 64, 1, 1, 128, 0}, {1, 65, 4, 2, 64, 0},
+    {2, 130, 4, 2, 32, 0}, {1, 200, 2, 2, 128, 0}, {3, 17, 3, 1, 16, 0}, {1, 128, 2, 1, 64, 0},
+    {1, 256, 1, 1, 128, 0}, {2, 3, 2, 2, 8, 0},   {1, 67, 6, 3, 48, 0},  {2, 70, 2, 1, 32, 1},
+    {1, 130, 4, 2, 64, 20}, {1, 200, 2, 2, 64, 64}, {2, 300, 2, 1, 32, 100}, {1, 400, 4, 2, 16, 150},
+    {1, 65, 2, 2, 32, 80},
 };
 
 typedef struct {
@@ -465,7 +469,7 @@ static AttInputs att_inputs(const AttCase *c, float qscale) {
     fill_normal(a.v, a.nkv, 1);
     fill_normal(a.dout, a.nq, 1);
     a.out = galloc_nan(a.nq), a.lse = galloc_nan(a.nl);
-    ref_attention_fwd(a.out, a.lse, a.q, a.k, a.v, c->B, c->T, c->H, c->Hkv, c->D);
+    ref_attention_fwd(a.out, a.lse, a.q, a.k, a.v, c->B, c->T, c->H, c->Hkv, c->D, c->window);
     return a;
 }
 static void att_free(AttInputs *a) { free(a->q), free(a->k), free(a->v), free(a->dout), free(a->out), free(a->lse); }
@@ -488,10 +492,10 @@ static void fill_tol(float *tol, size_t n, float v) {
 static void att_case(const AttCase *c, float qscale) {
     AttInputs a = att_inputs(c, qscale);
     char what[160];
-    snprintf(what, sizeof what, "attention B=%d T=%d H=%d Hkv=%d D=%d qscale=%g", c->B, c->T, c->H, c->Hkv, c->D,
-             qscale);
+    snprintf(what, sizeof what, "attention B=%d T=%d H=%d Hkv=%d D=%d window=%d qscale=%g", c->B, c->T, c->H, c->Hkv,
+             c->D, c->window, qscale);
     float *o = galloc_nan(a.nq), *l = galloc_nan(a.nl), *tol = galloc(a.nq > a.nkv ? a.nq : a.nkv);
-    avx512_attention_fwd(o, l, a.q, a.k, a.v, c->B, c->T, c->H, c->Hkv, c->D);
+    avx512_attention_fwd(o, l, a.q, a.k, a.v, c->B, c->T, c->H, c->Hkv, c->D, c->window);
     fill_tol(tol, a.nq, 1e-5f * max_abs(a.v, a.nkv));
     note(W_ATT_OUT, check_tol(o, a.out, tol, a.nq, what));
     for (size_t i = 0; i < a.nl; i++) tol[i] = 4e-6f * (1 + fabsf(a.lse[i]));
@@ -500,8 +504,9 @@ static void att_case(const AttCase *c, float qscale) {
 
     float *dq1 = galloc_nan(a.nq), *dk1 = galloc_nan(a.nkv), *dv1 = galloc_nan(a.nkv);
     float *dq2 = galloc_nan(a.nq), *dk2 = galloc_nan(a.nkv), *dv2 = galloc_nan(a.nkv);
-    ref_attention_bwd(dq1, dk1, dv1, a.dout, a.out, a.lse, a.q, a.k, a.v, c->B, c->T, c->H, c->Hkv, c->D);
-    avx512_attention_bwd(dq2, dk2, dv2, a.dout, a.out, a.lse, a.q, a.k, a.v, c->B, c->T, c->H, c->Hkv, c->D);
+    ref_attention_bwd(dq1, dk1, dv1, a.dout, a.out, a.lse, a.q, a.k, a.v, c->B, c->T, c->H, c->Hkv, c->D, c->window);
+    avx512_attention_bwd(dq2, dk2, dv2, a.dout, a.out, a.lse, a.q, a.k, a.v, c->B, c->T, c->H, c->Hkv, c->D,
+                         c->window);
     // dq and dk are sums of p (dp - D_i) scale k (resp. q), where dp - D_i may cancel (T = 1 leaves
     // only rounding noise): their tolerance also covers the size of those terms.
     float g = 2.0f / sqrtf((float)c->D) * max_row_norm(a.dout, a.nq, c->D) * max_row_norm(a.v, a.nkv, c->D);
@@ -531,14 +536,15 @@ static void test_attention(void **state) {
 // ---------------------------------------------------------------------------------------------
 
 static void att_run(const AttCase *c, const AttInputs *a, float *o, float *l, float *dq, float *dk, float *dv) {
-    avx512_attention_fwd(o, l, a->q, a->k, a->v, c->B, c->T, c->H, c->Hkv, c->D);
-    avx512_attention_bwd(dq, dk, dv, a->dout, a->out, a->lse, a->q, a->k, a->v, c->B, c->T, c->H, c->Hkv, c->D);
+    avx512_attention_fwd(o, l, a->q, a->k, a->v, c->B, c->T, c->H, c->Hkv, c->D, c->window);
+    avx512_attention_bwd(dq, dk, dv, a->dout, a->out, a->lse, a->q, a->k, a->v, c->B, c->T, c->H, c->Hkv, c->D,
+                         c->window);
 }
 
 static void test_thread_invariance_attention(void **state) {
     (void)state;
     REQUIRE_AVX512();
-    const AttCase cases[] = {{2, 130, 4, 2, 64}, {1, 200, 2, 1, 128}, {4, 70, 2, 2, 32}};
+    const AttCase cases[] = {{2, 130, 4, 2, 64, 0}, {1, 200, 2, 1, 128, 0}, {4, 70, 2, 2, 32, 0}, {2, 300, 2, 1, 32, 100}};
     const char *schedules[] = {"split", "fused", NULL};
     int saved = omp_get_max_threads();
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
@@ -610,8 +616,8 @@ static void test_empty(void **state) {
     REQUIRE_AVX512();
     float *g = galloc(0);
     avx512_softcap_ce(g, g, g, NULL, 0, 8, 15.0f, 1.0f);
-    avx512_attention_fwd(g, g, g, g, g, 1, 0, 2, 1, 64);
-    avx512_attention_bwd(g, g, g, g, g, g, g, g, g, 1, 0, 2, 1, 64);
+    avx512_attention_fwd(g, g, g, g, g, 1, 0, 2, 1, 64, 0);
+    avx512_attention_bwd(g, g, g, g, g, g, g, g, g, 1, 0, 2, 1, 64, 0);
     avx512_rmsnorm_fwd(g, g, g, 0, 16);
     avx512_relu2_fwd(g, g, 0);
     avx512_embedding_bwd(g, g, NULL, 0, 16);

@@ -68,7 +68,7 @@ static void test_rmsnorm_grad(void **state) {
 }
 
 typedef struct {
-    int B, T, H, Hkv, D, which;  // which: 0 q, 1 k, 2 v
+    int B, T, H, Hkv, D, window, which;  // which: 0 q, 1 k, 2 v
     float *q, *k, *v, *out, *lse;
     const float *w;
 } AttnCtx;
@@ -76,13 +76,13 @@ typedef struct {
 static double attn_obj(const float *x, void *vctx) {
     AttnCtx *c = vctx;
     (void)x;  // x aliases one of q, k, v
-    ref_attention_fwd(c->out, c->lse, c->q, c->k, c->v, c->B, c->T, c->H, c->Hkv, c->D);
+    ref_attention_fwd(c->out, c->lse, c->q, c->k, c->v, c->B, c->T, c->H, c->Hkv, c->D, c->window);
     double s = 0;
     for (int i = 0; i < c->B * c->T * c->H * c->D; i++) s += (double)c->w[i] * c->out[i];
     return s;
 }
 
-static void check_attention(int H, int Hkv) {
+static void check_attention(int H, int Hkv, int window) {
     Rng r;
     rng_seed(&r, 2);
     int B = 2, T = 6, D = 8;
@@ -93,9 +93,9 @@ static void check_attention(int H, int Hkv) {
     fill(k, nk, &r, 1.0f);
     fill(v, nk, &r, 1.0f);
     fill(w, nq, &r, 1.0f);
-    AttnCtx ctx = {B, T, H, Hkv, D, 0, q, k, v, out, lse, w};
+    AttnCtx ctx = {B, T, H, Hkv, D, window, 0, q, k, v, out, lse, w};
     attn_obj(q, &ctx);
-    ref_attention_bwd(dq, dk, dv, w, out, lse, q, k, v, B, T, H, Hkv, D);
+    ref_attention_bwd(dq, dk, dv, w, out, lse, q, k, v, B, T, H, Hkv, D, window);
     check_grad("attention dq", q, nq, dq, attn_obj, &ctx, 1e-2f, 2e-2, 1e-3, 200);
     check_grad("attention dk", k, nk, dk, attn_obj, &ctx, 1e-2f, 2e-2, 1e-3, 200);
     check_grad("attention dv", v, nk, dv, attn_obj, &ctx, 1e-2f, 2e-2, 1e-3, 200);
@@ -107,11 +107,27 @@ static void check_attention(int H, int Hkv) {
     attn_obj(q, &ctx);
     for (int b = 0; b < B; b++)
         assert_memory_equal(out + (size_t)b * T * H * D, out2 + (size_t)b * T * H * D, (size_t)(T - 1) * H * D * 4);
+    // the window: changing position 0's k and v leaves every output from position window+1 on
+    // untouched, and changes the one at position window (which still sees it)
+    if (window > 0) {
+        memcpy(out2, out, nq * 4);
+        for (int b = 0; b < B; b++)
+            for (size_t i = 0; i < (size_t)Hkv * D; i++) v[(size_t)b * T * Hkv * D + i] += 1.0f;
+        attn_obj(q, &ctx);
+        for (int b = 0; b < B; b++) {
+            size_t first_blind = ((size_t)b * T + window + 1) * H * D;
+            assert_memory_equal(out + first_blind, out2 + first_blind, (size_t)(T - window - 1) * H * D * 4);
+            size_t last_seeing = ((size_t)b * T + window) * H * D;
+            assert_true(memcmp(out + last_seeing, out2 + last_seeing, (size_t)H * D * 4) != 0);
+        }
+    }
     free(q), free(k), free(v), free(out), free(out2), free(w), free(lse), free(dq), free(dk), free(dv);
 }
 
-static void test_attention_grad_mha(void **state) { (void)state; check_attention(2, 2); }
-static void test_attention_grad_gqa(void **state) { (void)state; check_attention(4, 2); }
+static void test_attention_grad_mha(void **state) { (void)state; check_attention(2, 2, 0); }
+static void test_attention_grad_gqa(void **state) { (void)state; check_attention(4, 2, 0); }
+// a sliding window of 2 keys before the query (T = 6: queries 3-5 lose their first keys)
+static void test_attention_grad_window(void **state) { (void)state; check_attention(2, 2, 2); check_attention(4, 2, 1); }
 
 typedef struct {
     int N, V;
@@ -356,11 +372,15 @@ static void test_head_chunks_equal_one_chunk(void **state) {
 // once (model_prefill) and each sequence's own tokens against its keys and values, give the
 // logits of running the whole sequences (to fp32 rounding: 1e-4), for MHA and GQA and every
 // kernel table; with no prefix the trunk and model_logits_rows are model_forward's bit for bit.
-static void check_prefix_scoring(int Hkv, const char *table) {
+static void check_prefix_scoring(int Hkv, const char *table, int window) {
     enum { B = 3, T = 21, P = 13, S = T - P };
     assert_int_equal(kernels_select(table), 0);
     ModelConfig cfg = tiny_config(Hkv);
     cfg.seq_len = 32;
+    if (window) {  // layer 0 sliding (S), layer 1 full (the last layer always is)
+        snprintf(cfg.window_pattern, sizeof cfg.window_pattern, "S");
+        cfg.window = window;
+    }
     Model m;
     RunState s;
     int32_t in[B * T], tg[B * T], suffix[B * S];
@@ -404,8 +424,9 @@ static void test_prefix_scoring_equals_full_forward(void **state) {
     (void)state;
     const char *tables[] = {"ref", NULL};
     for (int t = 0; t < 2; t++) {
-        check_prefix_scoring(2, tables[t]);
-        check_prefix_scoring(1, tables[t]);
+        check_prefix_scoring(2, tables[t], 0);
+        check_prefix_scoring(1, tables[t], 0);
+        check_prefix_scoring(2, tables[t], 5);  // queries in the suffix lose part of the cached prefix
     }
     assert_int_equal(kernels_select(NULL), 0);
 }
@@ -432,11 +453,48 @@ static void test_init_statistics(void **state) {
     assert_int_equal(model_config_num_params(&d10), 59637760);  // the kit baseline
 }
 
+// Sliding windows in the config: nanochat's layer rule, the FLOPs convention, JSON round trip
+// (and configs written before the fields existed), validation.
+static void test_window_pattern_config(void **state) {
+    (void)state;
+    ModelConfig c = model_config_from_depth(6, 8192, 2048);
+    assert_string_equal(c.window_pattern, "L");
+    assert_int_equal(c.window, 512);                          // ceil(2048/4/128)·128
+    assert_int_equal(model_config_default_window(256), 128);  // the cpu preset's T
+    assert_int_equal(model_config_default_window(1024), 256);
+    double full = model_config_flops_per_token(&c);
+    snprintf(c.window_pattern, sizeof c.window_pattern, "SSL");
+    int want[6] = {512, 512, 0, 512, 512, 0};  // tiled, and the last layer always full
+    for (int l = 0; l < 6; l++) assert_int_equal(model_config_layer_window(&c, l), want[l]);
+    double attn_saved = 4 * 12.0 * c.n_head * c.head_dim * (2048 - 512);  // 4 layers at T_eff 512
+    assert_true(fabs(full - model_config_flops_per_token(&c) - attn_saved) < 1e-6 * full);
+    char *js = model_config_to_json(&c);
+    ModelConfig back;
+    assert_int_equal(model_config_from_json(js, &back), 0);
+    assert_null(model_config_diff(&c, &back));
+    free(js);
+    assert_int_equal(model_config_from_json("{\"depth\":2,\"n_embd\":128,\"n_head\":1,\"n_kv_head\":1,\"head_dim\":128,"
+                                            "\"seq_len\":256,\"vocab_size\":8192,\"mlp_ratio\":4,\"rope_base\":100000,"
+                                            "\"softcap\":15,\"qk_norm\":1}", &back), 0);  // before windows
+    assert_string_equal(back.window_pattern, "L");
+    assert_int_equal(model_config_layer_window(&back, 0), 0);
+    assert_int_equal(model_config_validate(&c), 0);
+    snprintf(c.window_pattern, sizeof c.window_pattern, "SX");
+    assert_int_equal(model_config_validate(&c), -1);
+    assert_non_null(strstr(err_msg(), "--window-pattern"));
+    snprintf(c.window_pattern, sizeof c.window_pattern, "S");
+    c.window = 0;
+    assert_int_equal(model_config_validate(&c), -1);
+    assert_non_null(strstr(err_msg(), "--window"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_window_pattern_config),
         cmocka_unit_test(test_rmsnorm_grad),
         cmocka_unit_test(test_attention_grad_mha),
         cmocka_unit_test(test_attention_grad_gqa),
+        cmocka_unit_test(test_attention_grad_window),
         cmocka_unit_test(test_softcap_ce_grad),
         cmocka_unit_test(test_rope_and_relu2_grad),
         cmocka_unit_test(test_model_grad_mha),

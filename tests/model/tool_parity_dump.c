@@ -3,7 +3,8 @@
 //
 //   tool_parity_dump DATA_DIR OUT_DIR
 //
-// OUT_DIR/steps: a small GQA model (depth 2, C 64, 2 query heads, 1 kv head) at init, 10 Muon +
+// OUT_DIR/steps: a small GQA model (depth 2, C 64, 2 query heads, 1 kv head; layer 0 with a
+//   sliding window of 16 keys, layer 1 full) at init, 10 Muon +
 //   AdamW steps on real training batches (2 micro-batches of 2 x 64 tokens), step 0's loss and
 //   gradients, and every step's loss.
 // OUT_DIR/val: the same model after those 10 steps, saved by frontier's own checkpoint writer,
@@ -66,7 +67,7 @@ static void write_config(const char *dir, const ModelConfig *mc, cJSON *steps) {
     cJSON *parsed = cJSON_Parse(mj);
     free(mj);
     cJSON *it;
-    cJSON_ArrayForEach(it, parsed) cJSON_AddNumberToObject(m, it->string, it->valuedouble);
+    cJSON_ArrayForEach(it, parsed) cJSON_AddItemToObject(m, it->string, cJSON_Duplicate(it, 1));
     cJSON_Delete(parsed);
     cJSON_AddItemToObject(root, "steps", steps);
     cJSON_AddNumberToObject(root, "grad_accum", DUMP_G);
@@ -178,9 +179,10 @@ int main(int argc, char **argv) {
     if (!tok) die();
     int n_train, n_val;
     char **train = shards(data, "train_", &n_train), **val = shards(data, "val_", &n_val);
+    // layer 0 with a sliding window of 16 keys (of T = 64), layer 1 full: both attentions checked
     ModelConfig mc = {.depth = 2, .n_embd = 64, .n_head = 2, .n_kv_head = 1, .head_dim = 32, .seq_len = DUMP_T,
                       .vocab_size = tok->vocab_size, .mlp_ratio = 4, .rope_base = 100000.0f, .softcap = 15.0f,
-                      .qk_norm = 1};
+                      .qk_norm = 1, .window_pattern = "S", .window = 16};
     Model m;
     if (model_build(&m, &mc) != 0) die();
     model_init_weights(&m, 1234);

@@ -35,9 +35,14 @@ correct fp32 implementation therefore differs from fp64 truth by ~1e-7..1e-5 rel
 real bug (wrong sign, missing term, wrong index) shows up at 1e-2..1e0.  The thresholds sit in the
 gap between the two:
   * loss at step 0:   |loss - loss_c| <= 1e-5 * max(1, |loss|)
-  * each gradient:    max|g - g_c| <= grad_rtol * max|g| + 1e-7, grad_rtol = 1e-4 (--grad-rtol).
+  * each gradient:    max|g - g_c| <= grad_rtol * max|g| + 1e-7, grad_rtol = 2e-4 (--grad-rtol).
                       Measured against the tensor's largest entry, not elementwise: entries that
                       are tiny (or exactly zero in one implementation) carry only absolute noise.
+                      After the 10 training steps (the val dump's extra step) the worst tensor,
+                      layer 0's mlp.c_proj, measured 9.6e-5 of max|g| with full attention and
+                      1.06e-4 with layer 0 windowed — the same with the reference kernels as with
+                      the fast ones, so fp32's own error through a trained model, not a kernel's;
+                      1e-4 had no margin left.
                       Note: mean-loss gradients of a freshly initialised model are small (~1e-4 per
                       entry), and there the 1e-7 absolute term dominates (~1e-3 relative);
                       --grad-atol 0 makes the check purely relative (fp32 noise is ~1e-6 of max|g|).
@@ -81,7 +86,7 @@ MODEL_KEYS = ("depth", "n_embd", "n_head", "n_kv_head", "head_dim", "seq_len", "
 STEP_KEYS = ("muon_lr", "muon_momentum", "muon_wd", "wte_lr", "wte_beta1", "wte_beta2", "wte_wd",
              "lm_head_lr", "lm_head_beta1", "lm_head_beta2", "lm_head_wd", "adam_eps")
 LOSS_RTOL = 1e-5
-GRAD_RTOL = 1e-4
+GRAD_RTOL = 2e-4
 GRAD_ATOL = 1e-7
 STEP_RTOL = 1e-4
 BPB_ATOL = 1e-4
@@ -168,6 +173,9 @@ class Cfg:
             self.rope_base = float(d["rope_base"])
             self.softcap = float(d["softcap"])
             self.qk_norm = bool(d["qk_norm"])
+            # sliding windows (absent in configs written before them: every layer full)
+            self.window_pattern = str(d.get("window_pattern", "L")) or "L"
+            self.window = int(d.get("window", 0))
         except (TypeError, ValueError) as e:
             raise DumpError(f"config.json: bad model value: {e}")
         self.hidden = int(round(self.mlp_ratio * self.n_embd))
@@ -175,6 +183,15 @@ class Cfg:
             raise DumpError("config.json: model sizes must be positive")
         if self.n_head % self.n_kv_head or self.head_dim % 2:
             raise DumpError("config.json: need n_kv_head | n_head and an even head_dim")
+        if set(self.window_pattern) - set("SL") or ("S" in self.window_pattern and self.window < 1):
+            raise DumpError("config.json: window_pattern must be letters S/L, with window >= 1 for S")
+
+    def layer_window(self, i):
+        """nanochat's _compute_window_sizes: the pattern tiled over the layers, the last layer
+        full; 0 = full causal attention, w = each query sees the w keys before it and itself."""
+        if i == self.depth - 1 or self.window_pattern[i % len(self.window_pattern)] != "S":
+            return 0
+        return self.window
 
     def as_dict(self):
         return {k: getattr(self, k) for k in MODEL_KEYS}
@@ -217,30 +234,41 @@ def apply_rope(x, cos, sin):
     return torch.cat([x1 * cos + x2 * sin, -x1 * sin + x2 * cos], dim=-1)
 
 
-def causal_attention(q, k, v):
+def attention_mask(T, window=0):
+    """True where query row may NOT see key col: col > row, and with a window row - col > window
+    (nanochat's SDPA fallback: visible iff col <= row and row - col <= window)."""
+    r = torch.arange(T)[:, None]
+    c = torch.arange(T)[None, :]
+    hidden = c > r
+    if window > 0:
+        hidden = hidden | (r - c > window)
+    return hidden
+
+
+def causal_attention(q, k, v, window=0):
     # q: (B, H, T, D); k, v: (B, Hkv, T, D)
     H, Hkv, T, D = q.shape[1], k.shape[1], q.shape[2], q.shape[3]
     g = H // Hkv
     k = k.repeat_interleave(g, dim=1)  # q head h -> kv head h // g
     v = v.repeat_interleave(g, dim=1)
     att = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(D))
-    mask = torch.ones(T, T, dtype=torch.bool).triu(1)
-    att = att.masked_fill(mask, float("-inf"))
+    att = att.masked_fill(attention_mask(T, window), float("-inf"))
     return torch.softmax(att, dim=-1) @ v
 
 
-def causal_attention_loop(q, k, v):
+def causal_attention_loop(q, k, v, window=0):
     """The same function written differently (per query position, explicit max/exp/sum, explicit
-    kv-head index); used only by the self-test to cross-check causal_attention."""
+    kv-head index and key range); used only by the self-test to cross-check causal_attention."""
     B, H, T, D = q.shape
     g = H // k.shape[1]
     out = torch.empty_like(q)
     for h in range(H):
         kh, vh = k[:, h // g], v[:, h // g]
         for t in range(T):
-            s = torch.einsum("bd,bsd->bs", q[:, h, t], kh[:, :t + 1]) / math.sqrt(D)
+            s0 = max(0, t - window) if window > 0 else 0
+            s = torch.einsum("bd,bsd->bs", q[:, h, t], kh[:, s0:t + 1]) / math.sqrt(D)
             e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
-            out[:, h, t] = torch.einsum("bs,bsd->bd", e / e.sum(dim=-1, keepdim=True), vh[:, :t + 1])
+            out[:, h, t] = torch.einsum("bs,bsd->bd", e / e.sum(dim=-1, keepdim=True), vh[:, s0:t + 1])
     return out
 
 
@@ -259,7 +287,7 @@ def forward_logits(P, cfg, idx, attn_fn=causal_attention):
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         if cfg.qk_norm:
             q, k = rms_norm(q), rms_norm(k)
-        y = attn_fn(q, k, v).transpose(1, 2).reshape(B, T, H * D)
+        y = attn_fn(q, k, v, cfg.layer_window(i)).transpose(1, 2).reshape(B, T, H * D)
         x = x + y @ P[p + "attn.c_proj.weight"].t()
         h = rms_norm(x)
         x = x + torch.relu(h @ P[p + "mlp.c_fc.weight"].t()).square() @ P[p + "mlp.c_proj.weight"].t()
@@ -640,19 +668,22 @@ def selftest(keep=None):
         except DumpError as e:
             rep("malformed safetensors rejected", True, str(e).split(": ", 1)[1])
 
-    # 2. attention: matrix form vs per-position loop, MHA and GQA
-    for Hkv in (4, 2, 1):
+    # 2. attention: matrix form vs per-position loop, MHA and GQA, without and with a window
+    for Hkv, W in ((4, 0), (2, 0), (1, 0), (2, 2), (1, 1)):
         q = torch.randn(2, 4, 7, 8, generator=gen, dtype=torch.float64)
         k = torch.randn(2, Hkv, 7, 8, generator=gen, dtype=torch.float64)
         v = torch.randn(2, Hkv, 7, 8, generator=gen, dtype=torch.float64)
-        e = (causal_attention(q, k, v) - causal_attention_loop(q, k, v)).abs().max().item()
-        rep(f"attention vs loop form (H 4, Hkv {Hkv})", e < 1e-12, f"max|diff| {e:.1e}")
+        e = (causal_attention(q, k, v, W) - causal_attention_loop(q, k, v, W)).abs().max().item()
+        rep(f"attention vs loop form (H 4, Hkv {Hkv}, window {W})", e < 1e-12, f"max|diff| {e:.1e}")
     if hasattr(F, "scaled_dot_product_attention"):
         q = torch.randn(2, 4, 7, 8, generator=gen, dtype=torch.float64)
         k = torch.randn(2, 4, 7, 8, generator=gen, dtype=torch.float64)
         v = torch.randn(2, 4, 7, 8, generator=gen, dtype=torch.float64)
         e = (causal_attention(q, k, v) - F.scaled_dot_product_attention(q, k, v, is_causal=True)).abs().max().item()
         rep("attention vs F.scaled_dot_product_attention", e < 1e-12, f"max|diff| {e:.1e}")
+        sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=~attention_mask(7, 3))  # True = may attend
+        e = (causal_attention(q, k, v, 3) - sdpa).abs().max().item()
+        rep("windowed attention vs F.scaled_dot_product_attention with the mask", e < 1e-12, f"max|diff| {e:.1e}")
     else:
         print(f"[--] F.scaled_dot_product_attention not in torch {torch.__version__}; loop form used instead")
 

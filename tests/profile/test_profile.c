@@ -24,11 +24,14 @@ static void test_costs_match_hand_counts(void **state) {
     assert_float_equal(c.flops, 60, 0);
     assert_float_equal(c.bytes, 4 * (15 + 9), 0);
     // causal attention, B=1, T=3, H=1, D=2: pairs (t,s<=t) = 1+2+3 = 6; each q.k (2D=4) + p.v (4) + exp
-    c = cost_attention_fwd(1, 3, 1, 1, 2);
+    c = cost_attention_fwd(1, 3, 1, 1, 2, 0);
     assert_float_equal(c.flops, 6 * (4 * 2 + 1), 0);
     assert_float_equal(c.bytes, 4 * (3 * 2 * (2 + 2) + 3), 0);  // q,k,v,out of 3x2 + lse of 3
-    c = cost_attention_bwd(1, 3, 1, 1, 2);
+    c = cost_attention_bwd(1, 3, 1, 1, 2, 0);
     assert_float_equal(c.flops, 6 * (10 * 2 + 4), 0);
+    // window 1, T=5: query t sees min(t, 1) + 1 keys = 1+2+2+2+2 = 9 pairs (a window >= T-1 is none)
+    assert_float_equal(cost_attention_fwd(1, 5, 1, 1, 2, 1).flops, 9 * (4 * 2 + 1), 0);
+    assert_float_equal(cost_attention_fwd(1, 5, 1, 1, 2, 4).flops, 15 * (4 * 2 + 1), 0);
     // RoPE on B=1, T=2, nh=1, D=4: 4 pairs x 6 FLOPs; read + write 8 floats
     c = cost_rope(1, 2, 1, 4);
     assert_float_equal(c.flops, 24, 0);
