@@ -179,9 +179,10 @@ static Work work_acquire(const Shape *s) {
     return w;
 }
 
-// The causal products of a query block at i0 (diag i0): C (+)= A · B in the layout given.
-static void block_product(GemmOp op, int i0) {
-    op.causal = 1, op.diag = i0;
+// The causal products of a query block at i0 (diag i0): C (+)= A · B in the layout given, the
+// tiles outside the causal band (and the window's, with one) skipped.
+static void block_product(GemmOp op, int i0, int window) {
+    op.causal = 1, op.diag = i0, op.window = window;
     gemm_run_op(avx512bf16_gemm_impl(), &op);
 }
 
@@ -199,12 +200,12 @@ static void fwd_task(const Shape *s, Work *w, float *out, float *lse, const floa
             int rb = T - i0 < RB ? T - i0 : RB, n = i0 + rb;
             size_t at = qoff + (size_t)i0 * s->ldq;
             block_product((GemmOp){.layout = GEMM_NT, .M = rb, .N = n, .K = D, .c = w->S, .a = q + at, .lda = s->ldq,
-                                   .packed_b = w->k_nt, .packed_N = T, .packed_K = D}, i0);  // S = Q Kᵀ
+                                   .packed_b = w->k_nt, .packed_N = T, .packed_K = D}, i0, s->window);  // S = Q Kᵀ
             for (int r = 0; r < rb; r++)
                 l[i0 + r] = softmax_causal(w->S + (size_t)r * n, w->P + (size_t)r * s->ldp, first_key(s, i0 + r), i0 + r,
                                            n, s->scale);
             block_product((GemmOp){.layout = GEMM_NN, .M = rb, .N = D, .K = n, .c = out + at, .ldc = s->ldq, .a16 = w->P,
-                                   .lda = s->ldp, .packed_b = w->v_nn, .packed_N = D, .packed_K = T}, i0);  // O = P V
+                                   .lda = s->ldp, .packed_b = w->v_nn, .packed_N = D, .packed_K = T}, i0, s->window);  // O = P V
         }
     }
 }
@@ -242,20 +243,20 @@ static void bwd_task(const Shape *s, Work *w, float *dq, float *dk, float *dv, c
             size_t at = qoff + (size_t)i0 * s->ldq;
             const float *Qb = q + at, *dOb = dout + at;
             block_product((GemmOp){.layout = GEMM_NT, .M = rb, .N = n, .K = D, .c = w->S, .a = Qb, .lda = s->ldq,
-                                   .packed_b = w->k_nt, .packed_N = T, .packed_K = D}, i0);  // S = Q Kᵀ
+                                   .packed_b = w->k_nt, .packed_N = T, .packed_K = D}, i0, s->window);  // S = Q Kᵀ
             block_product((GemmOp){.layout = GEMM_NT, .M = rb, .N = n, .K = D, .c = w->dP, .a = dOb, .lda = s->ldq,
-                                   .packed_b = w->v_nt, .packed_N = T, .packed_K = D}, i0);  // dP = dO Vᵀ
+                                   .packed_b = w->v_nt, .packed_N = T, .packed_K = D}, i0, s->window);  // dP = dO Vᵀ
             for (int r = 0; r < rb; r++) {
                 float di = row_dot(dOb + (size_t)r * s->ldq, out + at + (size_t)r * s->ldq, D);
                 grad_causal(w->S + (size_t)r * n, w->dP + (size_t)r * n, w->P + (size_t)r * s->ldp,
                             w->dS + (size_t)r * s->ldp, first_key(s, i0 + r), i0 + r, n, s->scale, l[i0 + r], di);
             }
             block_product((GemmOp){.layout = GEMM_TN, .M = n, .N = D, .K = rb, .accumulate = 1, .c = dv + koff,
-                                   .ldc = s->ldkv, .a16 = w->P, .lda = s->ldp, .b = dOb, .ldb = s->ldq}, i0);  // dV += Pᵀ dO
+                                   .ldc = s->ldkv, .a16 = w->P, .lda = s->ldp, .b = dOb, .ldb = s->ldq}, i0, s->window);  // dV += Pᵀ dO
             block_product((GemmOp){.layout = GEMM_NN, .M = rb, .N = D, .K = n, .c = dq + at, .ldc = s->ldq, .a16 = w->dS,
-                                   .lda = s->ldp, .packed_b = w->k_nn, .packed_N = D, .packed_K = T}, i0);  // dQ = dS K
+                                   .lda = s->ldp, .packed_b = w->k_nn, .packed_N = D, .packed_K = T}, i0, s->window);  // dQ = dS K
             block_product((GemmOp){.layout = GEMM_TN, .M = n, .N = D, .K = rb, .accumulate = 1, .c = dk + koff,
-                                   .ldc = s->ldkv, .a16 = w->dS, .lda = s->ldp, .b = Qb, .ldb = s->ldq}, i0);  // dK += dSᵀ Q
+                                   .ldc = s->ldkv, .a16 = w->dS, .lda = s->ldp, .b = Qb, .ldb = s->ldq}, i0, s->window);  // dK += dSᵀ Q
         }
     }
 }

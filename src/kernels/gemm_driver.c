@@ -58,6 +58,7 @@ typedef struct {
     int a16_direct;        // nn: the kernel reads a16's rows unpacked (kernel_rows16)
     size_t a16_pairs;      // tn: a16 is in row pairs of this stride (head.h), read as packed (kernel_pairs)
     int causal, diag;      // a causal attention product (gemm_run_op), diagonal offset
+    int window;            // and its sliding window (keys before the query; 0 = none)
     int a_relu2, b_relu2;  // A (nt) / B (nn, tn) is relu²(a / b), formed while packing (gemm_relu2_linear_*)
     const float *relu2_grad;  // (M, N) like C, dense: C is finished as relu2_bwd(C, relu2_grad)
     size_t lda, ldb, ldc;     // row strides (elements) of a or a16, b and c; 0 = dense (fill_strides)
@@ -343,24 +344,38 @@ void gemm_unpin_all(void) {
 
 // ---------------------------------------------------------------------------------------------
 // Causal products (gemm_run_op with causal): the depth range [lo, hi) of strip rows [i, i+h) that can
-// hold non-zero terms, and the first column that is wholly above the diagonal.
+// hold non-zero terms, and the columns [first, end) that are not wholly outside every row's keys.
+// With a window, query q sees keys q + diag - window .. q + diag (diag: query row 0's position
+// among the keys), so the range has a second bound.
 // ---------------------------------------------------------------------------------------------
 
 static int round_down_to(int v, int m) { return v / m * m; }
+static int clamp0(int v) { return v > 0 ? v : 0; }
 
-// NN (rows = queries, depth = keys): key k is seen by query i when k <= i + diag.
-// TN (rows = keys, depth = queries): key i is seen by query k when k >= i - diag.
+// NN (rows = queries, depth = keys): key k is seen by query i when i + diag - window <= k <= i + diag.
+// TN (rows = keys, depth = queries): key i is seen by query k when i - diag <= k <= i - diag + window.
 static void causal_depth(const GemmArgs *x, int i, int h, int *lo, int *hi) {
-    int step = x->g->kstep;
+    int step = x->g->kstep, w = x->window;
     *lo = 0, *hi = x->K;
     if (!x->causal) return;
-    if (x->layout == GEMM_NN) *hi = imin(x->K, (int)round_up((size_t)(i + h + x->diag > 0 ? i + h + x->diag : 0), (size_t)step));
-    if (x->layout == GEMM_TN) *lo = imin(x->K, round_down_to(i - x->diag > 0 ? i - x->diag : 0, step));
+    if (x->layout == GEMM_NN) {
+        *hi = imin(x->K, (int)round_up((size_t)clamp0(i + h + x->diag), (size_t)step));
+        if (w > 0) *lo = imin(x->K, round_down_to(clamp0(i + x->diag - w), step));
+    }
+    if (x->layout == GEMM_TN) {
+        *lo = imin(x->K, round_down_to(clamp0(i - x->diag), step));
+        if (w > 0) *hi = imin(x->K, (int)round_up((size_t)clamp0(i + h - x->diag + w), (size_t)step));
+    }
 }
 
 // NT (rows = queries, columns = keys): columns from here on are above every row of the strip.
 static int causal_cols(const GemmArgs *x, int i, int h) {
     return x->causal && x->layout == GEMM_NT ? i + h + x->diag : x->N;
+}
+
+// NT with a window: columns before this one are left of every row's window (0 without one).
+static int window_first_col(const GemmArgs *x, int i) {
+    return x->causal && x->window > 0 && x->layout == GEMM_NT ? clamp0(i + x->diag - x->window) : 0;
 }
 
 static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
@@ -400,12 +415,20 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 int lo, hi;
                 causal_depth(x, i, h, &lo, &hi);
                 int k0 = lo > pc ? lo : pc, k1 = imin(hi, pc + kc);
-                if (k0 >= k1) continue;
+                if (k0 >= k1) {
+                    // no depth at all (keys the window hides from every query of a TN product):
+                    // the strip's C is an empty sum, 0 unless accumulating
+                    if (lo >= hi && pc == 0 && !x->accumulate)
+                        for (int r = 0; r < h; r++) memset(x->c + (size_t)(i + r) * x->ldc + jc, 0, (size_t)nc * sizeof(float));
+                    continue;
+                }
                 // later k blocks resume the chain from C; so does a causal strip's first block
                 // when an earlier one already started it
                 int load_c = x->accumulate || pc > round_down_to(lo, kcb);
                 const char *astrip = ap + (size_t)s * strip_bytes + (size_t)(k0 - pc) * g->mr * g->elem;
                 int j_first = x->upper && i > jc ? (i - jc) / g->nr * g->nr : 0;  // first panel not wholly below
+                int j_window = window_first_col(x, i) - jc;  // first panel not wholly left of the window
+                if (j_window > j_first) j_first = round_down_to(j_window, g->nr);
                 int j_end = imin(nc, causal_cols(x, i, h) - jc);                   // first panel wholly above
                 const float *arow = direct ? x->a + (size_t)i * x->lda + pc : NULL;
                 size_t lda = x->lda;
@@ -543,7 +566,7 @@ void gemm_run_op(const GemmImpl *g, const GemmOp *op) {
         abort();  // internal misuse: bf16 A only for the bf16 nn/tn; a packed B too small for the product
     GemmArgs x = {.g = g, .layout = op->layout, .c = op->c, .a = op->a, .b = op->b, .M = op->M, .N = op->N, .K = op->K,
                   .accumulate = op->accumulate, .packed_b = op->packed_b, .a16 = op->a16, .a16_direct = direct16 && g->kernel_rows16,
-                  .causal = op->causal, .diag = op->diag, .lda = op->lda, .ldb = op->ldb, .ldc = op->ldc,
+                  .causal = op->causal, .diag = op->diag, .window = op->causal ? op->window : 0, .lda = op->lda, .ldb = op->ldb, .ldc = op->ldc,
                   .packed_N = op->packed_b ? op->packed_N : 0, .packed_K = op->packed_b ? op->packed_K : 0};
     run_args(&x);
 }

@@ -130,6 +130,9 @@ typedef struct {
     const void *packed_b;
     int packed_N, packed_K;
     int causal, diag;
+    int window;  // with causal: a sliding window — query q also does not see keys before
+                 // q + diag - window (0 = none); the products skip those tiles and depth likewise,
+                 // so a's entries there must be zero (nn, tn) and nt's C there is left unwritten
 } GemmOp;
 void gemm_run_op(const GemmImpl *impl, const GemmOp *op);
 

@@ -529,13 +529,20 @@ static void test_symmetric_products_give_the_same_bits(void **state) {
 // products on the masked operands: NT on every visible score (query i, key j <= i + diag), NN and
 // TN (whose a is zero above the diagonal) on every element, with and without accumulation, at 1
 // to 3 threads; query blocks off the diagonal (diag > 0), ragged tiles, odd depths, and depths
-// over one k block (NN: 1100 keys; TN: 900 queries). Each product also runs as attention_bf16.c
+// over one k block (NN: 1100 keys; TN: 900 queries), with and without a sliding window (the
+// products then also skip what lies left of it; TN's key strips that no query sees are zeros
+// without accumulation). Each product also runs as attention_bf16.c
 // runs it: operands and result inside wider matrices (row strides), B read from gemm_pack_b's
 // panels of a larger B (more keys: NT's columns, NN's depth), and A given in bf16 (NN read in
 // place with an even stride, packed with an odd one; TN packed).
-static void causal_mask(float *a, int rows, int keys, int diag) {
-    for (int i = 0; i < rows; i++)
+// ...and with a sliding window (0 = none), zero left of it too.
+static int window_start(int i, int diag, int window) { return window > 0 && i + diag - window > 0 ? i + diag - window : 0; }
+
+static void causal_mask(float *a, int rows, int keys, int diag, int window) {
+    for (int i = 0; i < rows; i++) {
         for (int j = i + diag + 1; j < keys; j++) a[(size_t)i * keys + j] = 0.0f;
+        for (int j = 0; j < window_start(i, diag, window) && j < keys; j++) a[(size_t)i * keys + j] = 0.0f;
+    }
 }
 
 static uint16_t bf16_rne(float f) {  // vcvtneps2bf16 on finite values
@@ -558,12 +565,13 @@ enum { PLAIN, STRIDED_PACKED, A16_EVEN, A16_ODD, FORMS };
 // c (M x N, dense) (+)= the causal product in form `form`; b has extra rows beyond those the
 // product uses (NT: keys, NN: depth), finite, for the packed forms to pack
 static void run_causal(GemmLayout l, int form, float *c, const float *a, const float *b, int b_rows, int M, int N,
-                       int K, int acc, const float *c0, int diag, int threads) {
+                       int K, int acc, const float *c0, int diag, int window, int threads) {
     const GemmImpl *g = avx512bf16_gemm_impl();
     int prev = omp_get_max_threads();
     omp_set_num_threads(threads);
     if (acc) memcpy(c, c0, (size_t)M * N * sizeof *c);
-    GemmOp op = {.layout = l, .M = M, .N = N, .K = K, .accumulate = acc, .c = c, .a = a, .b = b, .causal = 1, .diag = diag};
+    GemmOp op = {.layout = l, .M = M, .N = N, .K = K, .accumulate = acc, .c = c, .a = a, .b = b, .causal = 1, .diag = diag,
+                 .window = window};
     int a_rows = l == GEMM_TN ? K : M, a_cols = l == GEMM_TN ? M : K, b_cols = l == GEMM_NT ? K : N;
     float *aw = NULL, *bw = NULL, *cw = NULL;
     uint16_t *a16 = NULL;
@@ -598,37 +606,40 @@ static void run_causal(GemmLayout l, int form, float *c, const float *a, const f
 static void test_causal_products_give_the_same_bits(void **state) {
     (void)state;
     if (!kernels_variant_available(KV_AVX512, NULL) || !cpu_info()->avx512_bf16) skip();
-    static const int shapes[][4] = {  // query rows, keys (= rows + diag), D, diag
-        {1, 1, 16, 0}, {14, 14, 32, 0}, {64, 256, 128, 192}, {70, 70, 33, 0}, {45, 101, 17, 56},
-        {256, 256, 128, 0}, {64, 1100, 64, 1036}, {900, 900, 40, 0}};
+    static const int shapes[][5] = {  // query rows, keys (= rows + diag), D, diag, window (0: none)
+        {1, 1, 16, 0, 0},      {14, 14, 32, 0, 0},       {64, 256, 128, 192, 0}, {70, 70, 33, 0, 0},
+        {45, 101, 17, 56, 0},  {256, 256, 128, 0, 0},    {64, 1100, 64, 1036, 0}, {900, 900, 40, 0, 0},
+        {64, 256, 128, 192, 100}, {256, 256, 128, 0, 64}, {45, 101, 17, 56, 7},  {64, 1100, 64, 1036, 300},
+        {900, 900, 40, 0, 130}};
     const int extra = 37;  // keys beyond the product's in the packed B
     Rng r;
     rng_seed(&r, 11);
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
-        int rows = shapes[s][0], keys = shapes[s][1], D = shapes[s][2], diag = shapes[s][3];
+        int rows = shapes[s][0], keys = shapes[s][1], D = shapes[s][2], diag = shapes[s][3], W = shapes[s][4];
         size_t ns = (size_t)rows * keys, nk = (size_t)keys * D, nq = (size_t)rows * D;
         float *q = random_floats(nq, &r), *k = random_floats(nk + (size_t)extra * D, &r), *p = random_floats(ns, &r);
         float *want = malloc((ns > nk ? ns : nk) * sizeof *want), *c = malloc((ns > nk ? ns : nk) * sizeof *c);
         float *c0 = random_floats(nk > nq ? nk : nq, &r);
-        causal_mask(p, rows, keys, diag);
+        causal_mask(p, rows, keys, diag, W);
         for (int t = 1; t <= 3; t++) {
             run_threads(avx512bf16_matmul_nt, want, q, k, rows, keys, D, 0, NULL, t);  // scores
             for (int form = PLAIN; form <= STRIDED_PACKED; form++) {  // (NT has no bf16 A)
                 for (size_t i = 0; i < ns; i++) c[i] = NAN;
-                run_causal(GEMM_NT, form, c, q, k, keys + extra, rows, keys, D, 0, NULL, diag, t);
-                for (int i = 0; i < rows; i++)
-                    assert_memory_equal(want + (size_t)i * keys, c + (size_t)i * keys,
-                                        (size_t)(i + diag + 1 < keys ? i + diag + 1 : keys) * sizeof *c);
+                run_causal(GEMM_NT, form, c, q, k, keys + extra, rows, keys, D, 0, NULL, diag, W, t);
+                for (int i = 0; i < rows; i++) {  // the keys row i sees: [window start, i + diag]
+                    int j0 = window_start(i, diag, W), j1 = i + diag + 1 < keys ? i + diag + 1 : keys;
+                    assert_memory_equal(want + (size_t)i * keys + j0, c + (size_t)i * keys + j0, (size_t)(j1 - j0) * sizeof *c);
+                }
             }
             for (int acc = 0; acc < 2; acc++) {
                 run_threads(avx512bf16_matmul_nn, want, p, k, rows, D, keys, acc, c0, t);  // P V
                 for (int form = 0; form < FORMS; form++) {
-                    run_causal(GEMM_NN, form, c, p, k, keys + extra, rows, D, keys, acc, c0, diag, t);
+                    run_causal(GEMM_NN, form, c, p, k, keys + extra, rows, D, keys, acc, c0, diag, W, t);
                     assert_memory_equal(want, c, nq * sizeof *c);
                 }
                 run_threads(avx512bf16_matmul_tn, want, p, q, keys, D, rows, acc, c0, t);  // Pᵀ dO
                 for (int form = 0; form < FORMS; form++) {
-                    run_causal(GEMM_TN, form, c, p, q, rows, keys, D, rows, acc, c0, diag, t);
+                    run_causal(GEMM_TN, form, c, p, q, rows, keys, D, rows, acc, c0, diag, W, t);
                     assert_memory_equal(want, c, nk * sizeof *c);
                 }
             }
