@@ -2,6 +2,7 @@
 #include "kernels/cpu.h"
 
 #include <cpuid.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -56,12 +57,17 @@ static void detect(CpuInfo *c) {
     if (c->amx_tile) c->amx_permitted = syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
 }
 
+// Detected once, under pthread_once: the first calls can come from several OpenMP threads at once
+// (Muon's matrices run side by side, each thread resolving the kernel table). With a plain
+// flag, a second thread re-ran detect() — whose memset zeroes the struct — while the first read
+// it, saw no AVX-512 and picked another table: one run in ~100 of tests/dist's sharded-optimizer
+// test had its first matrix ±1 ulp off (with OMP_NUM_THREADS=3).
+static CpuInfo info;
+static pthread_once_t info_once = PTHREAD_ONCE_INIT;
+
+static void detect_info(void) { detect(&info); }
+
 const CpuInfo *cpu_info(void) {
-    static CpuInfo info;
-    static int done;
-    if (!done) {
-        detect(&info);
-        done = 1;
-    }
+    pthread_once(&info_once, detect_info);
     return &info;
 }

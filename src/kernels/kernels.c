@@ -406,11 +406,19 @@ void kernels_set_profiling(int on) {
     active = on ? kernels_profiled(base) : base;
 }
 
-const Kernels *kernels(void) {
+// The first resolution, once even when several threads ask at the same time (see cpu_info()).
+// A table chosen before (kernels_select, kernels_init) is kept.
+static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
+
+static void resolve_default(void) {
     if (!active && kernels_init()) {
         fprintf(stderr, "frontier: %s; using the default kernels\n", err_msg());
         kernels_select(NULL);
     }
+}
+
+const Kernels *kernels(void) {
+    pthread_once(&resolve_once, resolve_default);
     return active;
 }
 
