@@ -1,6 +1,7 @@
 // profile/profile.c — spans, trace writer, per-op summary (see profile.h).
 #include "profile/profile.h"
 
+#include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@ typedef struct {
     double child_s;     // time in nested spans
     double flops, bytes;
     int depth;
+    int team;           // threads of the OpenMP team the span ran in (1 outside parallel regions)
 } Span;
 
 typedef struct ThreadBuf {
@@ -72,7 +74,8 @@ void prof_begin_slow(const char *name, const char *cat, int index) {
     ThreadBuf *b = thread_buf();
     if (b->depth >= 64) return;
     Span *s = &b->open[b->depth++];
-    *s = (Span){.name = name, .cat = cat, .index = index, .t0 = now_seconds(), .depth = b->depth - 1};
+    *s = (Span){.name = name, .cat = cat, .index = index, .t0 = now_seconds(), .depth = b->depth - 1,
+                .team = omp_in_parallel() ? omp_get_num_threads() : 1};
 }
 
 void prof_end_slow(double flops, double bytes) {
@@ -135,6 +138,11 @@ int prof_write_trace(const char *path) {
 
 // ---------------------------------------------------------------------------------------------
 // Per-op summary: self times of op and data spans inside steps
+//
+// An op called inside a parallel region runs side by side with the same op on the team's other
+// threads (Muon's matrices, one per thread): its span counts 1/team of its time, its wall-clock
+// share, so that the table adds up to the step (kit-d10's optimizer otherwise made it 123%) and
+// its GFLOP/s is the team's aggregate rate, comparable with the all-thread peak.
 // ---------------------------------------------------------------------------------------------
 
 static ProfOpStat *find_or_add(ProfSummary *s, const char *name) {
@@ -167,11 +175,12 @@ void prof_summarize(ProfSummary *s) {
                 o->total_s += self;
             } else if (!strcmp(sp->cat, "op") || !strcmp(sp->cat, "data")) {
                 ProfOpStat *o = find_or_add(s, sp->name);
+                double share = self / (sp->team > 1 ? sp->team : 1);
                 o->calls++;
-                o->total_s += self;
+                o->total_s += share;
                 o->flops += sp->flops;
                 o->bytes += sp->bytes;
-                s->covered_s += self;
+                s->covered_s += share;
             } else if (!strcmp(sp->cat, "phase") || !strcmp(sp->cat, "layer")) {
                 if (!strcmp(sp->cat, "layer") && sp->index >= 0 && sp->index < 64) {
                     s->layer_s[sp->index] += dur;
