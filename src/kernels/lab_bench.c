@@ -25,6 +25,7 @@ typedef struct {
     const char *what;  // where the model runs it
     int M, N, K, acc;  // matmuls (M, N, K); other ops use what they need:
     int B, T, H, Hkv, D, C, V, rows;
+    int window;        // attention: the sliding window (0 = full causal)
     size_t n;
 } BenchCase;
 
@@ -43,7 +44,7 @@ enum {
 // The preset's cases
 // ---------------------------------------------------------------------------------------------
 
-#define MAX_CASES 40
+#define MAX_CASES 48
 
 static int add_mm(BenchCase *cs, int n, int op, const char *what, int M, int N, int K, int acc) {
     cs[n] = (BenchCase){.op = op, .what = what, .M = M, .N = N, .K = K, .acc = acc};
@@ -91,6 +92,14 @@ static int preset_cases(const ModelConfig *m, int rows, BenchCase *cs) {
         cs[n].op = others[i].op;
         cs[n++].what = others[i].what;
     }
+    // attention in an S layer of --window-pattern (nanochat's window for this T), where it is shorter
+    int w = model_config_default_window(T);
+    for (int op = OP_ATT_F; w + 1 < T && op <= OP_ATT_B; op++) {
+        cs[n] = base;
+        cs[n].op = op;
+        cs[n].window = w;
+        cs[n++].what = "S layer (window)";
+    }
     return n;
 }
 
@@ -103,7 +112,10 @@ static void shape_str(const BenchCase *c, char *s, size_t cap) {
     case OP_ROPE_F: case OP_ROPE_B: case OP_RR_F: case OP_RR_B:
         snprintf(s, cap, "B=%d T=%d nh=%d D=%d", c->B, c->T, c->H, c->D);
         break;
-    case OP_ATT_F: case OP_ATT_B: snprintf(s, cap, "B=%d T=%d H=%d/%d D=%d", c->B, c->T, c->H, c->Hkv, c->D); break;
+    case OP_ATT_F: case OP_ATT_B:
+        if (c->window) snprintf(s, cap, "B=%d T=%d H=%d/%d D=%d W=%d", c->B, c->T, c->H, c->Hkv, c->D, c->window);
+        else snprintf(s, cap, "B=%d T=%d H=%d/%d D=%d", c->B, c->T, c->H, c->Hkv, c->D);
+        break;
     case OP_RELU_F: case OP_RELU_B: snprintf(s, cap, "n=%zu", c->n); break;
     case OP_HEAD: case OP_HEAD_B: snprintf(s, cap, "N=%d V=%d C=%d", c->rows, c->V, c->C); break;
     default: snprintf(s, cap, "N=%d V=%d", c->rows, c->V);
@@ -122,8 +134,8 @@ static OpCost case_cost(const BenchCase *c) {
     case OP_ROPE_F: case OP_ROPE_B: return cost_rope(c->B, c->T, c->H, c->D);
     case OP_RR_F: return cost_rope_rmsnorm_fwd(c->B, c->T, c->H, c->D);
     case OP_RR_B: return cost_rope_rmsnorm_bwd(c->B, c->T, c->H, c->D);
-    case OP_ATT_F: return cost_attention_fwd(c->B, c->T, c->H, c->Hkv, c->D, 0);
-    case OP_ATT_B: return cost_attention_bwd(c->B, c->T, c->H, c->Hkv, c->D, 0);
+    case OP_ATT_F: return cost_attention_fwd(c->B, c->T, c->H, c->Hkv, c->D, c->window);
+    case OP_ATT_B: return cost_attention_bwd(c->B, c->T, c->H, c->Hkv, c->D, c->window);
     case OP_RELU_F: return cost_relu2_fwd(c->n);
     case OP_RELU_B: return cost_relu2_bwd(c->n);
     case OP_HEAD: return cost_head_ce(c->rows, c->V, c->C, 1, 1);
@@ -188,7 +200,8 @@ static void bufs_alloc(const BenchCase *c, Bufs *d, Rng *r) {
         }
     if (c->op == OP_RMS_B) ref_rmsnorm_fwd(d->f[3], d->f[2], d->f[0], c->rows, c->C);
     if (c->op == OP_RR_B) ref_rope_rmsnorm_fwd(d->f[3], d->f[4], d->f[0], d->f[1], d->f[2], c->B, c->T, c->H, c->D);
-    if (c->op == OP_ATT_B) ref_attention_fwd(d->f[3], d->f[4], d->f[0], d->f[1], d->f[2], c->B, c->T, c->H, c->Hkv, c->D, 0);
+    if (c->op == OP_ATT_B)
+        ref_attention_fwd(d->f[3], d->f[4], d->f[0], d->f[1], d->f[2], c->B, c->T, c->H, c->Hkv, c->D, c->window);
 }
 
 static void bufs_free(Bufs *d) {
@@ -212,9 +225,10 @@ static void bench_call(const Kernels *k, const BenchCase *c, Bufs *d) {
     case OP_ROPE_B: k->rope_bwd(f[0], f[1], f[2], c->B, c->T, c->H, c->D); break;
     case OP_RR_F: k->rope_rmsnorm_fwd(f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->D); break;
     case OP_RR_B: k->rope_rmsnorm_bwd(f[3], f[5], f[0], f[4], f[1], f[2], c->B, c->T, c->H, c->D); break;
-    case OP_ATT_F: k->attention_fwd(f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->Hkv, c->D, 0); break;
+    case OP_ATT_F: k->attention_fwd(f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->Hkv, c->D, c->window); break;
     case OP_ATT_B:
-        k->attention_bwd(f[6], f[7], f[8], f[5], f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->Hkv, c->D, 0);
+        k->attention_bwd(f[6], f[7], f[8], f[5], f[3], f[4], f[0], f[1], f[2], c->B, c->T, c->H, c->Hkv, c->D,
+                         c->window);
         break;
     case OP_RELU_F: k->relu2_fwd(f[1], f[0], c->n); break;
     case OP_RELU_B: k->relu2_bwd(f[2], f[1], f[0], c->n); break;
