@@ -105,7 +105,11 @@ static void emu_config(const uint8_t cfg[64]) {
     emu.configured = cfg[0] == 1;
 }
 
-// Using a tile before LDTILECFG faults on the hardware (#UD): the emulator aborts likewise.
+// TILERELEASE: back to the initial state, unconfigured.
+static void emu_release(void) { memset(&emu, 0, sizeof emu); }
+
+// Using a tile before LDTILECFG (or after TILERELEASE) faults on the hardware (#UD): the emulator
+// aborts likewise.
 static void emu_check(int t) {
     if (!emu.configured || !emu.rows[t]) abort();
 }
@@ -171,10 +175,12 @@ static void emu_dpbf16ps(int dst, int a, int b) {
 #define TILE_LOAD(t, p, s) emu_load(t, p, s)
 #define TILE_STORE(t, p, s) emu_store(t, p, s)
 #define TILE_DP(c, a, b) emu_dpbf16ps(c, a, b)
+#define TILE_RELEASE() emu_release()
 #include "kernels/amx_tile_kernel.h"
 #undef AMX_NAME
 #undef AMX_FN
 #undef TILE_CONFIG
+#undef TILE_RELEASE
 #undef TILE_ZERO
 #undef TILE_LOAD
 #undef TILE_STORE
@@ -203,4 +209,5 @@ static void emu_dpbf16ps(int dst, int a, int b) {
         AMX_BARRIER();      \
     } while (0)
 #define TILE_DP(c, a, b) _tile_dpbf16ps(c, a, b)
+#define TILE_RELEASE() _tile_release()
 #include "kernels/amx_tile_kernel.h"

@@ -6,6 +6,7 @@
 //   AMX_NAME(x)             the name of this build's function x (amx_x / amx_emu_x)
 //   AMX_FN                  the attributes of the functions that touch tiles
 //   TILE_CONFIG(cfg)        load the 64-byte tile configuration
+//   TILE_RELEASE()          return the tiles to their initial (unconfigured) state
 //   TILE_ZERO(t)            tile t = 0
 //   TILE_LOAD(t, p, s)      tile t = the rows at p, s bytes apart
 //   TILE_STORE(t, p, s)     the rows of tile t to p, s bytes apart
@@ -18,6 +19,7 @@
 // Load the configuration (palette 1, every tile 16 x 64 bytes). Once per thread and product
 // (GemmImpl.begin): loading it also zeroes the tiles, so it is not done per micro-tile.
 static AMX_FN void AMX_NAME(begin)(void) { TILE_CONFIG(AMX_TILE_CONFIG); }
+static AMX_FN void AMX_NAME(end)(void) { TILE_RELEASE(); }
 
 // C (+)= A · B over `chunks` 32-deep steps for the tiles of the 32 x 32 micro-tile that hold
 // any of its rows (two_rows: rows 16-31 too) and columns (two_cols), C at c with row stride ldc
@@ -74,7 +76,7 @@ static void AMX_NAME(kernel)(int kc, const void *ap, const void *bp, float *c, s
 static const GemmImpl AMX_NAME(impl) = {.mr = AMX_MR, .nr = AMX_NR, .kstep = AMX_DEPTH, .elem = sizeof(uint16_t),
                                         .pack_a = amx_pack_a, .pack_b = amx_pack_b, .kernel = AMX_NAME(kernel),
                                         .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows,
-                                        .begin = AMX_NAME(begin)};
+                                        .begin = AMX_NAME(begin), .end = AMX_NAME(end)};
 
 void AMX_NAME(matmul_nt)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AMX_NAME(impl), GEMM_NT, c, a, b, M, N, K, accumulate);

@@ -461,6 +461,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
     }
     free(tmp);
     buf_release(buf, slot);
+    if (g->end) g->end();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -77,9 +77,12 @@ typedef struct {
     // stride ld, as x) = 2x·c where x > 0, else +0.
     void (*relu2_rows)(float *dst, const float *src, size_t ld, int rows, int cols);
     void (*relu2_grad_rows)(float *c, const float *x, size_t ld, int rows, int cols);
-    // Optional: called by each thread before its first kernel call of a product (AMX loads its
-    // tile configuration here: another library may have changed it since this thread's last product).
+    // Optional: called by each thread before its first kernel call of a product and after its
+    // last (AMX loads its tile configuration in begin — another library may have changed it since
+    // — and releases the tiles in end, so that the thread's idle tile state costs nothing on
+    // context switches).
     void (*begin)(void);
+    void (*end)(void);
 } GemmImpl;
 
 // For the lab's checks: fill every packing buffer with NaN before use (see gemm_driver.c).
