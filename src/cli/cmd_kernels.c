@@ -43,8 +43,8 @@ static void add_variant(Tables *t, int v) {
     else add_table(t, kernels_variant((KernelVariant)v), KERNEL_VARIANT_NAMES[v]);
 }
 
-// AMX's bf16 GEMMs: the tiles where this CPU has them, else (when asked, or for the check of
-// every table: `quiet`) the emulator, which needs AVX512_BF16 for its packing.
+// AMX's bf16 GEMMs: the tiles where this CPU has them, else the emulator, which needs
+// AVX512_BF16 for its packing; `asked` (--variant amx_bf16) says so when neither runs.
 static void add_amx(Tables *t, int asked) {
     const char *why;
     if (kernels_variant_available(KV_AMX, &why) && cpu_info()->avx512_bf16) t->amx16 = 1;

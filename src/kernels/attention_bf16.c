@@ -31,6 +31,7 @@
 #include "kernels/attention_bf16.h"
 #include "kernels/avx512_vmath.h"
 #include "kernels/gemm_driver.h"
+#include "kernels/kernels.h"
 #include "kernels/simd_matmul.h"
 #include "util/mem.h"
 
@@ -58,9 +59,6 @@ static size_t p_stride(int T) {
 static Shape shape_of(int B, int T, int H, int Hkv, int D, int window) {
     return (Shape){B, T, H, Hkv, D, H / Hkv, window, 1.0f / sqrtf((float)D), (size_t)H * D, (size_t)Hkv * D, p_stride(T)};
 }
-
-// The first key query i sees.
-static int first_key(const Shape *s, int i) { return s->window > 0 && i > s->window ? i - s->window : 0; }
 
 // Lanes [lo, hi) of the 16 from j.
 static inline __mmask16 lanes_between(int j, int lo, int hi) {
@@ -202,7 +200,7 @@ static void fwd_task(const Shape *s, Work *w, float *out, float *lse, const floa
             block_product((GemmOp){.layout = GEMM_NT, .M = rb, .N = n, .K = D, .c = w->S, .a = q + at, .lda = s->ldq,
                                    .packed_b = w->k_nt, .packed_N = T, .packed_K = D}, i0, s->window);  // S = Q Kᵀ
             for (int r = 0; r < rb; r++)
-                l[i0 + r] = softmax_causal(w->S + (size_t)r * n, w->P + (size_t)r * s->ldp, first_key(s, i0 + r), i0 + r,
+                l[i0 + r] = softmax_causal(w->S + (size_t)r * n, w->P + (size_t)r * s->ldp, attention_first_key(i0 + r, s->window), i0 + r,
                                            n, s->scale);
             block_product((GemmOp){.layout = GEMM_NN, .M = rb, .N = D, .K = n, .c = out + at, .ldc = s->ldq, .a16 = w->P,
                                    .lda = s->ldp, .packed_b = w->v_nn, .packed_N = D, .packed_K = T}, i0, s->window);  // O = P V
@@ -249,7 +247,7 @@ static void bwd_task(const Shape *s, Work *w, float *dq, float *dk, float *dv, c
             for (int r = 0; r < rb; r++) {
                 float di = row_dot(dOb + (size_t)r * s->ldq, out + at + (size_t)r * s->ldq, D);
                 grad_causal(w->S + (size_t)r * n, w->dP + (size_t)r * n, w->P + (size_t)r * s->ldp,
-                            w->dS + (size_t)r * s->ldp, first_key(s, i0 + r), i0 + r, n, s->scale, l[i0 + r], di);
+                            w->dS + (size_t)r * s->ldp, attention_first_key(i0 + r, s->window), i0 + r, n, s->scale, l[i0 + r], di);
             }
             block_product((GemmOp){.layout = GEMM_TN, .M = n, .N = D, .K = rb, .accumulate = 1, .c = dv + koff,
                                    .ldc = s->ldkv, .a16 = w->P, .lda = s->ldp, .b = dOb, .ldb = s->ldq}, i0, s->window);  // dV += Pᵀ dO

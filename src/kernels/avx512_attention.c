@@ -31,6 +31,7 @@
 
 #include "kernels/avx512_ops.h"
 #include "kernels/avx512_vmath.h"
+#include "kernels/kernels.h"
 #include "kernels/ref.h"
 #include "util/mem.h"
 
@@ -58,7 +59,7 @@ static inline int key_limit(int q0, int i, int k0, int nk) { return imin(nk, q0 
 // The window's side: the first key of block k0 that query row q0+i sees (0: the block's first).
 // Keys before it are masked like those after the diagonal: probability 0.
 static inline int key_first(const AttShape *s, int q0, int i, int k0) {
-    return s->window > 0 ? imax(0, q0 + i - s->window - k0) : 0;
+    return imax(0, attention_first_key(q0 + i, s->window) - k0);
 }
 
 // Block skipping for the window: the first key block query block qb reaches, and the last query

@@ -363,11 +363,13 @@ static const char *bf16_source(OpFn f) {
     return NULL;
 }
 
-// The bf16 twin of selected's op TWIN_OPS[i]: ref's is ref_bf16; a GEMM chosen as amx is AMX's;
-// any other fast one is AVX512_BF16's (every AMX CPU has AVX512_BF16, which AMX's packing uses).
+// The bf16 twin of selected's op TWIN_OPS[i]: a ref op's (also one a variant takes from ref, as
+// avx2 does attention) is ref_bf16; a GEMM chosen as amx is AMX's (amx's ops are avx512's
+// functions, so only the chosen variant tells); any other fast one is AVX512_BF16's (every AMX
+// CPU has AVX512_BF16, which AMX's packing uses).
 static int bf16_twin(int i, OpFn *out) {
     int op = TWIN_OPS[i];
-    if (selected.variant[op] == KV_REF) { *out = twin(TW_REF, i); return 0; }
+    if (!strcmp(kernels_op_source(&selected.table, op), "ref")) { *out = twin(TW_REF, i); return 0; }
     const CpuInfo *c = cpu_info();
     if (!(c->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL)))
         return err_set("--precision bf16 needs AVX512_BF16 for the %s %s kernel (this CPU lacks it); use "

@@ -95,6 +95,10 @@ typedef struct {
 
 extern const Kernels KERNELS_REF;
 
+// The first key query (or key position) t sees under attention's window (0 = none): t - window,
+// never before 0. Every attention variant and the evaluation's cached-prefix attention use it.
+static inline int attention_first_key(int t, int window) { return window > 0 && t > window ? t - window : 0; }
+
 // The active table (default: the best variant this CPU runs; FRONTIER_KERNELS overrides it,
 // see kernels_select). Resolved on first use; a bad FRONTIER_KERNELS is reported on stderr and
 // the default is used — call kernels_init() first to treat it as an error instead.

@@ -2,8 +2,6 @@
 // in lab_bench.c.
 #include "kernels/lab.h"
 
-#include "kernels/gemm_driver.h"
-
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
@@ -15,6 +13,7 @@
 #include <unistd.h>
 
 #include "kernels/attention_bf16.h"
+#include "kernels/gemm_driver.h"
 #include "kernels/head.h"
 #include "kernels/ref.h"
 #include "util/error.h"

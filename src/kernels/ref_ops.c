@@ -126,15 +126,12 @@ void ref_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const fl
 // row has bf16 as a constant and the fp32 reference is the plain loops.
 #define RND(x) (bf16 ? ref_round_bf16(x) : (x))
 
-// The first key query t sees: t - window with a window (0 = none), never before 0.
-static inline int first_key(int t, int window) { return window > 0 && t > window ? t - window : 0; }
-
 static inline __attribute__((always_inline)) void attention_fwd_row(const int bf16, float *out, float *lse,
                                                                      const float *q, const float *k, const float *v,
                                                                      int T, int H, int Hkv, int D, int window, int b,
                                                                      int h, int t, float *p) {
     float scale = 1.0f / sqrtf((float)D);
-    int hk = h / (H / Hkv), s0 = first_key(t, window);
+    int hk = h / (H / Hkv), s0 = attention_first_key(t, window);
     const float *qt = q + (((size_t)b * T + t) * H + h) * D;
     float mx = -INFINITY;
     for (int s = s0; s <= t; s++) {
@@ -173,7 +170,7 @@ static inline __attribute__((always_inline)) void attention_bwd_row(const int bf
     float l = lse[((size_t)b * H + h) * T + t];
     float di = 0;  // D_i = sum(dout * out): the softmax backward's row term
     for (int d = 0; d < D; d++) di += go[d] * ot[d];
-    for (int s = first_key(t, window); s <= t; s++) {
+    for (int s = attention_first_key(t, window); s <= t; s++) {
         size_t ki = (((size_t)b * T + s) * Hkv + hk) * D;
         const float *ks = k + ki, *vs = v + ki;
         float dot = 0, dp = 0;

@@ -229,7 +229,7 @@ static void prefix_attention(float *out, const float *q, const float *k, const f
 #pragma omp parallel for schedule(static)
                 for (int t = 0; t < T; t++) {  // query t sees keys j0 .. P+t
                     float *r = sc + (size_t)t * S, mx = -INFINITY;
-                    int n = P + t + 1, j0 = window > 0 && n - 1 > window ? n - 1 - window : 0;
+                    int n = P + t + 1, j0 = attention_first_key(P + t, window);
                     for (int j = j0; j < n; j++) mx = r[j] > mx ? r[j] : mx;
                     double sum = 0;
                     for (int j = j0; j < n; j++) sum += r[j] = expf(r[j] - mx);
