@@ -36,6 +36,7 @@ static void print_kernels(void) {
         const char *why;
         int ok = kernels_variant_available((KernelVariant)v, &why);
         printf("%s %s%s%s%s", v ? "," : "", KERNEL_VARIANT_NAMES[v], ok ? "" : " (no: ", ok ? "" : why, ok ? "" : ")");
+        if (v == KV_AMX && ok && kernels_amx_emulated()) printf(" (emulated: FRONTIER_AMX_EMULATE)");
     }
     const Kernels *k = kernels();
     const char *env = getenv("FRONTIER_KERNELS");

@@ -47,7 +47,7 @@ static void add_variant(Tables *t, int v) {
 // AVX512_BF16 for its packing; `asked` (--variant amx_bf16) says so when neither runs.
 static void add_amx(Tables *t, int asked) {
     const char *why;
-    if (kernels_variant_available(KV_AMX, &why) && cpu_info()->avx512_bf16) t->amx16 = 1;
+    if (kernels_variant_available(KV_AMX, &why) && !kernels_amx_emulated() && cpu_info()->avx512_bf16) t->amx16 = 1;
     else if (cpu_info()->avx512_bf16) t->amx_emu = 1;
     else if (asked) printf("amx_bf16: skipped: %s; its emulator needs AVX512_BF16\n", why ? why : "needs AVX512_BF16");
 }
@@ -118,13 +118,10 @@ static int already_checked(const Checked *done, int n, int op, const char *sourc
     return 0;
 }
 
-// Which ops of a table check_table checks: all; the bf16 twin tables' ops with products; the
-// AMX tables' GEMMs (their head and attention are avx512_bf16's, checked there).
-typedef enum { OPS_ALL, OPS_BF16, OPS_GEMM } OpSet;
+// Which ops of a table check_table checks: all, or the bf16 twin tables' ops with products.
+typedef enum { OPS_ALL, OPS_BF16 } OpSet;
 
-static int in_set(int op, OpSet set) {
-    return set == OPS_ALL || (set == OPS_BF16 && kernel_op_has_precision(op)) || (set == OPS_GEMM && kernel_op_is_gemm(op));
-}
+static int in_set(int op, OpSet set) { return set == OPS_ALL || kernel_op_has_precision(op); }
 
 // Check every op of one table not checked before. Returns the number of failed ops.
 static int check_table(const Kernels *k, const char *label, OpSet set, int op_filter, const LabCheckOpts *o,
@@ -184,11 +181,10 @@ static int kernels_check_cmd(int argc, char **argv) {
     double t0 = now_seconds();
     for (int i = 0; i < t.n; i++) failed += check_table(t.k[i], t.label[i], OPS_ALL, op_filter, &o, done, &n_done);
     int precision_ops = op_filter < 0 || kernel_op_has_precision(op_filter);
-    int gemm_ops = op_filter < 0 || kernel_op_is_gemm(op_filter);
     if (t.ref16 && precision_ops) failed += check_table(kernels_bf16_matmuls(0), "ref_bf16", OPS_BF16, op_filter, &o, done, &n_done);
     if (t.bf16 && precision_ops) failed += check_table(kernels_bf16_matmuls(1), BF16_LABEL, OPS_BF16, op_filter, &o, done, &n_done);
-    if (t.amx16 && gemm_ops) failed += check_table(kernels_bf16_amx(0), "amx_bf16", OPS_GEMM, op_filter, &o, done, &n_done);
-    if (t.amx_emu && gemm_ops) failed += check_table(kernels_bf16_amx(1), "amx_emu", OPS_GEMM, op_filter, &o, done, &n_done);
+    if (t.amx16 && precision_ops) failed += check_table(kernels_bf16_amx(0), "amx_bf16", OPS_BF16, op_filter, &o, done, &n_done);
+    if (t.amx_emu && precision_ops) failed += check_table(kernels_bf16_amx(1), "amx_emu", OPS_BF16, op_filter, &o, done, &n_done);
     printf("%s: %d op check%s, %d failed (%.1f s)\n", failed ? "FAIL" : "PASS", n_done, n_done == 1 ? "" : "s", failed,
            now_seconds() - t0);
     return failed ? FRONTIER_EXIT_ERROR : 0;

@@ -6,8 +6,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/attention_bf16.h"
 #include "kernels/avx512_ops.h"
 #include "kernels/avx512_vmath.h"
+#include "kernels/head.h"
 #include "kernels/simd_matmul.h"
 
 #define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
@@ -45,6 +47,13 @@ static BF16_FN void pack_a_rows(uint16_t *dst, const float *src, size_t ld, int 
         }
 }
 
+// 16 rows of 16 k pairs (v[p]: pair p of rows r0..r0+15) transposed into packed rows r0..r0+15
+// of depth block k0.
+static BF16_FN void store_pair_block(uint16_t *dst, __m512 v[16], int k0, int r0) {
+    v_transpose16(v);
+    for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + ((size_t)(k0 / AMX_DEPTH) * AMX_MR + r0 + i) * AMX_DEPTH, v[i]);
+}
+
 // Columns of a k-major source (tn: element (k, r) at src[k·ld + r]): per block and 16 rows, the
 // 16 k pairs as rows of 32-bit words (two source rows interleaved), then a 16 x 16 transpose
 // turns them into 16 packed rows of 16 k pairs.
@@ -59,15 +68,72 @@ static BF16_FN void pack_a_cols(uint16_t *dst, const float *src, size_t ld, int 
                 __m512 odd = k + 1 < kc ? _mm512_maskz_loadu_ps(m, src + (size_t)(k + 1) * ld + r0) : _mm512_setzero_ps();
                 v[p] = _mm512_castsi512_ps(v_pair_rows16((__m512i)_mm512_cvtne2ps_pbh(odd, even)));
             }
-            v_transpose16(v);
-            for (int i = 0; i < 16; i++)
-                _mm512_storeu_ps(dst + ((size_t)(k0 / AMX_DEPTH) * AMX_MR + r0 + i) * AMX_DEPTH, v[i]);
+            store_pair_block(dst, v, k0, r0);
         }
 }
 
 static void amx_pack_a(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
     if (transpose) pack_a_rows(dst, src, ld, w, kc);
     else pack_a_cols(dst, src, ld, w, kc);
+}
+
+// The same layout from sources already in bf16 (GemmPack16: the bf16 P and dS of attention, the
+// head's bf16 dlogits strips when they cannot be read in place): no conversion, so the same
+// packed bits as their fp32 originals rounded by vcvtneps2bf16.
+static BF16_FN __mmask32 mask32(int n) {
+    return n >= 32 ? (__mmask32)0xffffffffu : n <= 0 ? (__mmask32)0 : (__mmask32)((1u << n) - 1);
+}
+
+// Rows contiguous along k (nn): each row's 32 values of a block copied whole.
+static BF16_FN void pack_a16_rows(uint16_t *dst, const uint16_t *src, size_t ld, int w, int kc) {
+    int blocks = (kc + AMX_DEPTH - 1) / AMX_DEPTH;
+    for (int r = 0; r < AMX_MR; r++)
+        for (int kb = 0; kb < blocks; kb++) {
+            int k0 = kb * AMX_DEPTH;
+            __m512i v = r < w ? _mm512_maskz_loadu_epi16(mask32(kc - k0), src + (size_t)r * ld + k0) : _mm512_setzero_si512();
+            _mm512_storeu_si512(dst + ((size_t)kb * AMX_MR + r) * AMX_DEPTH, v);
+        }
+}
+
+// Columns of a k-major source (tn: element (k, r) at src[k·ld + r]): rows k and k+1 interleaved
+// into k pairs, then transposed, as pack_a_cols does with fp32.
+static BF16_FN void pack_a16_cols(uint16_t *dst, const uint16_t *src, size_t ld, int w, int kc) {
+    for (int k0 = 0; k0 < kc; k0 += AMX_DEPTH)
+        for (int r0 = 0; r0 < AMX_MR; r0 += 16) {
+            __mmask16 m = v_mask_first(w - r0);
+            __m512 v[16];
+            for (int p = 0; p < 16; p++) {
+                int k = k0 + 2 * p;
+                __m256i even = k < kc ? _mm256_maskz_loadu_epi16(m, src + (size_t)k * ld + r0) : _mm256_setzero_si256();
+                __m256i odd = k + 1 < kc ? _mm256_maskz_loadu_epi16(m, src + (size_t)(k + 1) * ld + r0) : _mm256_setzero_si256();
+                v[p] = _mm512_castsi512_ps(v_pair_rows16(_mm512_inserti64x4(_mm512_castsi256_si512(even), odd, 1)));
+            }
+            store_pair_block(dst, v, k0, r0);
+        }
+}
+
+static void amx_pack_a16(void *dst, const uint16_t *src, size_t ld, int w, int kc, int transpose) {
+    if (transpose) pack_a16_rows(dst, src, ld, w, kc);
+    else pack_a16_cols(dst, src, ld, w, kc);
+}
+
+// A in row pairs (the head's bf16 dlogits for head_dw, GemmPackPairs): the pairs are already the
+// 32-bit words a tile row holds, so a depth block is 16 pair rows transposed. A tile row needs
+// 16 consecutive pairs of one row, which lie `stride` words apart: read in place, every tile
+// would be a transpose; packed, each strip is transposed once for all of B's column panels.
+static BF16_FN void amx_pack_a_pairs(void *dst, const uint32_t *a, size_t stride, int w, int kc) {
+    int pairs = (kc + 1) / 2;
+    for (int k0 = 0; k0 < kc; k0 += AMX_DEPTH)
+        for (int r0 = 0; r0 < AMX_MR; r0 += 16) {
+            __mmask16 m = v_mask_first(w - r0);
+            __m512 v[16];
+            for (int j = 0; j < 16; j++) {
+                int p = k0 / 2 + j;
+                v[j] = p < pairs ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(m, a + (size_t)p * stride + r0))
+                                 : _mm512_setzero_ps();
+            }
+            store_pair_block(dst, v, k0, r0);
+        }
 }
 
 // B: the AVX512_BF16 impl's k-pair panels (the driver zeroes the depth padding past kc's pairs).

@@ -11,6 +11,14 @@
 // rows are k-contiguous); packed B is the AVX512_BF16 impl's pair layout (NR = 32), whose two
 // column halves are tiles of row stride 128 bytes. Depth is zero-padded to a multiple of 32.
 // Edge tiles (fewer than 32 rows or columns) go through a 32 x 32 scratch tile in the stack.
+// Operands already in bf16 need no conversion: bf16 rows (the fused head's dlogits strips, the
+// attention's P and dS in the nn products) are a tile's rows as they lie and are loaded in
+// place; row pairs (head_dw's dlogits) and the tn products' bf16 columns are transposed once per
+// strip into the packed layout.
+//
+// Every bf16 product runs here: the three matmuls, the ReLU² linear layers (and so Muon's Polar
+// Express), the fused head (head_ce, head_dw: head.c's strips and loss around these GEMMs) and
+// attention (attention_bf16.c's query blocks around them).
 //
 // Numbers: operands rounded to bf16 (nearest even, as vcvtneps2bf16), fp32 accumulation. Per
 // Intel's pseudo-code, TDPBF16PS adds to each C element the products of one k pair, element 2k
@@ -40,12 +48,28 @@ void amx_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K
 void amx_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
 void amx_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N, int K);
 
+void amx_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets, int N,
+                 int V, int C, float cap, float dscale);
+void amx_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C);
+void amx_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
+                       int Hkv, int D, int window);
+void amx_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                       const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D, int window);
+
 void amx_emu_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void amx_emu_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void amx_emu_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void amx_emu_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
 void amx_emu_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
                               int K);
+void amx_emu_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
+                     int N, int V, int C, float cap, float dscale);
+void amx_emu_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C);
+void amx_emu_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
+                           int Hkv, int D, int window);
+void amx_emu_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                           const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
+                           int window);
 
 // The emulator's TDPBF16PS on one element, for its unit test: c + a0·b0 + a1·b1 as the pseudo-code
 // orders and rounds it (bf16 bit patterns in, DAZ inputs, FTZ after each add).

@@ -11,14 +11,15 @@
 // The products round their operands to bf16 (nearest even) and accumulate in fp32: Q, K, V, P,
 // dO and dS are the rounded values; S, lse, D_i and the softmax are fp32.
 //
-// Fast variant: every product is one of the AVX512_BF16 GEMMs (gemm_run_op, gemm_driver.h),
-// single-threaded inside the parallel loop over tasks, on blocks of queries against the keys they
-// can see (an rb x (i0+rb) score block), in the causal mode that skips the micro-tiles above the
-// diagonal (and the depth they would multiply by zero); the diagonal tiles are computed whole and
-// their upper triangles zeroed. The products read Q, dO and write O, dQ, dK, dV in place through
-// row strides (no per-head copies); K and V are packed once per (batch, kv head) and every query
-// block reads its prefix of the keys; the softmax writes P (and the backward dS) in bf16, which
-// the products read without packing them again. dK and dV sum over the group's heads and the
+// Fast variants: every product is one of a bf16 GemmImpl's GEMMs (gemm_run_op, gemm_driver.h),
+// AVX512_BF16's (avx512bf16_*) or AMX's (amx_matmul.h), single-threaded inside the parallel loop
+// over tasks, on blocks of queries against the keys they can see (an rb x (i0+rb) score block),
+// in the causal mode that skips the micro-tiles above the diagonal (and the depth they would
+// multiply by zero); the diagonal tiles are computed whole and their upper triangles zeroed. The
+// products read Q, dO and write O, dQ, dK, dV in place through row strides (no per-head copies);
+// K and V are packed once per (batch, kv head) and every query block reads its prefix of the
+// keys; the softmax writes P (and the backward dS) in bf16, which the nn products read in place
+// and the tn ones pack without converting. dK and dV sum over the group's heads and the
 // query blocks in order. Each (batch, kv head) is one task with a fixed order of sums, so results
 // do not depend on the thread count.
 //
@@ -42,6 +43,7 @@
 #define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 
 typedef struct {
+    const GemmImpl *g; // the products' bf16 GEMM: AVX512_BF16's or AMX's
     int B, T, H, Hkv, D, group;
     int window;        // query i sees keys i-window .. i; 0 = all up to i
     float scale;
@@ -56,8 +58,8 @@ static size_t p_stride(int T) {
     return ld / 32 % 2 ? ld : ld + 32;
 }
 
-static Shape shape_of(int B, int T, int H, int Hkv, int D, int window) {
-    return (Shape){B, T, H, Hkv, D, H / Hkv, window, 1.0f / sqrtf((float)D), (size_t)H * D, (size_t)Hkv * D, p_stride(T)};
+static Shape shape_of(const GemmImpl *g, int B, int T, int H, int Hkv, int D, int window) {
+    return (Shape){g, B, T, H, Hkv, D, H / Hkv, window, 1.0f / sqrtf((float)D), (size_t)H * D, (size_t)Hkv * D, p_stride(T)};
 }
 
 // Lanes [lo, hi) of the 16 from j.
@@ -160,7 +162,7 @@ static KeptBuf work_pool[WORK_SLOTS];
 static size_t lines(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 static Work work_acquire(const Shape *s) {
-    const GemmImpl *g = avx512bf16_gemm_impl();
+    const GemmImpl *g = s->g;
     size_t st = lines((size_t)block_rows(s->T) * s->T * sizeof(float));
     size_t pt = lines((size_t)block_rows(s->T) * s->ldp * sizeof(uint16_t));
     size_t nt = lines(gemm_packed_bytes(g, s->T, s->D)), nn = lines(gemm_packed_bytes(g, s->D, s->T));
@@ -179,14 +181,14 @@ static Work work_acquire(const Shape *s) {
 
 // The causal products of a query block at i0 (diag i0): C (+)= A · B in the layout given, the
 // tiles outside the causal band (and the window's, with one) skipped.
-static void block_product(GemmOp op, int i0, int window) {
-    op.causal = 1, op.diag = i0, op.window = window;
-    gemm_run_op(avx512bf16_gemm_impl(), &op);
+static void block_product(const Shape *s, GemmOp op, int i0) {
+    op.causal = 1, op.diag = i0, op.window = s->window;
+    gemm_run_op(s->g, &op);
 }
 
 static void fwd_task(const Shape *s, Work *w, float *out, float *lse, const float *q, const float *k, const float *v,
                      int b, int hk) {
-    const GemmImpl *g = avx512bf16_gemm_impl();
+    const GemmImpl *g = s->g;
     int T = s->T, D = s->D;
     size_t koff = (size_t)b * T * s->ldkv + (size_t)hk * D;
     gemm_pack_b(g, GEMM_NT, w->k_nt, k + koff, s->ldkv, T, D);
@@ -197,21 +199,21 @@ static void fwd_task(const Shape *s, Work *w, float *out, float *lse, const floa
         for (int i0 = 0, RB = block_rows(T); i0 < T; i0 += RB) {
             int rb = T - i0 < RB ? T - i0 : RB, n = i0 + rb;
             size_t at = qoff + (size_t)i0 * s->ldq;
-            block_product((GemmOp){.layout = GEMM_NT, .M = rb, .N = n, .K = D, .c = w->S, .a = q + at, .lda = s->ldq,
-                                   .packed_b = w->k_nt, .packed_N = T, .packed_K = D}, i0, s->window);  // S = Q Kᵀ
+            block_product(s, (GemmOp){.layout = GEMM_NT, .M = rb, .N = n, .K = D, .c = w->S, .a = q + at, .lda = s->ldq,
+                                   .packed_b = w->k_nt, .packed_N = T, .packed_K = D}, i0);  // S = Q Kᵀ
             for (int r = 0; r < rb; r++)
                 l[i0 + r] = softmax_causal(w->S + (size_t)r * n, w->P + (size_t)r * s->ldp, attention_first_key(i0 + r, s->window), i0 + r,
                                            n, s->scale);
-            block_product((GemmOp){.layout = GEMM_NN, .M = rb, .N = D, .K = n, .c = out + at, .ldc = s->ldq, .a16 = w->P,
-                                   .lda = s->ldp, .packed_b = w->v_nn, .packed_N = D, .packed_K = T}, i0, s->window);  // O = P V
+            block_product(s, (GemmOp){.layout = GEMM_NN, .M = rb, .N = D, .K = n, .c = out + at, .ldc = s->ldq, .a16 = w->P,
+                                   .lda = s->ldp, .packed_b = w->v_nn, .packed_N = D, .packed_K = T}, i0);  // O = P V
         }
     }
 }
 
-void avx512bf16_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
-                              int H, int Hkv, int D, int window) {
+void bf16_attention_fwd_with(const GemmImpl *g, float *out, float *lse, const float *q, const float *k, const float *v,
+                             int B, int T, int H, int Hkv, int D, int window) {
     if (B <= 0 || T <= 0 || H <= 0) return;
-    Shape s = shape_of(B, T, H, Hkv, D, window);
+    Shape s = shape_of(g, B, T, H, Hkv, D, window);
 #pragma omp parallel
     {
         Work w = work_acquire(&s);
@@ -223,7 +225,7 @@ void avx512bf16_attention_fwd(float *out, float *lse, const float *q, const floa
 
 static void bwd_task(const Shape *s, Work *w, float *dq, float *dk, float *dv, const float *dout, const float *out,
                      const float *lse, const float *q, const float *k, const float *v, int b, int hk) {
-    const GemmImpl *g = avx512bf16_gemm_impl();
+    const GemmImpl *g = s->g;
     int T = s->T, D = s->D;
     size_t koff = (size_t)b * T * s->ldkv + (size_t)hk * D;
     gemm_pack_b(g, GEMM_NT, w->k_nt, k + koff, s->ldkv, T, D);
@@ -240,30 +242,30 @@ static void bwd_task(const Shape *s, Work *w, float *dq, float *dk, float *dv, c
             int rb = T - i0 < RB ? T - i0 : RB, n = i0 + rb;
             size_t at = qoff + (size_t)i0 * s->ldq;
             const float *Qb = q + at, *dOb = dout + at;
-            block_product((GemmOp){.layout = GEMM_NT, .M = rb, .N = n, .K = D, .c = w->S, .a = Qb, .lda = s->ldq,
-                                   .packed_b = w->k_nt, .packed_N = T, .packed_K = D}, i0, s->window);  // S = Q Kᵀ
-            block_product((GemmOp){.layout = GEMM_NT, .M = rb, .N = n, .K = D, .c = w->dP, .a = dOb, .lda = s->ldq,
-                                   .packed_b = w->v_nt, .packed_N = T, .packed_K = D}, i0, s->window);  // dP = dO Vᵀ
+            block_product(s, (GemmOp){.layout = GEMM_NT, .M = rb, .N = n, .K = D, .c = w->S, .a = Qb, .lda = s->ldq,
+                                   .packed_b = w->k_nt, .packed_N = T, .packed_K = D}, i0);  // S = Q Kᵀ
+            block_product(s, (GemmOp){.layout = GEMM_NT, .M = rb, .N = n, .K = D, .c = w->dP, .a = dOb, .lda = s->ldq,
+                                   .packed_b = w->v_nt, .packed_N = T, .packed_K = D}, i0);  // dP = dO Vᵀ
             for (int r = 0; r < rb; r++) {
                 float di = row_dot(dOb + (size_t)r * s->ldq, out + at + (size_t)r * s->ldq, D);
                 grad_causal(w->S + (size_t)r * n, w->dP + (size_t)r * n, w->P + (size_t)r * s->ldp,
                             w->dS + (size_t)r * s->ldp, attention_first_key(i0 + r, s->window), i0 + r, n, s->scale, l[i0 + r], di);
             }
-            block_product((GemmOp){.layout = GEMM_TN, .M = n, .N = D, .K = rb, .accumulate = 1, .c = dv + koff,
-                                   .ldc = s->ldkv, .a16 = w->P, .lda = s->ldp, .b = dOb, .ldb = s->ldq}, i0, s->window);  // dV += Pᵀ dO
-            block_product((GemmOp){.layout = GEMM_NN, .M = rb, .N = D, .K = n, .c = dq + at, .ldc = s->ldq, .a16 = w->dS,
-                                   .lda = s->ldp, .packed_b = w->k_nn, .packed_N = D, .packed_K = T}, i0, s->window);  // dQ = dS K
-            block_product((GemmOp){.layout = GEMM_TN, .M = n, .N = D, .K = rb, .accumulate = 1, .c = dk + koff,
-                                   .ldc = s->ldkv, .a16 = w->dS, .lda = s->ldp, .b = Qb, .ldb = s->ldq}, i0, s->window);  // dK += dSᵀ Q
+            block_product(s, (GemmOp){.layout = GEMM_TN, .M = n, .N = D, .K = rb, .accumulate = 1, .c = dv + koff,
+                                   .ldc = s->ldkv, .a16 = w->P, .lda = s->ldp, .b = dOb, .ldb = s->ldq}, i0);  // dV += Pᵀ dO
+            block_product(s, (GemmOp){.layout = GEMM_NN, .M = rb, .N = D, .K = n, .c = dq + at, .ldc = s->ldq, .a16 = w->dS,
+                                   .lda = s->ldp, .packed_b = w->k_nn, .packed_N = D, .packed_K = T}, i0);  // dQ = dS K
+            block_product(s, (GemmOp){.layout = GEMM_TN, .M = n, .N = D, .K = rb, .accumulate = 1, .c = dk + koff,
+                                   .ldc = s->ldkv, .a16 = w->dS, .lda = s->ldp, .b = Qb, .ldb = s->ldq}, i0);  // dK += dSᵀ Q
         }
     }
 }
 
-void avx512bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                              const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
-                              int window) {
+void bf16_attention_bwd_with(const GemmImpl *g, float *dq, float *dk, float *dv, const float *dout, const float *out,
+                             const float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
+                             int Hkv, int D, int window) {
     if (B <= 0 || T <= 0 || H <= 0) return;
-    Shape s = shape_of(B, T, H, Hkv, D, window);
+    Shape s = shape_of(g, B, T, H, Hkv, D, window);
 #pragma omp parallel
     {
         Work w = work_acquire(&s);
@@ -272,4 +274,15 @@ void avx512bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout
             bwd_task(&s, &w, dq, dk, dv, dout, out, lse, q, k, v, task / Hkv, task % Hkv);
         kept_release(work_pool, w.mem, w.slot);
     }
+}
+
+void avx512bf16_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
+                              int H, int Hkv, int D, int window) {
+    bf16_attention_fwd_with(avx512bf16_gemm_impl(), out, lse, q, k, v, B, T, H, Hkv, D, window);
+}
+
+void avx512bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                              const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
+                              int window) {
+    bf16_attention_bwd_with(avx512bf16_gemm_impl(), dq, dk, dv, dout, out, lse, q, k, v, B, T, H, Hkv, D, window);
 }

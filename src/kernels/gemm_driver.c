@@ -153,6 +153,10 @@ static void pack_a_strip(const GemmArgs *x, char *ap, int i, int h, int pc, int 
         }
         return;
     }
+    if (x->a16_pairs) {  // row pairs, for an impl that cannot read them in place (pc is even: kcb is)
+        x->g->pack_a_pairs(ap, (const uint32_t *)(x->a16 + (size_t)(pc / 2) * x->a16_pairs) + i, x->a16_pairs / 2, h, kc);
+        return;
+    }
     if (x->a16) {
         if (x->layout == GEMM_TN) x->g->pack_a16(ap, x->a16 + (size_t)pc * x->lda + i, x->lda, h, kc, 0);
         else x->g->pack_a16(ap, x->a16 + (size_t)i * x->lda + pc, x->lda, h, kc, 1);
@@ -210,8 +214,9 @@ static int a_block_strips(const GemmArgs *x, size_t strip_bytes) {
     return x->layout == GEMM_TN && !x->a16_pairs && x->g->kstep <= PACK_ROWS && strips > 1 ? strips : 1;
 }
 
-// A read where it lies, not packed: bf16 rows (nn) or row pairs (tn).
-static int a_in_place(const GemmArgs *x) { return x->a16_direct || x->a16_pairs; }
+// A read where it lies, not packed: bf16 rows (nn) or row pairs (tn) where the impl reads them.
+static int pairs_in_place(const GemmArgs *x) { return x->a16_pairs && x->g->kernel_pairs; }
+static int a_in_place(const GemmArgs *x) { return x->a16_direct || pairs_in_place(x); }
 
 static void pack_a_block(const GemmArgs *x, char *ap, size_t strip_bytes, int i0, int i1, int pc, int kc) {
     const GemmImpl *g = x->g;
@@ -439,7 +444,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 float *crow = x->c + (size_t)i * x->ldc + jc;
                 int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
                 for (int jr = j_first; jr < j_end; jr += g->nr) {
-                    if (strips == 1 && next < m1 && !a_in_place(x))
+                    if (strips == 1 && next < m1 && !a_in_place(x) && !x->a16_pairs)
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
                     if (pf) prefetch_tn_rows(x, pf_k0, pf_k1, m0, m1, jc, jc + nc, pf_call++, pf_calls);
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes + (size_t)(k0 - pc) * g->nr * g->elem;
@@ -447,7 +452,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                     if (x->a16_direct)  // bf16 rows read in place (gemm_rows_nt's next): nothing packed
                         g->kernel_rows16(k1 - k0, x->a16 + (size_t)i * x->lda + k0, x->lda, bpanel, crow + jr, x->ldc,
                                          h, w, load_c);
-                    else if (x->a16_pairs)  // row pairs: each k pair of rows i.. is 32-bit words side by side
+                    else if (pairs_in_place(x))  // row pairs: each k pair of rows i.. is 32-bit words side by side
                         g->kernel_pairs(k1 - k0, (const uint32_t *)(x->a16 + (size_t)(k0 / 2) * x->a16_pairs) + i,
                                         x->a16_pairs / 2, bpanel, crow + jr, x->ldc, h, w, load_c);
                     else if (direct) g->kernel_rows(kc, arow, lda, bpanel, crow + jr, x->ldc, h, w, load_c);
@@ -592,7 +597,7 @@ void gemm_relu2_linear_bwd(const GemmImpl *g, float *dw, float *dfc, const float
 
 void gemm_run_a16_pairs(const GemmImpl *g, float *c, const uint16_t *a, size_t pair_stride, const float *b, int M,
                         int N, int K, int accumulate) {
-    if (!g->kernel_pairs || pair_stride % 2) abort();  // internal misuse: only the bf16 impls, whole words
+    if ((!g->kernel_pairs && !g->pack_a_pairs) || pair_stride % 2) abort();  // internal misuse: only the bf16 impls, whole words
     GemmArgs x = {.g = g, .layout = GEMM_TN, .c = c, .b = b, .M = M, .N = N, .K = K, .accumulate = accumulate,
                   .a16 = a, .a16_pairs = pair_stride};
     run_args(&x);
@@ -668,6 +673,7 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
         float *cbuf = (float *)(abuf + a_bytes);
         for (int s; (s = atomic_fetch_add(&next_strip, 1)) < strips;) {
             int i = s * g->mr, h = imin(g->mr, M - i);
+            if (g->begin) g->begin();  // per strip: the next product's gemm_block ends with g->end
             rows_strip(&x, packed, abuf, cbuf, i, h);
             fn(ctx, cbuf, i, h, cbuf + c_floats);
             if (next) {  // the strip as A (row stride N, or bf16 rows, in cache), its rows of next->c
@@ -681,6 +687,7 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
                 gemm_block(&xs, 0, h, 0, next->n2);
             }
         }
+        if (g->end) g->end();
     }
     kept_release(&rows_ws, ws, slot);
 }

@@ -61,6 +61,11 @@ typedef void (*GemmKernelRows16)(int kc, const uint16_t *a, size_t lda, const vo
 typedef void (*GemmKernelPairs)(int kc, const uint32_t *a, size_t stride, const void *bp, float *c, size_t ldc,
                                 int mr, int nr, int load_c);
 
+// Pack a strip of A from row pairs (the layout kernel_pairs reads): pair p of row r is the 32-bit
+// word a[p*stride + r], for r < w and k < kc (an odd kc's last pair completed with zero), as
+// pack_a would pack those values. For an impl that cannot read the pairs in place.
+typedef void (*GemmPackPairs)(void *dst, const uint32_t *a, size_t stride, int w, int kc);
+
 typedef struct {
     int mr, nr;     // micro-tile
     int kstep;      // packed depth is kc rounded up to this (2 for bf16 pairs, 32 for AMX tiles);
@@ -72,6 +77,7 @@ typedef struct {
     GemmPack16 pack_a16;         // bf16 impls: A from bf16 storage (gemm_run_a16); else NULL
     GemmKernelRows16 kernel_rows16;  // bf16 impls: A as bf16 rows, unpacked (gemm_rows_nt's next); else NULL
     GemmKernelPairs kernel_pairs;    // bf16 impls: A in row pairs (gemm_run_a16_pairs); else NULL
+    GemmPackPairs pack_a_pairs;      // instead of kernel_pairs: the row pairs packed per strip (AMX)
     // ReLU² around a product (gemm_relu2_linear_*), in the ISA's vectors with relu2_fwd/bwd's
     // arithmetic: dst (rows, cols) = max(src, 0)² (src row stride ld); and c (rows, cols, row
     // stride ld, as x) = 2x·c where x > 0, else +0.

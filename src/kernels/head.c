@@ -129,32 +129,45 @@ static void strip_loss_ref(void *p, float *c, int row0, int rows, float *unused)
 
 typedef void (*NtRows)(const float *, const float *, int, int, int, GemmRowsFn, void *, size_t, const GemmRowsNext *);
 
-static void simd_head(NtRows rows, GemmRowsFn loss, int bf16, size_t scratch, float *losses, void *dlogits, float *dx,
+// fp32: the strip's dlogits stay fp32 rows for the dx product.
+static void simd_head(NtRows rows, GemmRowsFn loss, size_t scratch, float *losses, void *dlogits, float *dx,
                       const float *x, const float *w, const int32_t *targets, int N, int V, int C, float cap,
                       float dscale) {
-    // bf16: the loss leaves the strip's dlogits as bf16 rows in place (paired from there into
-    // dlogits), which the dx product reads instead of the fp32 ones
-    size_t ld16 = bf16 && loss == strip_loss_avx512 ? gemm_rows16_ld(V) : 0;
-    HeadCtx h = {losses, dlogits, bf16, targets, V, cap, dscale, ld16};
-    GemmRowsNext next = {w, dx, C, dlogits ? ld16 : 0};
+    HeadCtx h = {losses, dlogits, 0, targets, V, cap, dscale, 0};
+    GemmRowsNext next = {w, dx, C, 0};
     rows(x, w, N, V, C, loss, &h, scratch, dlogits && dx ? &next : NULL);
 }
 
 void avx2_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
                   int N, int V, int C, float cap, float dscale) {
-    simd_head(avx2_matmul_nt_rows, strip_loss_ref, 0, 0, losses, dlogits, dx, x, w, targets, N, V, C, cap, dscale);
+    simd_head(avx2_matmul_nt_rows, strip_loss_ref, 0, losses, dlogits, dx, x, w, targets, N, V, C, cap, dscale);
 }
 
 void avx512_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
                     int N, int V, int C, float cap, float dscale) {
-    simd_head(avx512_matmul_nt_rows, strip_loss_avx512, 0, (size_t)V, losses, dlogits, dx, x, w, targets, N, V, C,
+    simd_head(avx512_matmul_nt_rows, strip_loss_avx512, (size_t)V, losses, dlogits, dx, x, w, targets, N, V, C,
               cap, dscale);
+}
+
+// The bf16 head on a bf16 GemmImpl's strips: AVX512_BF16's (avx512bf16_head_ce) or AMX's
+// (amx_matmul.h). Its strips are whole micro-tiles of an even height (14, 32), as
+// avx512_softcap_ce_pairs needs. The loss leaves each strip's dlogits as bf16 rows in place
+// (paired from there into dlogits), which the dx product reads instead of fp32 ones.
+void bf16_head_ce_with(const GemmImpl *g, float *losses, void *dlogits, float *dx, const float *x, const float *w,
+                       const int32_t *targets, int N, int V, int C, float cap, float dscale) {
+    size_t ld16 = gemm_rows16_ld(V);
+    HeadCtx h = {losses, dlogits, 1, targets, V, cap, dscale, ld16};
+    GemmRowsNext next = {w, dx, C, dlogits ? ld16 : 0};
+    gemm_rows_nt(g, x, w, N, V, C, strip_loss_avx512, &h, (size_t)V, dlogits && dx ? &next : NULL);
+}
+
+void bf16_head_dw_with(const GemmImpl *g, float *dw, const void *dlogits, const float *x, int N, int V, int C) {
+    gemm_run_a16_pairs(g, dw, dlogits, head_dl16_stride(V), x, V, C, N, 1);
 }
 
 void avx512bf16_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w,
                         const int32_t *targets, int N, int V, int C, float cap, float dscale) {
-    simd_head(avx512bf16_matmul_nt_rows, strip_loss_avx512, 1, (size_t)V, losses, dlogits, dx, x, w, targets, N, V,
-              C, cap, dscale);
+    bf16_head_ce_with(avx512bf16_gemm_impl(), losses, dlogits, dx, x, w, targets, N, V, C, cap, dscale);
 }
 
 void avx2_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C) {
@@ -166,5 +179,5 @@ void avx512_head_dw(float *dw, const void *dlogits, const float *x, int N, int V
 }
 
 void avx512bf16_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C) {
-    avx512bf16_matmul_tn_pairs(dw, dlogits, head_dl16_stride(V), x, V, C, N, 1);
+    bf16_head_dw_with(avx512bf16_gemm_impl(), dw, dlogits, x, N, V, C);
 }

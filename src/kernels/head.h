@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/gemm_driver.h"
+
 size_t head_dl16_stride(int V);
 static inline size_t head_dl16_at(int n, int v, int V) {
     return (size_t)(n / 2) * head_dl16_stride(V) + 2 * (size_t)v + (size_t)(n % 2);
@@ -49,6 +51,13 @@ void ref_bf16_head_dw(float *dw, const void *dlogits, const float *x, int N, int
 void avx2_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C);
 void avx512_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C);
 void avx512bf16_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C);
+
+// The bf16 head_ce / head_dw on any bf16 GemmImpl (avx512bf16_* are these on AVX512_BF16's; AMX's
+// are in amx_matmul.h): head_dw reads the row pairs in place (kernel_pairs) or packs them per
+// strip (pack_a_pairs).
+void bf16_head_ce_with(const GemmImpl *g, float *losses, void *dlogits, float *dx, const float *x, const float *w,
+                       const int32_t *targets, int N, int V, int C, float cap, float dscale);
+void bf16_head_dw_with(const GemmImpl *g, float *dw, const void *dlogits, const float *x, int N, int V, int C);
 
 // bf16 storage: the top half of a float rounded to nearest even (ref_round_bf16), and back.
 uint16_t head_bf16_bits(float x);

@@ -100,15 +100,24 @@ static void build_complete(void) {
     }
 }
 
+static int avx512_cpu(const CpuInfo *c) { return c->avx2 && c->fma && c->avx512f && c->avx512bw && c->avx512vl; }
+
+int kernels_amx_emulated(void) {
+    const CpuInfo *c = cpu_info();
+    const char *e = getenv("FRONTIER_AMX_EMULATE");
+    return e && *e && strcmp(e, "0") && !(c->amx_tile && c->amx_bf16) && avx512_cpu(c) && c->avx512_bf16;
+}
+
 int kernels_variant_available(KernelVariant v, const char **why_not) {
     const CpuInfo *c = cpu_info();
     const char *why = NULL;
-    int avx2 = c->avx2 && c->fma, avx512 = avx2 && c->avx512f && c->avx512bw && c->avx512vl;
+    int avx2 = c->avx2 && c->fma, avx512 = avx512_cpu(c);
     switch (v) {
     case KV_REF: break;
     case KV_AVX2: if (!avx2) why = "needs AVX2 and FMA"; break;
     case KV_AVX512: if (!avx512) why = "needs AVX-512 F, BW and VL"; break;
     case KV_AMX:
+        if (kernels_amx_emulated()) break;
         if (!c->amx_tile || !c->amx_bf16) why = "needs AMX-TILE and AMX-BF16, which this CPU lacks";
         else if (!c->amx_permitted) why = "needs the AMX tile state, which the OS refused (arch_prctl XTILEDATA)";
         else if (!avx512) why = "needs AVX-512 F, BW and VL for its fallback ops";
@@ -127,7 +136,7 @@ const Kernels *kernels_variant(KernelVariant v) {
 
 KernelVariant kernels_best_variant(void) {
     int v = KERNEL_VARIANT_COUNT - 1;
-    while (v > 0 && !kernels_variant_available((KernelVariant)v, NULL)) v--;
+    while (v > 0 && (!kernels_variant_available((KernelVariant)v, NULL) || (v == KV_AMX && kernels_amx_emulated()))) v--;
     return (KernelVariant)v;
 }
 
@@ -292,12 +301,10 @@ KernelPrecision kernels_precision(void) {
 
 // The ops whose products take the precision: the three matmuls, ReLU²'s linear layer, the head's
 // two and attention. Their bf16 twins, in this order, in each twin set: the reference ones,
-// AVX512_BF16's, AMX's (the first five: the GEMMs; head and attention are AVX512_BF16's) and the
-// AMX emulator's (likewise, for the lab).
+// AVX512_BF16's, AMX's and the AMX emulator's (for the lab).
 #define OP_ENUM(op) OP_##op,
 enum { KERNEL_OPS(OP_ENUM) };
 #define TWINS 9
-#define GEMM_TWINS 5
 static const int TWIN_OPS[TWINS] = {OP_matmul_nt,        OP_matmul_nn,        OP_matmul_tn,
                                     OP_relu2_linear_fwd, OP_relu2_linear_bwd, OP_head_ce,
                                     OP_head_dw,          OP_attention_fwd,    OP_attention_bwd};
@@ -313,22 +320,17 @@ static OpFn twin(TwinSet set, int i) {
          (OpFn)avx512bf16_relu2_linear_fwd, (OpFn)avx512bf16_relu2_linear_bwd, (OpFn)avx512bf16_head_ce,
          (OpFn)avx512bf16_head_dw, (OpFn)avx512bf16_attention_fwd, (OpFn)avx512bf16_attention_bwd},
         {(OpFn)amx_matmul_nt, (OpFn)amx_matmul_nn, (OpFn)amx_matmul_tn, (OpFn)amx_relu2_linear_fwd,
-         (OpFn)amx_relu2_linear_bwd},
+         (OpFn)amx_relu2_linear_bwd, (OpFn)amx_head_ce, (OpFn)amx_head_dw, (OpFn)amx_attention_fwd,
+         (OpFn)amx_attention_bwd},
         {(OpFn)amx_emu_matmul_nt, (OpFn)amx_emu_matmul_nn, (OpFn)amx_emu_matmul_tn, (OpFn)amx_emu_relu2_linear_fwd,
-         (OpFn)amx_emu_relu2_linear_bwd},
+         (OpFn)amx_emu_relu2_linear_bwd, (OpFn)amx_emu_head_ce, (OpFn)amx_emu_head_dw, (OpFn)amx_emu_attention_fwd,
+         (OpFn)amx_emu_attention_bwd},
     };
-    OpFn g = f[set][i];
-    return g ? g : f[TW_AVX512][i];  // AMX's sets: the head and attention are AVX512_BF16's
+    return f[set][i];
 }
 
 int kernel_op_has_precision(int op) {
     for (int i = 0; i < TWINS; i++)
-        if (TWIN_OPS[i] == op) return 1;
-    return 0;
-}
-
-int kernel_op_is_gemm(int op) {
-    for (int i = 0; i < GEMM_TWINS; i++)
         if (TWIN_OPS[i] == op) return 1;
     return 0;
 }
@@ -354,8 +356,7 @@ const Kernels *kernels_bf16_amx(int emulated) {
     return &bf16_tables[emulated ? TW_AMX_EMU : TW_AMX];
 }
 
-// The twin set a function belongs to, by name (for kernels_op_source), or NULL. A function shared
-// by several sets (the AMX sets' head and attention) is named by the first: avx512_bf16.
+// The twin set a function belongs to, by name (for kernels_op_source), or NULL.
 static const char *bf16_source(OpFn f) {
     for (int v = 0; v < TWIN_SETS; v++)
         for (int i = 0; i < TWINS; i++)
@@ -364,9 +365,9 @@ static const char *bf16_source(OpFn f) {
 }
 
 // The bf16 twin of selected's op TWIN_OPS[i]: a ref op's (also one a variant takes from ref, as
-// avx2 does attention) is ref_bf16; a GEMM chosen as amx is AMX's (amx's ops are avx512's
+// avx2 does attention) is ref_bf16; an op chosen as amx is AMX's (amx's ops are avx512's
 // functions, so only the chosen variant tells); any other fast one is AVX512_BF16's (every AMX
-// CPU has AVX512_BF16, which AMX's packing uses).
+// CPU has AVX512_BF16, which AMX's packing and the head's loss use).
 static int bf16_twin(int i, OpFn *out) {
     int op = TWIN_OPS[i];
     if (!strcmp(kernels_op_source(&selected.table, op), "ref")) { *out = twin(TW_REF, i); return 0; }
@@ -375,7 +376,7 @@ static int bf16_twin(int i, OpFn *out) {
         return err_set("--precision bf16 needs AVX512_BF16 for the %s %s kernel (this CPU lacks it); use "
                        "--precision fp32, or FRONTIER_KERNELS=ref for the slow reference bf16 matmuls",
                        kernels_op_source(&selected.table, op), KERNEL_OP_NAMES[op]);
-    *out = twin(selected.variant[op] == KV_AMX && i < GEMM_TWINS ? TW_AMX : TW_AVX512, i);
+    *out = twin(selected.variant[op] != KV_AMX ? TW_AVX512 : kernels_amx_emulated() ? TW_AMX_EMU : TW_AMX, i);
     return 0;
 }
 

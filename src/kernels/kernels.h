@@ -137,9 +137,15 @@ int kernel_variant_index(const char *name);  // -1 if unknown
 // 1 if this CPU (and OS) runs the variant. If not and why_not is non-NULL, *why_not says what
 // is missing, e.g. "needs AMX-TILE and AMX-BF16, which this CPU lacks".
 int kernels_variant_available(KernelVariant v, const char **why_not);
+// FRONTIER_AMX_EMULATE=1 on a CPU without AMX (but with AVX-512 and AVX512_BF16): the amx variant
+// is available, and its bf16 twins run on the emulator of the tile instructions (amx_matmul.h,
+// ~1000x slower), so that the whole AMX path — training included — can be tested anywhere. Never
+// chosen by default (kernels_best_variant skips it); where AMX exists the variable does nothing.
+// 1 when the amx variant is that emulator.
+int kernels_amx_emulated(void);
 // The complete table of a variant (its ops plus the fallbacks), or NULL if this CPU lacks it.
 const Kernels *kernels_variant(KernelVariant v);
-// The best variant this CPU runs.
+// The best variant this CPU runs (never the emulated amx).
 KernelVariant kernels_best_variant(void);
 // Which variant provides op `op` of table k ("ref", "avx512", ...), for any table built from
 // this registry; "profiled" for the profiler's wrapper; "custom" for a function it does not know.
@@ -212,15 +218,12 @@ int kernels_set_precision(KernelPrecision p);
 KernelPrecision kernels_precision(void);
 // 1 for the ops whose products take the precision (the matmuls, head_ce, head_dw, attention).
 int kernel_op_has_precision(int op);
-// 1 for those of them that are plain GEMMs (the matmuls, relu2_linear_fwd/bwd): the ops an AMX
-// table provides in bf16.
-int kernel_op_is_gemm(int op);
 // For the lab: a table of ref's ops with the bf16 twins (matmuls, head, attention) — the reference ones
 // (fast = 0, named "ref_bf16") or AVX512_BF16's (fast = 1, "avx512_bf16"; check
 // cpu_info()->avx512_bf16 first).
 const Kernels *kernels_bf16_matmuls(int fast);
-// For the lab: ref's ops with AMX's bf16 GEMMs (amx_matmul.h; head and attention from
-// avx512_bf16) — the tile instructions (emulated = 0, "amx_bf16"; check kernels_variant_available(KV_AMX)
+// For the lab: ref's ops with AMX's bf16 twins (amx_matmul.h: matmuls, head, attention) — the
+// tile instructions (emulated = 0, "amx_bf16"; check kernels_variant_available(KV_AMX)
 // first) or the emulator running the same code (emulated = 1, "amx_emu"; needs AVX512_BF16 for
 // its packing).
 const Kernels *kernels_bf16_amx(int emulated);

@@ -649,13 +649,14 @@ static void check_attention(Run *r, const Kernels *k, int bwd, int quick, Rng *r
         {1, 33, 3, 1, 20, 0},   {1, 64, 2, 2, 128, 0},  {1, 70, 2, 1, 32, 1},   {2, 200, 1, 1, 128, 64},
         {2, 100, 4, 1, 64, 0},  {1, 256, 2, 1, 128, 0}, {1, 300, 2, 2, 64, 0},  {3, 200, 1, 1, 128, 0},
         {1, 600, 2, 1, 64, 0},  {1, 545, 3, 1, 24, 0},  {1, 300, 2, 2, 64, 100}, {1, 256, 2, 1, 128, 128},
-        {1, 600, 2, 1, 64, 130}, {1, 545, 3, 1, 24, 7}};
+        {1, 600, 2, 1, 64, 130}, {1, 545, 3, 1, 24, 7},  {2, 80, 2, 1, 64, 0}};
     // T = 600: two query blocks in the bf16 attention (384 + 216 rows; attention_bf16.c); T = 545:
     // two (448 + 97), the last one odd wide, three heads reading one kv head's packed K and V.
     // The last element is the sliding window (0: none): 1 (each query sees itself and one key
     // before), one block (64) and not a multiple of any block (100, 130, 7), so that whole key
-    // blocks are skipped and the window's edge falls inside blocks.
-    int n = quick ? 8 : 18;
+    // blocks are skipped and the window's edge falls inside blocks. T = 80: the last strip of
+    // AMX's 32-row micro-tiles is 16 rows over 80 keys, read in place with a depth tail.
+    int n = quick ? 8 : 19;
     for (int s = 0; s < n; s++) {
         int B = shapes[s][0], T = shapes[s][1], H = shapes[s][2], Hkv = shapes[s][3], D = shapes[s][4];
         int W = shapes[s][5];

@@ -385,10 +385,14 @@ static void test_pinned_weights_give_the_same_bits(void **state) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// AMX: the emulator's TDPBF16PS follows Intel's pseudo-code, and the AMX GEMMs — run on the
-// emulator here, on the tiles too where the CPU has them — pass the bf16 check grid, give the same
-// bits when pinned or symmetric, and are what --precision bf16 picks for FRONTIER_KERNELS=amx.
+// AMX: the emulator's TDPBF16PS follows Intel's pseudo-code, and AMX's bf16 ops (the GEMMs, the
+// fused head, attention) — run on the emulator here, on the tiles too where the CPU has them —
+// pass the bf16 check grid; the GEMMs give the same bits when pinned or symmetric; all of them
+// are what --precision bf16 picks for FRONTIER_KERNELS=amx.
 // ---------------------------------------------------------------------------------------------
+
+// The tile instructions themselves (not FRONTIER_AMX_EMULATE's emulator).
+static int real_amx(void) { return kernels_variant_available(KV_AMX, NULL) && !kernels_amx_emulated(); }
 
 static uint16_t bf16_of(float x) {
     uint32_t u;
@@ -417,17 +421,18 @@ static void test_amx_gemms_pass_the_bf16_check(void **state) {
     (void)state;
     if (!cpu_info()->avx512_bf16) skip();  // the AMX packing (and so the emulator) needs AVX512_BF16
     for (int real = 0; real < 2; real++) {
-        if (real && !kernels_variant_available(KV_AMX, NULL)) continue;
+        if (real && !real_amx()) continue;
         const Kernels *k = kernels_bf16_amx(!real);
         assert_ptr_equal(k->matmul_nn, real ? amx_matmul_nn : amx_emu_matmul_nn);
         assert_string_equal(kernels_op_source(k, 0), real ? "amx_bf16" : "amx_emu");
-        assert_string_equal(kernels_op_source(k, kernel_op_index("head_ce")), "avx512_bf16");
+        assert_ptr_equal(k->head_dw, real ? amx_head_dw : amx_emu_head_dw);
+        assert_string_equal(kernels_op_source(k, kernel_op_index("attention_bwd")), real ? "amx_bf16" : "amx_emu");
         LabCheckOpts o = QUICK;
         o.bf16_operands = 1;
-        int gemms = 0;
+        int ops = 0;
         for (int op = 0; op < KERNEL_OP_COUNT; op++)
-            if (kernel_op_is_gemm(op)) expect_pass(k, op, &o), gemms++;
-        assert_int_equal(gemms, 5);
+            if (kernel_op_has_precision(op)) expect_pass(k, op, &o), ops++;
+        assert_int_equal(ops, 9);
         LabOpResult r;
         o.bf16_operands = 0;  // bf16 operands: coarser than fp32
         assert_int_equal(lab_check_op(k, kernel_op_index("matmul_tn"), &o, &r), 1);
@@ -441,7 +446,7 @@ static void test_amx_pinned_and_symmetric_products_give_the_same_bits(void **sta
     Rng r;
     rng_seed(&r, 9);
     for (int real = 0; real < 2; real++) {
-        if (real && !kernels_variant_available(KV_AMX, NULL)) continue;
+        if (real && !real_amx()) continue;
         int M = 45, N = 70, K = 530;  // ragged in every dimension; K: two depth blocks
         float *a = random_floats((size_t)M * K, &r), *w = random_floats((size_t)N * K, &r);
         float *want = malloc((size_t)M * N * sizeof *want), *c = malloc((size_t)M * N * sizeof *c);
@@ -467,24 +472,53 @@ static void test_amx_pinned_and_symmetric_products_give_the_same_bits(void **sta
     }
 }
 
-// FRONTIER_KERNELS=amx with --precision bf16: AMX's GEMMs where the CPU has AMX; elsewhere the
-// table falls back to avx512 and so do its twins. An op overridden to amx takes AMX's GEMM alone.
+// FRONTIER_KERNELS=amx with --precision bf16: AMX's twins where the CPU has AMX; elsewhere the
+// table falls back to avx512 and so do its twins. An op overridden to amx takes AMX's twin alone.
 static void test_amx_precision_picks_the_amx_gemms(void **state) {
     (void)state;
     if (!(cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL))) skip();
-    int amx = kernels_variant_available(KV_AMX, NULL);
+    if (kernels_amx_emulated()) skip();  // (the next test's subject)
+    int amx = real_amx();
     assert_int_equal(kernels_select("amx"), 0);
     assert_int_equal(kernels_set_precision(KP_BF16), 0);
     assert_ptr_equal(kernels()->matmul_tn, amx ? amx_matmul_tn : avx512bf16_matmul_tn);
     assert_ptr_equal(kernels()->relu2_linear_bwd, amx ? amx_relu2_linear_bwd : avx512bf16_relu2_linear_bwd);
-    assert_ptr_equal(kernels()->head_ce, avx512bf16_head_ce);  // AMX's head and attention: AVX512_BF16's
-    assert_ptr_equal(kernels()->attention_bwd, avx512bf16_attention_bwd);
+    assert_ptr_equal(kernels()->head_ce, amx ? amx_head_ce : avx512bf16_head_ce);
+    assert_ptr_equal(kernels()->attention_bwd, amx ? amx_attention_bwd : avx512bf16_attention_bwd);
     assert_string_equal(kernels_op_source(kernels(), 0), amx ? "amx_bf16" : "avx512_bf16");
     assert_int_equal(kernels_select("avx512,matmul_nn=amx"), 0);
     assert_ptr_equal(kernels()->matmul_nn, amx ? amx_matmul_nn : avx512bf16_matmul_nn);
     assert_ptr_equal(kernels()->matmul_nt, avx512bf16_matmul_nt);
+    assert_int_equal(kernels_select("avx512,head_dw=amx"), 0);
+    assert_ptr_equal(kernels()->head_dw, amx ? amx_head_dw : avx512bf16_head_dw);
+    assert_ptr_equal(kernels()->head_ce, avx512bf16_head_ce);
     assert_int_equal(kernels_set_precision(KP_FP32), 0);
     assert_ptr_equal(kernels()->matmul_nn, avx512_matmul_nn);  // no fp32 AMX: avx512's
+    assert_int_equal(kernels_select(NULL), 0);
+}
+
+// FRONTIER_AMX_EMULATE=1 where AMX is absent: FRONTIER_KERNELS=amx is available and its bf16
+// twins are the emulator's (so the trainer can run the AMX path end to end: tests/train); the
+// default table stays the best real one, and fp32 products are avx512's as with real AMX.
+static void test_amx_emulation_runs_the_amx_path(void **state) {
+    (void)state;
+    if (real_amx() || !(cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL))) skip();
+    KernelVariant best = kernels_best_variant();
+    setenv("FRONTIER_AMX_EMULATE", "1", 1);
+    assert_true(kernels_amx_emulated());
+    assert_true(kernels_variant_available(KV_AMX, NULL));
+    assert_int_equal(kernels_best_variant(), best);  // never the default
+    assert_int_equal(kernels_select("amx"), 0);
+    assert_int_equal(kernels_set_precision(KP_BF16), 0);
+    assert_ptr_equal(kernels()->matmul_nt, amx_emu_matmul_nt);
+    assert_ptr_equal(kernels()->head_ce, amx_emu_head_ce);
+    assert_ptr_equal(kernels()->attention_fwd, amx_emu_attention_fwd);
+    assert_string_equal(kernels_op_source(kernels(), kernel_op_index("head_dw")), "amx_emu");
+    assert_int_equal(kernels_set_precision(KP_FP32), 0);
+    assert_ptr_equal(kernels()->matmul_nn, avx512_matmul_nn);
+    setenv("FRONTIER_AMX_EMULATE", "0", 1);
+    assert_false(kernels_amx_emulated());
+    unsetenv("FRONTIER_AMX_EMULATE");
     assert_int_equal(kernels_select(NULL), 0);
 }
 
@@ -817,6 +851,7 @@ int main(void) {
         cmocka_unit_test(test_amx_gemms_pass_the_bf16_check),
         cmocka_unit_test(test_amx_pinned_and_symmetric_products_give_the_same_bits),
         cmocka_unit_test(test_amx_precision_picks_the_amx_gemms),
+        cmocka_unit_test(test_amx_emulation_runs_the_amx_path),
         cmocka_unit_test(test_causal_products_give_the_same_bits),
         cmocka_unit_test(test_relu2_linear_gives_the_same_bits),
         cmocka_unit_test(test_fused_head_gives_the_same_bits),

@@ -5,8 +5,11 @@
 #   fast     the best kernels this CPU runs, fp32
 #   bf16     the best kernels, --precision bf16  (AVX512_BF16 matmuls; skipped without them)
 #   ref16    FRONTIER_KERNELS=ref --precision bf16 (the reference bf16 matmuls)
+#   amx      FRONTIER_KERNELS=amx --precision bf16 (every bf16 product on AMX tiles: the real ones
+#            where the CPU has AMX, else FRONTIER_AMX_EMULATE's emulator of the tile instructions,
+#            ~1 minute; skipped without AVX512_BF16)
 # The mean loss of the last 10 steps and val_bpb must agree within 1% (issue 4's acceptance
-# bound): fast vs ref, bf16 vs fast, bf16 vs ref16. Also: summary.json records the kernels that
+# bound): fast vs ref, bf16 vs fast, bf16 vs ref16, amx vs bf16 and vs ref16. Also: summary.json records the kernels that
 # trained (e.g. "avx512+bf16") and config.json the precision; the default (auto) resolves to bf16
 # exactly where the CPU has AVX512_BF16; a bad --precision is a clear error (exit 1).
 set -uo pipefail
@@ -45,6 +48,11 @@ if grep -qw avx512_bf16 /proc/cpuinfo; then
   grep -q '"kernels":[[:space:]]*"[a-z0-9]*+bf16"' "$tmp/bf16/summary.json" && ok "summary: kernels $(sed -n 's/.*"kernels":[[:space:]]*"\([^"]*\)".*/\1/p' "$tmp/bf16/summary.json")" || bad "summary kernels: $(grep '"kernels"' "$tmp/bf16/summary.json")"
   compare bf16 fast
   compare bf16 ref16
+  emulate=1; grep -qw amx_bf16 /proc/cpuinfo && emulate=0
+  train amx FRONTIER_AMX_EMULATE=$emulate FRONTIER_KERNELS=amx -- --precision bf16
+  grep -q '"kernels":[[:space:]]*"amx+bf16"' "$tmp/amx/summary.json" && ok "summary: kernels amx+bf16 (emulated: $emulate)" || bad "amx summary kernels: $(grep '"kernels"' "$tmp/amx/summary.json")"
+  compare amx bf16
+  compare amx ref16
 else
   echo "skip: no AVX512_BF16 on this CPU (the fast bf16 path)"
 fi
