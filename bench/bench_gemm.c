@@ -5,8 +5,11 @@
 // For each linear layer of the preset (q/k/v and attention projections, MLP fc and proj,
 // lm_head) at N = rows tokens: the forward product (nt: x · Wᵀ), and the two backward ones (nn:
 // dx = dy · W; tn: dW += dyᵀ · x). Each is timed with frontier's avx512_matmul_*, oneDNN's fp32
-// matmul and oneDNN's bf16 matmul (bf16 inputs converted beforehand, fp32 output) in the same
-// run, interleaved call by call so that load from other processes hits all of them alike.
+// matmul and oneDNN's bf16 matmul (fp32 output) in the same run, interleaved call by call so that
+// load from other processes hits all of them alike. oneDNN's bf16 matmul is timed twice: on bf16
+// operands converted beforehand (a trainer that stores activations in bf16), and from the same
+// fp32 operands frontier gets (two oneDNN reorders to bf16, then the matmul, all timed: what
+// frontier's --precision bf16 does, rounding while it packs).
 // Prints a markdown table: median and fastest times, GFLOP/s, frontier / oneDNN time ratios, % of
 // the measured fp32 peak of `frontier info --peak`, and oneDNN's implementation names.
 //
@@ -93,6 +96,42 @@ static Dnnl dnnl_make(const Product *p, dnnl_data_type_t in_type, void *a, void 
     return d;
 }
 
+// fp32 operands to the bf16 matmul's: a reorder for A and one for B (oneDNN's conversion,
+// round to nearest even like vcvtneps2bf16), over the product's own strides.
+typedef struct {
+    dnnl_primitive_t ra, rb;
+    dnnl_memory_t fa, fb;  // the fp32 operands (the bf16 ones are the matmul's memories)
+    const Dnnl *mm;
+    int ok;
+} DnnlFromF32;
+
+static int reorder_make(dnnl_memory_t to, void *from_data, dnnl_primitive_t *prim, dnnl_memory_t *from) {
+    const dnnl_memory_desc_t *to_md;
+    CHECK(dnnl_memory_get_memory_desc(to, &to_md));
+    dnnl_memory_desc_t from_md = *to_md;
+    from_md.data_type = dnnl_f32;
+    dnnl_primitive_desc_t pd;
+    if (dnnl_reorder_primitive_desc_create(&pd, &from_md, engine, to_md, engine, NULL) != dnnl_success) return 0;
+    CHECK(dnnl_primitive_create(prim, pd));
+    dnnl_primitive_desc_destroy(pd);
+    CHECK(dnnl_memory_create(from, &from_md, engine, from_data));
+    return 1;
+}
+
+static DnnlFromF32 dnnl_from_f32(const Dnnl *mm, float *a, float *b) {
+    DnnlFromF32 d = {.mm = mm};
+    d.ok = mm->ok && reorder_make(mm->a, a, &d.ra, &d.fa) && reorder_make(mm->b, b, &d.rb, &d.fb);
+    return d;
+}
+
+static void dnnl_from_f32_free(DnnlFromF32 *d) {
+    if (!d->ok) return;
+    dnnl_primitive_destroy(d->ra);
+    dnnl_primitive_destroy(d->rb);
+    dnnl_memory_destroy(d->fa);
+    dnnl_memory_destroy(d->fb);
+}
+
 static void dnnl_run(const Dnnl *d) {
     dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, d->a}, {DNNL_ARG_WEIGHTS, d->b}, {DNNL_ARG_DST, d->c}};
     CHECK(dnnl_primitive_execute(d->prim, stream, 3, args));
@@ -129,7 +168,7 @@ static double median(double *t, int n) {
 
 // frontier's bf16 GEMMs here: AMX's tiles where this CPU has them (FRONTIER_KERNELS=amx
 // --precision bf16), else AVX512_BF16's vdpbf16ps.
-static int use_amx(void) { return kernels_variant_available(KV_AMX, NULL); }
+static int use_amx(void) { return kernels_variant_available(KV_AMX, NULL) && !kernels_amx_emulated(); }
 
 static void frontier_run(const Product *p, float *c, const float *a, const float *b, int bf16) {
     if (bf16 && use_amx()) {
@@ -169,6 +208,15 @@ static void frontier_call(const void *x) {
 
 static void dnnl_call(const void *x) { dnnl_run(x); }
 
+static void dnnl_from_f32_call(const void *x) {
+    const DnnlFromF32 *d = x;
+    dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, d->fa}, {DNNL_ARG_TO, d->mm->a}};
+    dnnl_exec_arg_t rb[2] = {{DNNL_ARG_FROM, d->fb}, {DNNL_ARG_TO, d->mm->b}};
+    CHECK(dnnl_primitive_execute(d->ra, stream, 2, ra));
+    CHECK(dnnl_primitive_execute(d->rb, stream, 2, rb));
+    dnnl_run(d->mm);
+}
+
 // The fp32 peak for the threads in use: the all-thread figure, or per-core x threads when fewer.
 static double peak_flops(const MachinePeak *p) {
     int t = omp_get_max_threads();
@@ -182,37 +230,42 @@ static void bench_product(const char *preset, const Product *p, double seconds, 
     for (size_t i = 0; i < na; i++) a[i] = (float)((i * 7919 % 1000) / 500.0 - 1), a16[i] = to_bf16(a[i]);
     for (size_t i = 0; i < nb; i++) b[i] = (float)((i * 104729 % 1000) / 500.0 - 1), b16[i] = to_bf16(b[i]);
     Dnnl f32 = dnnl_make(p, dnnl_f32, a, b, c), bf16 = dnnl_make(p, dnnl_bf16, a16, b16, c);
+    DnnlFromF32 conv = dnnl_from_f32(&bf16, a, b);  // converts into a16, b16: the same values
     FrontierCall fc = {p, c, a, b, 0}, fc16 = {p, c, a, b, 1};
     int f16 = cpu_info()->avx512_bf16;
     // warm-up, and the number of interleaved rounds that fits the time
     double once = seconds_of(frontier_call, &fc) + (f32.ok ? seconds_of(dnnl_call, &f32) : 0) +
-                  (bf16.ok ? seconds_of(dnnl_call, &bf16) : 0) + (f16 ? seconds_of(frontier_call, &fc16) : 0);
+                  (bf16.ok ? seconds_of(dnnl_call, &bf16) : 0) + (conv.ok ? seconds_of(dnnl_from_f32_call, &conv) : 0) +
+                  (f16 ? seconds_of(frontier_call, &fc16) : 0);
     int reps = once > 0 ? (int)(seconds / once) : 50;
     reps = reps < 3 ? 3 : reps > 50 ? 50 : reps;
     double *tf = xmalloc((size_t)reps * sizeof *tf), *td = xmalloc((size_t)reps * sizeof *td);
     double *tb = xmalloc((size_t)reps * sizeof *tb), *tf16 = xmalloc((size_t)reps * sizeof *tf16);
+    double *tc = xmalloc((size_t)reps * sizeof *tc);
     for (int r = 0; r < reps; r++) {
         tf[r] = seconds_of(frontier_call, &fc);
         td[r] = f32.ok ? seconds_of(dnnl_call, &f32) : 0;
         tb[r] = bf16.ok ? seconds_of(dnnl_call, &bf16) : 0;
+        tc[r] = conv.ok ? seconds_of(dnnl_from_f32_call, &conv) : 0;
         tf16[r] = f16 ? seconds_of(frontier_call, &fc16) : 0;
     }
     double fl = 2.0 * p->M * p->N * p->K, mf = median(tf, reps), md = median(td, reps), mb = median(tb, reps);
     double bf = tf[0], bd = td[0], pk = peak_flops(peak);  // sorted by median(): [0] is the fastest call
-    double m16 = median(tf16, reps);
-    char bf16_cols[160] = "| - | - | - | - | - |";
-    if (bf16.ok && f16)
-        snprintf(bf16_cols, sizeof bf16_cols, "| %.3f | %.1f | %.3f | %.1f | **%.2f** |", 1e3 * mb, fl / mb / 1e9, 1e3 * m16,
-                 fl / m16 / 1e9, m16 / mb);
+    double m16 = median(tf16, reps), mc = median(tc, reps);
+    char bf16_cols[200] = "| - | - | - | - | - | - | - |";
+    if (bf16.ok && conv.ok && f16)
+        snprintf(bf16_cols, sizeof bf16_cols, "| %.3f | %.1f | %.3f | %.3f | %.1f | **%.2f** | **%.2f** |", 1e3 * mb,
+                 fl / mb / 1e9, 1e3 * mc, 1e3 * m16, fl / m16 / 1e9, m16 / mb, m16 / mc);
     printf("| %s | %s | %s | %dx%dx%d%s | %.3f / %.3f | %.1f | %.0f%% | %.3f / %.3f | %.1f | %.0f%% | **%.2f** / %.2f "
            "%s %s, %s |\n",
            preset, p->what, LAYOUT[p->layout], p->M, p->N, p->K, p->acc ? " +=" : "", 1e3 * mf, 1e3 * bf,
            fl / mf / 1e9, 100 * fl / bf / pk, 1e3 * md, 1e3 * bd, fl / md / 1e9, 100 * fl / bd / pk, mf / md, bf / bd,
            bf16_cols, f32.ok ? f32.impl : "-", bf16.ok ? bf16.impl : "-");
     fflush(stdout);
+    dnnl_from_f32_free(&conv);
     dnnl_free(&f32);
     dnnl_free(&bf16);
-    free(a), free(b), free(c), free(a16), free(b16), free(tf), free(td), free(tb), free(tf16);
+    free(a), free(b), free(c), free(a16), free(b16), free(tf), free(td), free(tb), free(tf16), free(tc);
 }
 
 // The preset's products at N tokens: forward (nt), input gradient (nn), weight gradient (tn).
@@ -255,15 +308,17 @@ int main(int argc, char **argv) {
     const dnnl_version_t *v = dnnl_version();
     printf("frontier avx512 fp32 vs oneDNN %d.%d.%d matmul, %d threads, %d tokens; fp32 peak %.1f GFLOP/s for these "
            "threads (frontier info --peak). Times: median and fastest of interleaved calls, GFLOP/s at the median, "
-           "%% of peak at the fastest (the undisturbed speed on shared cores). bf16: oneDNN gets operands converted to bf16 "
-           "beforehand; frontier's %s matmuls (--precision bf16) take the fp32 operands and round them while "
-           "packing, as in training.\n\n",
+           "%% of peak at the fastest (the undisturbed speed on shared cores). bf16: frontier's %s matmuls "
+           "(--precision bf16) take the fp32 operands and round them while packing, as in training; oneDNN's bf16 "
+           "matmul is timed on operands converted to bf16 beforehand (bf16 ms), and from the same fp32 operands "
+           "(two oneDNN reorders to bf16, then the matmul: from fp32 ms).\n\n",
            v->major, v->minor, v->patch, omp_get_max_threads(), rows, peak_flops(&peak) / 1e9,
            use_amx() ? "AMX (tile)" : "AVX512_BF16");
     printf("| preset | layer | op | MxNxK | frontier ms median / min | GFLOP/s | %%peak (min) | oneDNN ms median / min | "
-           "GFLOP/s | %%peak (min) | frontier/oneDNN median / min | oneDNN bf16 ms | GFLOP/s | frontier bf16 ms | GFLOP/s | "
-           "frontier/oneDNN bf16 median | oneDNN impl (f32, bf16) |\n");
-    printf("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+           "GFLOP/s | %%peak (min) | frontier/oneDNN median / min | oneDNN bf16 ms | GFLOP/s | oneDNN bf16 from fp32 ms | "
+           "frontier bf16 ms | GFLOP/s | frontier/oneDNN bf16 median | frontier/oneDNN bf16 from fp32 median | "
+           "oneDNN impl (f32, bf16) |\n");
+    printf("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
     for (int pi = 0; MODEL_PRESETS[pi]; pi++) {
         const char *name = MODEL_PRESETS[pi];
         if (strcmp(which, "all") && strcmp(which, name)) continue;
