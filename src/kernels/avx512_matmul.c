@@ -278,6 +278,21 @@ static BF16_FN void pack_b_bf16(void *dst, const float *src, size_t ld, int w, i
     else pack_bf16_copy(dst, src, ld, NR, w, kc);
 }
 
+// GemmImpl.convert_rows16: each row's 32 values at a time, converted and stored in order (no
+// transpose), the same vcvtne2ps2bf16 rounding as the packers.
+BF16_FN void avx512bf16_convert_rows16(uint16_t *dst, size_t ld16, const float *src, size_t lda, int h, int kc) {
+    for (int r = 0; r < h; r++) {
+        const float *s = src + (size_t)r * lda;
+        uint16_t *d = dst + (size_t)r * ld16;
+        for (int k0 = 0; k0 < kc; k0 += 32) {
+            __m512 lo = _mm512_maskz_loadu_ps(lanes(kc - k0), s + k0), hi = _mm512_maskz_loadu_ps(lanes(kc - k0 - 16), s + k0 + 16);
+            __mmask32 m = kc - k0 >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << (kc - k0)) - 1);
+            _mm512_mask_storeu_epi16(d + k0, m, bf16x32(lo, hi));
+        }
+        if (kc % 2) d[kc] = 0;
+    }
+}
+
 // Pair p of row r at ap[p*pstride + r*rstride]: a packed strip (pstride MR, rstride 1), row
 // pairs in place (pstride their stride, rstride 1) or bf16 rows in place (pstride 1, rstride half
 // the row stride: the rows' k pairs are 32-bit words of them). Loaded with memcpy: the in-place
@@ -366,6 +381,7 @@ static void kernel_pairs(int kc, const uint32_t *a, size_t stride, const void *b
 static const GemmImpl AVX512_BF16 = {.mr = MR, .nr = NR, .kstep = 2, .elem = sizeof(uint16_t), .pack_a = pack_a_bf16,
                                      .pack_b = pack_b_bf16, .kernel = kernel_bf16, .pack_a16 = pack_a16_bf16,
                                      .kernel_rows16 = kernel_rows16, .kernel_pairs = kernel_pairs,
+                                     .convert_rows16 = avx512bf16_convert_rows16,
                                      .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows};
 
 void avx512bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {

@@ -166,6 +166,18 @@ static void pack_a_strip(const GemmArgs *x, char *ap, int i, int h, int pc, int 
     else x->g->pack_a(ap, x->a + (size_t)i * x->lda + pc, x->lda, h, kc, 1);
 }
 
+// The strip's rows [i, i+h), depth [pc, pc+kc) as bf16 rows of stride ld16 (use_rows16_a); relu²
+// first when A is relu²(a), in scratch.
+static void convert_a_strip(const GemmArgs *x, uint16_t *dst, size_t ld16, int i, int h, int pc, int kc, float *tmp) {
+    const float *src = x->a + (size_t)i * x->lda + pc;
+    size_t lda = x->lda;
+    if (x->a_relu2) {
+        x->g->relu2_rows(tmp, src, lda, h, kc);
+        src = tmp, lda = (size_t)kc;
+    }
+    x->g->convert_rows16(dst, ld16, src, lda, h, kc);
+}
+
 // Prefetch part `part` of `parts` of the A strip (rows [i, i+h), depth [pc, pc+kc)) that the next
 // round will pack. A strip is h short pieces of rows (or kc of columns, for TN) that the hardware
 // prefetchers do not pick up, and packing it from memory would otherwise stall on every line;
@@ -239,6 +251,20 @@ static void pack_a_block(const GemmArgs *x, char *ap, size_t strip_bytes, int i0
 static int use_direct_a(const GemmArgs *x, int cols) {
     return x->g->kernel_rows && !x->a16 && x->layout != GEMM_TN && cols <= DIRECT_MAX_COLS && x->lda % 1024 != 0;
 }
+
+// bf16 impls: a narrow block's fp32 A strips are converted to bf16 rows, which kernel_rows16
+// reads in place, instead of packed into k pairs: the packing's 16 x 16 transposes cost ~45% of
+// the kernels' time on N = 128 products (perf, `frontier kernels bench --op matmul_nn`), and
+// here they only feed a few kernel calls. The rows are padded so that their lines do not share
+// L1 sets. Same rounding, same k-pair chains: the same bits as the packed strips.
+#ifndef ROWS16_MAX_COLS
+#define ROWS16_MAX_COLS 256
+#endif
+static int use_rows16_a(const GemmArgs *x, int cols) {
+    return x->g->convert_rows16 && x->g->kernel_rows16 && !x->a16 && !x->causal && x->layout != GEMM_TN &&
+           cols <= ROWS16_MAX_COLS;
+}
+static size_t rows16_ld(int kc) { return round_up((size_t)kc + 1, 32) + 32; }
 
 // ---------------------------------------------------------------------------------------------
 // Pinned operands: an NT product's B (a weight (N, K)) packed once, in the exact micro-panels
@@ -389,12 +415,13 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
     char *buf = buf_acquire(&slot), *ap = buf, *bp = buf + A_BYTES;
     int kcb = args_kcb(x), ncb = n_block(g, kcb);
     if (g->begin) g->begin();
-    int direct = !x->causal && use_direct_a(x, n1 - n0);
+    int direct = !x->causal && use_direct_a(x, n1 - n0), rows16 = !direct && use_rows16_a(x, n1 - n0);
     // a transformed operand's piece before packing: MR x RELU2_DEPTH or, read unpacked by the
     // kernel (direct), MR x kc (A); PACK_ROWS x NR (B)
     float *tmp = NULL;
     if (x->a_relu2 || x->b_relu2)
         tmp = xmalloc((size_t)(g->mr * kcb > PACK_ROWS * g->nr ? g->mr * kcb : PACK_ROWS * g->nr) * sizeof *tmp);
+    size_t ld16 = rows16 ? rows16_ld(kcb) : 0;  // (mr rows of it fit in A_BYTES: kcb <= 768)
     for (int jc = n0; jc < n1; jc += ncb) {
         int nc = imin(ncb, n1 - jc);
         for (int pc = 0; pc < x->K; pc += kcb) {
@@ -404,7 +431,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
             if (x->packed_b) bblock = x->packed_b + pinned_offset(x, pc, jc);
             else pack_b_panel(x, bp, panel_bytes, jc, nc, pc, kc, tmp);
             size_t strip_bytes = panel_size(g, kc, g->mr);
-            int strips = direct ? 1 : a_block_strips(x, strip_bytes);
+            int strips = direct || rows16 ? 1 : a_block_strips(x, strip_bytes);
             // TN with fp32 operands: the next k block's rows are prefetched over this block's calls
             int pf_k0 = pc + kc, pf_k1 = imin(x->K, pf_k0 + kcb);
             int pf = x->layout == GEMM_TN && !x->a16 && !x->causal && pf_k0 < x->K;
@@ -414,6 +441,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
             for (int i = m0; i < m1; i += g->mr) {
                 int h = imin(g->mr, m1 - i), s = (i - m0) / g->mr % strips;
                 if (strips > 1 && s == 0) pack_a_block(x, ap, strip_bytes, i, imin(m1, i + strips * g->mr), pc, kc);
+                else if (rows16) convert_a_strip(x, (uint16_t *)ap, ld16, i, h, pc, kc, tmp);
                 else if (strips == 1 && !direct && !a_in_place(x)) pack_a_strip(x, ap, i, h, pc, kc, tmp);
                 // The depth this strip runs in this k block: all of it, or a causal product's
                 // part that can be non-zero (whole pairs; a skipped term would only add 0).
@@ -452,6 +480,8 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                     if (x->a16_direct)  // bf16 rows read in place (gemm_rows_nt's next): nothing packed
                         g->kernel_rows16(k1 - k0, x->a16 + (size_t)i * x->lda + k0, x->lda, bpanel, crow + jr, x->ldc,
                                          h, w, load_c);
+                    else if (rows16)  // the strip converted to bf16 rows
+                        g->kernel_rows16(kc, (const uint16_t *)ap, ld16, bpanel, crow + jr, x->ldc, h, w, load_c);
                     else if (pairs_in_place(x))  // row pairs: each k pair of rows i.. is 32-bit words side by side
                         g->kernel_pairs(k1 - k0, (const uint32_t *)(x->a16 + (size_t)(k0 / 2) * x->a16_pairs) + i,
                                         x->a16_pairs / 2, bpanel, crow + jr, x->ldc, h, w, load_c);

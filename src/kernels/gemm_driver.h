@@ -13,7 +13,9 @@
 //         pack B[pc.., jc..] into NR-wide micro-panels
 //         for ir in its rows, step MR
 //           pack A[ir.., pc..] into one MR x kc micro-panel (stays in L1); TN packs a block of
-//             micro-panels at once (256 KiB, L2), 16 rows of A at a time
+//             micro-panels at once (256 KiB, L2), 16 rows of A at a time; a narrow block (<= 256
+//             columns) of a bf16 nt/nn product converts its A strip to bf16 rows instead, read
+//             by kernel_rows16 (no transposes, fewer kernel calls to pay for them)
 //           for each NR micro-panel: kernel (C tile loaded unless first k block and !accumulate);
 //             TN (fp32 operands): meanwhile prefetch a share of the next k block's rows into L2
 //
@@ -78,6 +80,11 @@ typedef struct {
     GemmKernelRows16 kernel_rows16;  // bf16 impls: A as bf16 rows, unpacked (gemm_rows_nt's next); else NULL
     GemmKernelPairs kernel_pairs;    // bf16 impls: A in row pairs (gemm_run_a16_pairs); else NULL
     GemmPackPairs pack_a_pairs;      // instead of kernel_pairs: the row pairs packed per strip (AMX)
+    // bf16 impls: rows [0, h) x depth [0, kc) of fp32 src (row stride lda) as bf16 rows at dst
+    // (row stride ld16, even), rounded as pack_a rounds; an odd kc's next element is written 0 (so
+    // kernel_rows16, which reads whole k pairs, multiplies a zero). For narrow products, whose
+    // packed strips feed few kernel calls (gemm_block).
+    void (*convert_rows16)(uint16_t *dst, size_t ld16, const float *src, size_t lda, int h, int kc);
     // ReLU² around a product (gemm_relu2_linear_*), in the ISA's vectors with relu2_fwd/bwd's
     // arithmetic: dst (rows, cols) = max(src, 0)² (src row stride ld); and c (rows, cols, row
     // stride ld, as x) = 2x·c where x > 0, else +0.

@@ -41,6 +41,8 @@ void avx512bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N
 // The AVX512_BF16 GemmImpl itself, for products described in full (gemm_run_op, gemm_pack_b in
 // gemm_driver.h: causal attention's per-head products).
 const GemmImpl *avx512bf16_gemm_impl(void);
+// Its GemmImpl.convert_rows16 (AMX's impl uses it too).
+void avx512bf16_convert_rows16(uint16_t *dst, size_t ld16, const float *src, size_t lda, int h, int kc);
 // The same nn and tn products with a (the first operand) stored as bf16 (uint16, as vcvtneps2bf16
 // rounds): the same bits as avx512bf16_matmul_nn/tn on the fp32 values it was rounded from.
 void avx512bf16_matmul_nn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate);
