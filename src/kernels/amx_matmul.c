@@ -56,20 +56,39 @@ static BF16_FN void store_pair_block(uint16_t *dst, __m512 v[16], int k0, int r0
 
 // Columns of a k-major source (tn: element (k, r) at src[k·ld + r]): per block and 16 rows, the
 // 16 k pairs as rows of 32-bit words (two source rows interleaved), then a 16 x 16 transpose
-// turns them into 16 packed rows of 16 k pairs.
-static BF16_FN void pack_a_cols(uint16_t *dst, const float *src, size_t ld, int w, int kc) {
+// turns them into 16 packed rows of 16 k pairs. pair_row gives k pair (k, k+1) of rows r0..r0+15
+// (lanes m; rows past kc are zero) from fp32 or from bf16 storage.
+typedef __m512 (*PairRow)(const void *src, size_t ld, int r0, __mmask16 m, int k, int kc);
+
+static inline __attribute__((always_inline)) BF16_FN __m512 pair_row_f32(const void *src, size_t ld, int r0, __mmask16 m,
+                                                                         int k, int kc) {
+    const float *s = src;
+    __m512 even = k < kc ? _mm512_maskz_loadu_ps(m, s + (size_t)k * ld + r0) : _mm512_setzero_ps();
+    __m512 odd = k + 1 < kc ? _mm512_maskz_loadu_ps(m, s + (size_t)(k + 1) * ld + r0) : _mm512_setzero_ps();
+    return _mm512_castsi512_ps(v_pair_rows16((__m512i)_mm512_cvtne2ps_pbh(odd, even)));
+}
+
+static inline __attribute__((always_inline)) BF16_FN __m512 pair_row_bf16(const void *src, size_t ld, int r0,
+                                                                          __mmask16 m, int k, int kc) {
+    const uint16_t *s = src;
+    __m256i even = k < kc ? _mm256_maskz_loadu_epi16(m, s + (size_t)k * ld + r0) : _mm256_setzero_si256();
+    __m256i odd = k + 1 < kc ? _mm256_maskz_loadu_epi16(m, s + (size_t)(k + 1) * ld + r0) : _mm256_setzero_si256();
+    return _mm512_castsi512_ps(v_pair_rows16(_mm512_inserti64x4(_mm512_castsi256_si512(even), odd, 1)));
+}
+
+static inline __attribute__((always_inline)) BF16_FN void pack_cols(uint16_t *dst, const void *src, size_t ld, int w,
+                                                                    int kc, PairRow pair_row) {
     for (int k0 = 0; k0 < kc; k0 += AMX_DEPTH)
         for (int r0 = 0; r0 < AMX_MR; r0 += 16) {
             __mmask16 m = v_mask_first(w - r0);
             __m512 v[16];
-            for (int p = 0; p < 16; p++) {
-                int k = k0 + 2 * p;
-                __m512 even = k < kc ? _mm512_maskz_loadu_ps(m, src + (size_t)k * ld + r0) : _mm512_setzero_ps();
-                __m512 odd = k + 1 < kc ? _mm512_maskz_loadu_ps(m, src + (size_t)(k + 1) * ld + r0) : _mm512_setzero_ps();
-                v[p] = _mm512_castsi512_ps(v_pair_rows16((__m512i)_mm512_cvtne2ps_pbh(odd, even)));
-            }
+            for (int p = 0; p < 16; p++) v[p] = pair_row(src, ld, r0, m, k0 + 2 * p, kc);
             store_pair_block(dst, v, k0, r0);
         }
+}
+
+static BF16_FN void pack_a_cols(uint16_t *dst, const float *src, size_t ld, int w, int kc) {
+    pack_cols(dst, src, ld, w, kc, pair_row_f32);
 }
 
 static void amx_pack_a(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
@@ -95,21 +114,9 @@ static BF16_FN void pack_a16_rows(uint16_t *dst, const uint16_t *src, size_t ld,
         }
 }
 
-// Columns of a k-major source (tn: element (k, r) at src[k·ld + r]): rows k and k+1 interleaved
-// into k pairs, then transposed, as pack_a_cols does with fp32.
+// Columns of a k-major bf16 source (tn): as pack_a_cols, without the conversion.
 static BF16_FN void pack_a16_cols(uint16_t *dst, const uint16_t *src, size_t ld, int w, int kc) {
-    for (int k0 = 0; k0 < kc; k0 += AMX_DEPTH)
-        for (int r0 = 0; r0 < AMX_MR; r0 += 16) {
-            __mmask16 m = v_mask_first(w - r0);
-            __m512 v[16];
-            for (int p = 0; p < 16; p++) {
-                int k = k0 + 2 * p;
-                __m256i even = k < kc ? _mm256_maskz_loadu_epi16(m, src + (size_t)k * ld + r0) : _mm256_setzero_si256();
-                __m256i odd = k + 1 < kc ? _mm256_maskz_loadu_epi16(m, src + (size_t)(k + 1) * ld + r0) : _mm256_setzero_si256();
-                v[p] = _mm512_castsi512_ps(v_pair_rows16(_mm512_inserti64x4(_mm512_castsi256_si512(even), odd, 1)));
-            }
-            store_pair_block(dst, v, k0, r0);
-        }
+    pack_cols(dst, src, ld, w, kc, pair_row_bf16);
 }
 
 static void amx_pack_a16(void *dst, const uint16_t *src, size_t ld, int w, int kc, int transpose) {

@@ -406,11 +406,3 @@ void avx512bf16_matmul_nn_a16(float *c, const uint16_t *a, const float *b, int M
 void avx512bf16_matmul_tn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run_a16(&AVX512_BF16, GEMM_TN, c, a, b, M, N, K, accumulate);
 }
-void avx512bf16_matmul_tn_pairs(float *c, const uint16_t *a, size_t pair_stride, const float *b, int M, int N, int K,
-                                int accumulate) {
-    gemm_run_a16_pairs(&AVX512_BF16, c, a, pair_stride, b, M, N, K, accumulate);
-}
-void avx512bf16_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
-                               size_t scratch_floats, const GemmRowsNext *next) {
-    gemm_rows_nt(&AVX512_BF16, a, b, M, N, K, fn, ctx, scratch_floats, next);
-}

@@ -257,9 +257,9 @@ static int use_direct_a(const GemmArgs *x, int cols) {
 // the kernels' time on N = 128 products (perf, `frontier kernels bench --op matmul_nn`), and
 // here they only feed a few kernel calls. The rows are padded so that their lines do not share
 // L1 sets. Same rounding, same k-pair chains: the same bits as the packed strips.
-#ifndef ROWS16_MAX_COLS
+// (Converting every block instead gained ~4% on kit-d10's K = 640 products but lost 2-4% on its
+// K = 2560 ones and on cpu's 512-wide ones, in alternated `frontier kernels bench` runs.)
 #define ROWS16_MAX_COLS 256
-#endif
 static int use_rows16_a(const GemmArgs *x, int cols) {
     return x->g->convert_rows16 && x->g->kernel_rows16 && !x->a16 && !x->causal && x->layout != GEMM_TN &&
            cols <= ROWS16_MAX_COLS;

@@ -301,7 +301,7 @@ KernelPrecision kernels_precision(void) {
 
 // The ops whose products take the precision: the three matmuls, ReLU²'s linear layer, the head's
 // two and attention. Their bf16 twins, in this order, in each twin set: the reference ones,
-// AVX512_BF16's, AMX's and the AMX emulator's (for the lab).
+// AVX512_BF16's, AMX's and the AMX emulator's (for the lab and FRONTIER_AMX_EMULATE).
 #define OP_ENUM(op) OP_##op,
 enum { KERNEL_OPS(OP_ENUM) };
 #define TWINS 9

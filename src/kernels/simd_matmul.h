@@ -47,10 +47,6 @@ void avx512bf16_convert_rows16(uint16_t *dst, size_t ld16, const float *src, siz
 // rounds): the same bits as avx512bf16_matmul_nn/tn on the fp32 values it was rounded from.
 void avx512bf16_matmul_nn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate);
 void avx512bf16_matmul_tn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate);
-// tn with a (K, M) in bf16 row pairs of stride pair_stride (gemm_run_a16_pairs; the fused head's
-// dlogits, head.h), read where they lie: the same bits as avx512bf16_matmul_tn on their fp32 values.
-void avx512bf16_matmul_tn_pairs(float *c, const uint16_t *a, size_t pair_stride, const float *b, int M, int N, int K,
-                                int accumulate);
 
 // ReLU² fused into the product that reads it (Kernels.relu2_linear_fwd/bwd; gemm_relu2_linear_*
 // in gemm_driver.h): the same bits as relu2_fwd/relu2_bwd around this instruction set's matmuls.
@@ -65,10 +61,9 @@ void avx512bf16_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const f
 
 // The NT product a (M,K) @ b (N,K)ᵀ a strip of whole rows at a time, each strip handed to fn
 // instead of being stored (gemm_rows_nt in gemm_driver.h): the same bits as the *_matmul_nt of
-// the same instruction set. The fused head (head_ce) runs the loss on each strip in cache.
+// the same instruction set. The fused head (head_ce) runs the loss on each strip in cache (the
+// bf16 heads call gemm_rows_nt with their GemmImpl: head.h).
 void avx512_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
                            size_t scratch_floats, const GemmRowsNext *next);
-void avx512bf16_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
-                               size_t scratch_floats, const GemmRowsNext *next);
 void avx2_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
                          size_t scratch_floats, const GemmRowsNext *next);
