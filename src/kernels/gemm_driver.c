@@ -252,17 +252,23 @@ static int use_direct_a(const GemmArgs *x, int cols) {
     return x->g->kernel_rows && !x->a16 && x->layout != GEMM_TN && cols <= DIRECT_MAX_COLS && x->lda % 1024 != 0;
 }
 
-// bf16 impls: a narrow block's fp32 A strips are converted to bf16 rows, which kernel_rows16
-// reads in place, instead of packed into k pairs: the packing's 16 x 16 transposes cost ~45% of
-// the kernels' time on N = 128 products (perf, `frontier kernels bench --op matmul_nn`), and
-// here they only feed a few kernel calls. The rows are padded so that their lines do not share
-// L1 sets. Same rounding, same k-pair chains: the same bits as the packed strips.
-// (Converting every block instead gained ~4% on kit-d10's K = 640 products but lost 2-4% on its
-// K = 2560 ones and on cpu's 512-wide ones, in alternated `frontier kernels bench` runs.)
+// bf16 impls: fp32 A strips converted to bf16 rows, which kernel_rows16 reads in place, instead
+// of packed into k pairs by 16 x 16 transposes. Two cases win:
+//   narrow blocks (<= 256 columns): the packed strip feeds only a few kernel calls, and packing
+//     cost ~45% of the kernels' time on N = 128 products (perf, `frontier kernels bench --op
+//     matmul_nn`): those products run ~10% faster;
+//   deep products (K >= 512): the rows kernel's per-call set-up (14 row offsets) is spread over a
+//     long depth. kit-d10 training, 3 alternated pairs of profiles: matmul_nt -5%, matmul_nn -3%.
+// Not for shallow wide ones (cpu's 512-wide products at K = 128: no gain, relu2_linear_bwd
+// 5-14% slower), nor for relu²(A) in a wide block (kit-d10's relu2_linear_fwd was ~10% slower:
+// the whole strip goes through scratch as relu² before its conversion, where packing takes it
+// 64 deep at a time). The rows are padded so that their lines do not share L1 sets. Same
+// rounding, same k-pair chains: the same bits as the packed strips.
 #define ROWS16_MAX_COLS 256
+#define ROWS16_MIN_DEPTH 512
 static int use_rows16_a(const GemmArgs *x, int cols) {
-    return x->g->convert_rows16 && x->g->kernel_rows16 && !x->a16 && !x->causal && x->layout != GEMM_TN &&
-           cols <= ROWS16_MAX_COLS;
+    if (!x->g->convert_rows16 || !x->g->kernel_rows16 || x->a16 || x->causal || x->layout == GEMM_TN) return 0;
+    return cols <= ROWS16_MAX_COLS || (x->K >= ROWS16_MIN_DEPTH && !x->a_relu2);
 }
 static size_t rows16_ld(int kc) { return round_up((size_t)kc + 1, 32) + 32; }
 

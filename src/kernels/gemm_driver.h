@@ -13,9 +13,9 @@
 //         pack B[pc.., jc..] into NR-wide micro-panels
 //         for ir in its rows, step MR
 //           pack A[ir.., pc..] into one MR x kc micro-panel (stays in L1); TN packs a block of
-//             micro-panels at once (256 KiB, L2), 16 rows of A at a time; a narrow block (<= 256
-//             columns) of a bf16 nt/nn product converts its A strip to bf16 rows instead, read
-//             by kernel_rows16 (no transposes, fewer kernel calls to pay for them)
+//             micro-panels at once (256 KiB, L2), 16 rows of A at a time; a bf16 nt/nn product
+//             that is narrow (<= 256 columns) or deep (K >= 512) converts its A strip to bf16
+//             rows instead, read by kernel_rows16 (no transposes; see use_rows16_a)
 //           for each NR micro-panel: kernel (C tile loaded unless first k block and !accumulate);
 //             TN (fp32 operands): meanwhile prefetch a share of the next k block's rows into L2
 //
