@@ -245,6 +245,12 @@ int kernels_parse(const char *spec, KernelSelection *out) {
         append(out->name, sizeof out->name, KERNEL_VARIANT_NAMES[v], "", "");
     }
     out->table.name = out->name;
+    int amx = 0;
+    for (int op = 0; op < KERNEL_OP_COUNT; op++) amx |= out->variant[op] == KV_AMX;
+    if (amx && kernels_amx_emulated())  // a test aid, never a silent 1000x slowdown
+        snprintf(out->note + strlen(out->note), sizeof out->note - strlen(out->note), "%samx's bf16 products run on "
+                 "the emulator of the tile instructions (FRONTIER_AMX_EMULATE), ~1000x slower: for testing only",
+                 out->note[0] ? ". " : "");
     return 0;
 }
 

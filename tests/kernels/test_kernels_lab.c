@@ -508,6 +508,11 @@ static void test_amx_emulation_runs_the_amx_path(void **state) {
     assert_true(kernels_amx_emulated());
     assert_true(kernels_variant_available(KV_AMX, NULL));
     assert_int_equal(kernels_best_variant(), best);  // never the default
+    KernelSelection sel;
+    assert_int_equal(kernels_parse("amx", &sel), 0);
+    assert_non_null(strstr(sel.note, "emulator"));  // and never silently
+    assert_int_equal(kernels_parse("avx512", &sel), 0);
+    assert_null(strstr(sel.note, "emulator"));
     assert_int_equal(kernels_select("amx"), 0);
     assert_int_equal(kernels_set_precision(KP_BF16), 0);
     assert_ptr_equal(kernels()->matmul_nt, amx_emu_matmul_nt);
