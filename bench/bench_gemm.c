@@ -124,12 +124,10 @@ static DnnlFromF32 dnnl_from_f32(const Dnnl *mm, float *a, float *b) {
     return d;
 }
 
+// Whatever was made: B's reorder can fail after A's was made.
 static void dnnl_from_f32_free(DnnlFromF32 *d) {
-    if (!d->ok) return;
-    dnnl_primitive_destroy(d->ra);
-    dnnl_primitive_destroy(d->rb);
-    dnnl_memory_destroy(d->fa);
-    dnnl_memory_destroy(d->fb);
+    if (d->ra) dnnl_primitive_destroy(d->ra), dnnl_memory_destroy(d->fa);
+    if (d->rb) dnnl_primitive_destroy(d->rb), dnnl_memory_destroy(d->fb);
 }
 
 static void dnnl_run(const Dnnl *d) {
@@ -168,7 +166,7 @@ static double median(double *t, int n) {
 
 // frontier's bf16 GEMMs here: AMX's tiles where this CPU has them (FRONTIER_KERNELS=amx
 // --precision bf16), else AVX512_BF16's vdpbf16ps.
-static int use_amx(void) { return kernels_variant_available(KV_AMX, NULL) && !kernels_amx_emulated(); }
+static int use_amx(void) { return kernels_amx_real(); }
 
 static void frontier_run(const Product *p, float *c, const float *a, const float *b, int bf16) {
     if (bf16 && use_amx()) {

@@ -27,7 +27,7 @@ typedef struct {
     const Kernels *k[MAX_TABLES];
     const char *label[MAX_TABLES];
     int n, bf16, ref16;  // bf16: also the AVX512_BF16 matmuls; ref16: also the reference bf16 ones
-    int amx16, amx_emu;  // AMX's bf16 GEMMs: on the tiles (check, bench), on the emulator (check only)
+    int amx16, amx_emu;  // AMX's bf16 ops: on the tiles (check, bench), on the emulator (check only)
 } Tables;
 
 static void add_table(Tables *t, const Kernels *k, const char *label) {
@@ -43,13 +43,15 @@ static void add_variant(Tables *t, int v) {
     else add_table(t, kernels_variant((KernelVariant)v), KERNEL_VARIANT_NAMES[v]);
 }
 
-// AMX's bf16 GEMMs: the tiles where this CPU has them, else the emulator, which needs
+// AMX's bf16 ops: the tiles where this CPU has them, else the emulator, which needs
 // AVX512_BF16 for its packing; `asked` (--variant amx_bf16) says so when neither runs.
 static void add_amx(Tables *t, int asked) {
-    const char *why;
-    if (kernels_variant_available(KV_AMX, &why) && !kernels_amx_emulated() && cpu_info()->avx512_bf16) t->amx16 = 1;
+    const char *why = NULL;
+    if (kernels_amx_real() && cpu_info()->avx512_bf16) t->amx16 = 1;
     else if (cpu_info()->avx512_bf16) t->amx_emu = 1;
-    else if (asked) printf("amx_bf16: skipped: %s; its emulator needs AVX512_BF16\n", why ? why : "needs AVX512_BF16");
+    else if (asked && !kernels_variant_available(KV_AMX, &why))
+        printf("amx_bf16: skipped: %s; its emulator needs AVX512_BF16\n", why);
+    else if (asked) printf("amx_bf16: skipped: needs AVX512_BF16\n");
 }
 
 static void add_all(Tables *t) {

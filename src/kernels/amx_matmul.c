@@ -99,17 +99,13 @@ static void amx_pack_a(void *dst, const float *src, size_t ld, int w, int kc, in
 // The same layout from sources already in bf16 (GemmPack16: the bf16 P and dS of attention, the
 // head's bf16 dlogits strips when they cannot be read in place): no conversion, so the same
 // packed bits as their fp32 originals rounded by vcvtneps2bf16.
-static BF16_FN __mmask32 mask32(int n) {
-    return n >= 32 ? (__mmask32)0xffffffffu : n <= 0 ? (__mmask32)0 : (__mmask32)((1u << n) - 1);
-}
-
 // Rows contiguous along k (nn): each row's 32 values of a block copied whole.
 static BF16_FN void pack_a16_rows(uint16_t *dst, const uint16_t *src, size_t ld, int w, int kc) {
     int blocks = (kc + AMX_DEPTH - 1) / AMX_DEPTH;
     for (int r = 0; r < AMX_MR; r++)
         for (int kb = 0; kb < blocks; kb++) {
             int k0 = kb * AMX_DEPTH;
-            __m512i v = r < w ? _mm512_maskz_loadu_epi16(mask32(kc - k0), src + (size_t)r * ld + k0) : _mm512_setzero_si512();
+            __m512i v = r < w ? _mm512_maskz_loadu_epi16(v_mask_first32(kc - k0), src + (size_t)r * ld + k0) : _mm512_setzero_si512();
             _mm512_storeu_si512(dst + ((size_t)kb * AMX_MR + r) * AMX_DEPTH, v);
         }
 }

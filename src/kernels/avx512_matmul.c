@@ -245,7 +245,7 @@ BF16_INLINE void pack_bf16_copy(uint16_t *dst, const float *src, size_t ld, int 
 BF16_INLINE void pack16_transposed(uint32_t *dst, const uint16_t *src, size_t ld, int W, int w, int kc) {
     for (int r0 = 0; r0 < W; r0 += 16)
         for (int k0 = 0; k0 < kc; k0 += 32) {
-            __mmask32 m = kc - k0 >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << (kc - k0)) - 1);
+            __mmask32 m = v_mask_first32(kc - k0);
             __m512 v[16];
             for (int i = 0; i < 16; i++)
                 v[i] = i < w - r0 ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(m, src + (size_t)(r0 + i) * ld + k0))
@@ -286,8 +286,7 @@ BF16_FN void avx512bf16_convert_rows16(uint16_t *dst, size_t ld16, const float *
         uint16_t *d = dst + (size_t)r * ld16;
         for (int k0 = 0; k0 < kc; k0 += 32) {
             __m512 lo = _mm512_maskz_loadu_ps(lanes(kc - k0), s + k0), hi = _mm512_maskz_loadu_ps(lanes(kc - k0 - 16), s + k0 + 16);
-            __mmask32 m = kc - k0 >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << (kc - k0)) - 1);
-            _mm512_mask_storeu_epi16(d + k0, m, bf16x32(lo, hi));
+            _mm512_mask_storeu_epi16(d + k0, v_mask_first32(kc - k0), bf16x32(lo, hi));
         }
         if (kc % 2) d[kc] = 0;
     }

@@ -22,6 +22,11 @@ AVX512_INLINE __mmask16 v_mask_first(int n) {
     return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
 }
 
+// The same for 32 lanes (16-bit elements, e.g. bf16).
+AVX512_INLINE __mmask32 v_mask_first32(int n) {
+    return n >= 32 ? (__mmask32)0xffffffffu : n <= 0 ? (__mmask32)0 : (__mmask32)((1u << n) - 1);
+}
+
 // exp(x). Cody–Waite reduction x = n ln2 + r, |r| <= ln2/2, degree-6 polynomial, scaling by
 // 2^n with vscalefps (which handles overflow to inf and gradual underflow without integer
 // tricks). Inputs below -104 give exactly 0 (so -inf -> 0); the clamp is written max(-104, x)

@@ -478,7 +478,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 float *crow = x->c + (size_t)i * x->ldc + jc;
                 int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
                 for (int jr = j_first; jr < j_end; jr += g->nr) {
-                    if (strips == 1 && next < m1 && !a_in_place(x) && !x->a16_pairs)
+                    if (strips == 1 && next < m1 && !x->a16_direct && !x->a16_pairs)  // a or a16 rows packed next
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
                     if (pf) prefetch_tn_rows(x, pf_k0, pf_k1, m0, m1, jc, jc + nc, pf_call++, pf_calls);
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes + (size_t)(k0 - pc) * g->nr * g->elem;

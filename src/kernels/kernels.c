@@ -108,6 +108,8 @@ int kernels_amx_emulated(void) {
     return e && *e && strcmp(e, "0") && !(c->amx_tile && c->amx_bf16) && avx512_cpu(c) && c->avx512_bf16;
 }
 
+int kernels_amx_real(void) { return kernels_variant_available(KV_AMX, NULL) && !kernels_amx_emulated(); }
+
 int kernels_variant_available(KernelVariant v, const char **why_not) {
     const CpuInfo *c = cpu_info();
     const char *why = NULL;

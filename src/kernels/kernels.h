@@ -143,6 +143,8 @@ int kernels_variant_available(KernelVariant v, const char **why_not);
 // chosen by default (kernels_best_variant skips it); where AMX exists the variable does nothing.
 // 1 when the amx variant is that emulator.
 int kernels_amx_emulated(void);
+// 1 when the amx variant runs on the tile instructions themselves (available, not emulated).
+int kernels_amx_real(void);
 // The complete table of a variant (its ops plus the fallbacks), or NULL if this CPU lacks it.
 const Kernels *kernels_variant(KernelVariant v);
 // The best variant this CPU runs (never the emulated amx).

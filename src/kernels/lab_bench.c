@@ -326,7 +326,7 @@ int lab_bench(const Kernels *const *tables, const char *const *labels, int n, co
         if (with_bf16 && kernel_op_has_precision(c->op))  // the bf16 twins
             print_row(f, c, "avx512_bf16", time_case(kernels_bf16_matmuls(1), c, &d, target, evict),
                       o->peak ? o->peak->bf16_all : 0, o);
-        if (o->amx && kernels_variant_available(KV_AMX, NULL) && !kernels_amx_emulated() && kernel_op_has_precision(c->op))  // AMX's twins
+        if (o->amx && kernels_amx_real() && kernel_op_has_precision(c->op))  // AMX's twins
             print_row(f, c, "amx_bf16", time_case(kernels_bf16_amx(0), c, &d, target, evict),
                       o->peak ? o->peak->amx_all : 0, o);
         bufs_free(&d);

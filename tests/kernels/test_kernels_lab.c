@@ -391,9 +391,6 @@ static void test_pinned_weights_give_the_same_bits(void **state) {
 // are what --precision bf16 picks for FRONTIER_KERNELS=amx.
 // ---------------------------------------------------------------------------------------------
 
-// The tile instructions themselves (not FRONTIER_AMX_EMULATE's emulator).
-static int real_amx(void) { return kernels_variant_available(KV_AMX, NULL) && !kernels_amx_emulated(); }
-
 static uint16_t bf16_of(float x) {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
@@ -421,7 +418,7 @@ static void test_amx_gemms_pass_the_bf16_check(void **state) {
     (void)state;
     if (!cpu_info()->avx512_bf16) skip();  // the AMX packing (and so the emulator) needs AVX512_BF16
     for (int real = 0; real < 2; real++) {
-        if (real && !real_amx()) continue;
+        if (real && !kernels_amx_real()) continue;
         const Kernels *k = kernels_bf16_amx(!real);
         assert_ptr_equal(k->matmul_nn, real ? amx_matmul_nn : amx_emu_matmul_nn);
         assert_string_equal(kernels_op_source(k, 0), real ? "amx_bf16" : "amx_emu");
@@ -446,7 +443,7 @@ static void test_amx_pinned_and_symmetric_products_give_the_same_bits(void **sta
     Rng r;
     rng_seed(&r, 9);
     for (int real = 0; real < 2; real++) {
-        if (real && !real_amx()) continue;
+        if (real && !kernels_amx_real()) continue;
         int M = 45, N = 70, K = 530;  // ragged in every dimension; K: two depth blocks
         float *a = random_floats((size_t)M * K, &r), *w = random_floats((size_t)N * K, &r);
         float *want = malloc((size_t)M * N * sizeof *want), *c = malloc((size_t)M * N * sizeof *c);
@@ -478,7 +475,7 @@ static void test_amx_precision_picks_the_amx_gemms(void **state) {
     (void)state;
     if (!(cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL))) skip();
     if (kernels_amx_emulated()) skip();  // (the next test's subject)
-    int amx = real_amx();
+    int amx = kernels_amx_real();
     assert_int_equal(kernels_select("amx"), 0);
     assert_int_equal(kernels_set_precision(KP_BF16), 0);
     assert_ptr_equal(kernels()->matmul_tn, amx ? amx_matmul_tn : avx512bf16_matmul_tn);
@@ -502,7 +499,7 @@ static void test_amx_precision_picks_the_amx_gemms(void **state) {
 // default table stays the best real one, and fp32 products are avx512's as with real AMX.
 static void test_amx_emulation_runs_the_amx_path(void **state) {
     (void)state;
-    if (real_amx() || !(cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL))) skip();
+    if (kernels_amx_real() || !(cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL))) skip();
     KernelVariant best = kernels_best_variant();
     setenv("FRONTIER_AMX_EMULATE", "1", 1);
     assert_true(kernels_amx_emulated());
