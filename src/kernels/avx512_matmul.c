@@ -292,6 +292,21 @@ BF16_FN void avx512bf16_convert_rows16(uint16_t *dst, size_t ld16, const float *
     }
 }
 
+// GemmImpl.convert_pairs: rows k and k+1 of a TN product's A, converted and interleaved into one
+// row pair as pack_bf16_copy interleaves them, but w wide, at their own stride.
+static BF16_FN void avx512bf16_convert_pairs(uint16_t *dst, size_t pair_stride, const float *src, size_t lda, int w, int kc) {
+    for (int k = 0; k < kc; k += 2) {
+        const float *even = src + (size_t)k * lda, *odd = even + lda;
+        uint16_t *d = dst + (size_t)(k / 2) * pair_stride;
+        for (int r0 = 0; r0 < w; r0 += 16) {
+            __mmask16 m = lanes(w - r0);
+            __m512 e = _mm512_maskz_loadu_ps(m, even + r0);
+            __m512 o = k + 1 < kc ? _mm512_maskz_loadu_ps(m, odd + r0) : _mm512_setzero_ps();
+            _mm512_mask_storeu_epi16(d + 2 * r0, v_mask_first32(2 * (w - r0)), v_pair_rows16(bf16x32(e, o)));
+        }
+    }
+}
+
 // Pair p of row r at ap[p*pstride + r*rstride]: a packed strip (pstride MR, rstride 1), row
 // pairs in place (pstride their stride, rstride 1) or bf16 rows in place (pstride 1, rstride half
 // the row stride: the rows' k pairs are 32-bit words of them). Loaded with memcpy: the in-place
@@ -381,6 +396,7 @@ static const GemmImpl AVX512_BF16 = {.mr = MR, .nr = NR, .kstep = 2, .elem = siz
                                      .pack_b = pack_b_bf16, .kernel = kernel_bf16, .pack_a16 = pack_a16_bf16,
                                      .kernel_rows16 = kernel_rows16, .kernel_pairs = kernel_pairs,
                                      .convert_rows16 = avx512bf16_convert_rows16,
+                                     .convert_pairs = avx512bf16_convert_pairs,
                                      .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows};
 
 void avx512bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {

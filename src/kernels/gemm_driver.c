@@ -56,7 +56,8 @@ typedef struct {
     int upper;             // symmetric result: only tiles reaching the diagonal or above are computed
     const uint16_t *a16;   // A stored as bf16 (a is then NULL; nn and tn only), row stride lda
     int a16_direct;        // nn: the kernel reads a16's rows unpacked (kernel_rows16)
-    size_t a16_pairs;      // tn: a16 is in row pairs of this stride (head.h), read as packed (kernel_pairs)
+    size_t a16_pairs;      // tn: a16 is in row pairs of this stride (head.h's dlogits, or A converted by
+                           // use_pairs_a), read as packed (kernel_pairs)
     int causal, diag;      // a causal attention product (gemm_run_op), diagonal offset
     int window;            // and its sliding window (keys before the query; 0 = none)
     int a_relu2, b_relu2;  // A (nt) / B (nn, tn) is relu²(a / b), formed while packing (gemm_relu2_linear_*)
@@ -506,6 +507,51 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// TN products with a narrow A (the cpu preset's weight gradients dW += dyᵀ x): A converted once,
+// by all threads, into bf16 row pairs that kernel_pairs reads in place, instead of packed per
+// strip by every thread whose block needs it. The conversion reads A's rows whole and in order,
+// which the hardware prefetchers follow; the strips' packing reads 14-float pieces, and in
+// training A arrives from memory. Same rounding, same k-pair chains: the same bits.
+//   `frontier kernels bench --op matmul_tn --cold`, 2 alternated pairs: 128x128x4096 0.56-0.61 ->
+//   0.45-0.50 ms, 128x512x4096 1.48-1.52 -> 1.26-1.32, 512x128x4096 1.31-1.39 -> 1.16-1.21.
+//   cpu training profiles, 3 pairs of 30 steps: matmul_tn 231-234 -> 182-196 ms,
+//   relu2_linear_bwd 185-189 -> 172-179 ms, the step 2-3% shorter. Warm (not training's case)
+//   the 128x128 products are slower, 0.26-0.29 -> 0.33-0.35 ms.
+// Not where it lost (2 threads, cold): a pair buffer beyond the caches (2560x640x4096, 21 MiB:
+// 9-10% slower), wide B blocks that re-read the in-place strip for many column panels (1024 wide:
+// neutral), short products (128x128x512: 20% slower warm). Pair rows are an odd number of cache
+// lines apart, so that a strip's pieces spread over the L1 sets (2560 wide with an even number,
+// every second row fell in the same sets and thrashed them).
+// ---------------------------------------------------------------------------------------------
+
+#define PAIRS_MAX_BYTES (8u << 20)
+#define PAIRS_MAX_N 1024
+#define PAIRS_MIN_K 1024
+#define PAIRS_SLOTS 8
+
+static KeptBuf pairs_pool[PAIRS_SLOTS];
+
+static size_t pairs_stride(int M) {
+    size_t lines = ((size_t)M * 4 + 63) / 64;
+    return (lines | 1) * 32;  // uint16 per pair row
+}
+
+static size_t pairs_bytes(int M, int K) { return (size_t)ceil_div(K, 2) * pairs_stride(M) * sizeof(uint16_t); }
+
+static int use_pairs_a(const GemmArgs *x) {
+    return x->layout == GEMM_TN && x->a && !x->a16 && !x->causal && !x->upper && x->g->kernel_pairs &&
+           x->g->convert_pairs && x->N <= PAIRS_MAX_N && x->K >= PAIRS_MIN_K && pairs_bytes(x->M, x->K) <= PAIRS_MAX_BYTES;
+}
+
+// Part `part` of `parts` of the pair rows of a (K, M) into pairs (stride x->a16_pairs).
+static void convert_pairs_part(const GemmArgs *x, uint16_t *pairs, const float *a, int part, int parts) {
+    int P = ceil_div(x->K, 2), p0 = (int)((long)P * part / parts), p1 = (int)((long)P * (part + 1) / parts);
+    if (p0 < p1)
+        x->g->convert_pairs(pairs + (size_t)p0 * x->a16_pairs, x->a16_pairs, a + (size_t)2 * p0 * x->lda, x->lda, x->M,
+                            imin(x->K, 2 * p1) - 2 * p0);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Thread grid: pm x pn blocks of whole micro-tiles, chosen to minimise the slowest thread's
 // estimated time (multiply-adds plus packing traffic). Any grid gives the same bits.
 // ---------------------------------------------------------------------------------------------
@@ -565,15 +611,32 @@ static void run_args(GemmArgs *x) {
         return;
     }
     int nt = omp_in_parallel() || (long)M * N * K < SMALL_MACS ? 1 : omp_get_max_threads();
+    int slot = -1;
+    uint16_t *pairs = NULL;
+    const float *a = x->a;
+    if (use_pairs_a(x)) {  // from here on A is the pairs (filled below, before any block runs)
+        x->a16_pairs = pairs_stride(M);
+        pairs = kept_claim(pairs_pool, PAIRS_SLOTS, pairs_bytes(M, K), &slot);
+        if (atomic_load(&poison)) memset(pairs, 0xff, pairs_bytes(M, K));
+        x->a16 = pairs, x->a = NULL;
+    }
     int pm = 1, pn = 1;
     if (nt > 1) choose_grid(x, nt, &pm, &pn);
     int blocks = pm * pn;
-    if (blocks == 1) {
+    if (blocks == 1 && !(pairs && nt > 1)) {
+        if (pairs) convert_pairs_part(x, pairs, a, 0, 1);
         gemm_block(x, 0, M, 0, N);
     } else {
-#pragma omp parallel num_threads(blocks)
-        for (int t = omp_get_thread_num(); t < blocks; t += omp_get_num_threads()) run_block(x, pm, pn, t);
+#pragma omp parallel num_threads(pairs ? nt : blocks)
+        {
+            if (pairs) {
+                convert_pairs_part(x, pairs, a, omp_get_thread_num(), omp_get_num_threads());
+#pragma omp barrier
+            }
+            for (int t = omp_get_thread_num(); t < blocks; t += omp_get_num_threads()) run_block(x, pm, pn, t);
+        }
     }
+    if (pairs) kept_release(pairs_pool, pairs, slot);
     if (x->upper) mirror_upper(x->c, M);
 }
 

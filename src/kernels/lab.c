@@ -431,7 +431,8 @@ static void check_matmul(Run *r, const Kernels *k, int layout, int quick, Rng *r
     static const int small[][3] = {{1, 1, 1},    {1, 33, 17},  {3, 5, 7},     {14, 32, 16},  {15, 33, 31},
                                    {33, 1, 5},   {29, 70, 129}, {64, 128, 385}, {2, 17, 1000}, {1, 300, 40}};
     static const int big[][3] = {{100, 130, 260}, {1, 1000, 128}, {128, 128, 512}, {17, 530, 777},
-                                 {300, 300, 300}, {1024, 128, 128}, {28, 64, 4096}, {1000, 40, 1100}};
+                                 {300, 300, 300}, {1024, 128, 128}, {28, 64, 4096}, {1000, 40, 1100},
+                                 {45, 70, 1031}};
     int i = 0;
     for (size_t s = 0; s < sizeof small / sizeof *small; s++, i++) {
         check_matmul_shape(r, k, layout, small[s][0], small[s][1], small[s][2], i % 2, i % 3 == 1, 0, rng);

@@ -524,6 +524,41 @@ static void test_amx_emulation_runs_the_amx_path(void **state) {
     assert_int_equal(kernels_select(NULL), 0);
 }
 
+// A bf16 TN product whose A is narrow converts A into row pairs read in place (gemm_driver.c,
+// use_pairs_a): the same bits as the same product from A rounded to bf16 beforehand, which is
+// packed strip by strip (matmul_tn_a16), at 1 to 3 threads, accumulating or not, with ragged
+// M, N and an odd K (the last pair completed with a zero).
+static void tn_a16(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
+    size_t n = (size_t)K * M;
+    uint16_t *a16 = malloc(n * sizeof *a16);
+    for (size_t i = 0; i < n; i++) a16[i] = head_bf16_bits(a[i]);
+    avx512bf16_matmul_tn_a16(c, a16, b, M, N, K, acc);
+    free(a16);
+}
+
+static void test_narrow_tn_products_in_row_pairs_give_the_same_bits(void **state) {
+    (void)state;
+    if (!cpu_info()->avx512_bf16) skip();
+    static const int shapes[][3] = {{45, 70, 1031}, {128, 128, 4096}, {300, 33, 1024}};
+    Rng r;
+    rng_seed(&r, 11);
+    for (int s = 0; s < 3; s++) {
+        int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        float *a = random_floats((size_t)K * M, &r), *b = random_floats((size_t)K * N, &r);
+        float *c0 = random_floats((size_t)M * N, &r), *want = malloc((size_t)M * N * sizeof *want);
+        float *c = malloc((size_t)M * N * sizeof *c);
+        for (int acc = 0; acc < 2; acc++) {
+            run_threads(tn_a16, want, a, b, M, N, K, acc, c0, 2);
+            for (int threads = 1; threads <= 3; threads++) {
+                for (int i = 0; i < M * N; i++) c[i] = NAN;
+                run_threads(avx512bf16_matmul_tn, c, a, b, M, N, K, acc, c0, threads);
+                assert_memory_equal(want, c, (size_t)M * N * sizeof *c);
+            }
+        }
+        free(a), free(b), free(c0), free(want), free(c);
+    }
+}
+
 // X·Xᵀ (nt) and XᵀX (tn) with the same pointer for both operands compute only the upper
 // triangle and mirror it: the same bits as the full product of X with a copy of X, every
 // element written (C starts as NaN), for fp32 AVX-512, AVX2 and bf16, 1 to 3 threads, over sizes
@@ -849,6 +884,7 @@ int main(void) {
         cmocka_unit_test(test_fast_matmul_rows_independent_of_m),
         cmocka_unit_test(test_pinned_weights_give_the_same_bits),
         cmocka_unit_test(test_symmetric_products_give_the_same_bits),
+        cmocka_unit_test(test_narrow_tn_products_in_row_pairs_give_the_same_bits),
         cmocka_unit_test(test_amx_emulator_follows_the_pseudo_code),
         cmocka_unit_test(test_amx_gemms_pass_the_bf16_check),
         cmocka_unit_test(test_amx_pinned_and_symmetric_products_give_the_same_bits),
