@@ -512,10 +512,11 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
 
 // ---------------------------------------------------------------------------------------------
 // TN products with a narrow A (the cpu preset's weight gradients dW += dyᵀ x): A converted once,
-// by all threads, into bf16 row pairs that kernel_pairs reads in place, instead of packed per
-// strip by every thread whose block needs it. The conversion reads A's rows whole and in order,
-// which the hardware prefetchers follow; the strips' packing reads 14-float pieces, and in
-// training A arrives from memory. Same rounding, same k-pair chains: the same bits.
+// its rows shared out among the threads, into bf16 row pairs that kernel_pairs reads in place,
+// instead of packed k block by k block by every thread whose block needs it (with the column
+// split the grid picks for 128x128, both threads packed all of A, from memory in training).
+// The conversion streams through A's rows in order, one pass. Same rounding, same k-pair
+// chains: the same bits.
 //   `frontier kernels bench --op matmul_tn --cold`, 2 alternated pairs: 128x128x4096 0.56-0.61 ->
 //   0.45-0.50 ms, 128x512x4096 1.48-1.52 -> 1.26-1.32, 512x128x4096 1.31-1.39 -> 1.16-1.21.
 //   cpu training profiles, 3 pairs of 30 steps: matmul_tn 231-234 -> 182-196 ms,

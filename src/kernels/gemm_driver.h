@@ -88,7 +88,7 @@ typedef struct {
     // bf16 impls with kernel_pairs: k rows [0, kc) of fp32 src (row stride lda, w values each) as
     // bf16 row pairs, the layout kernel_pairs reads (pair p interleaves rows 2p and 2p+1: its word
     // r holds their values r; pairs pair_stride uint16 apart; an odd kc's last pair has zeros for
-    // its missing row), rounded as pack_a rounds. For TN products with a narrow A (gemm_block).
+    // its missing row), rounded as pack_a rounds. For TN products with a narrow A (use_pairs_a).
     void (*convert_pairs)(uint16_t *dst, size_t pair_stride, const float *src, size_t lda, int w, int kc);
     // ReLU² around a product (gemm_relu2_linear_*), in the ISA's vectors with relu2_fwd/bwd's
     // arithmetic: dst (rows, cols) = max(src, 0)² (src row stride ld); and c (rows, cols, row
