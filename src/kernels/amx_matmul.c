@@ -57,7 +57,7 @@ static BF16_FN void store_pair_block(uint16_t *dst, __m512 v[16], int k0, int r0
 // Columns of a k-major source (tn: element (k, r) at src[k·ld + r]): per block and 16 rows, the
 // 16 k pairs as rows of 32-bit words (two source rows interleaved), then a 16 x 16 transpose
 // turns them into 16 packed rows of 16 k pairs. pair_row gives k pair (k, k+1) of rows r0..r0+15
-// (lanes m; rows past kc are zero) from fp32 or from bf16 storage.
+// (lanes m; rows past kc are zero) from fp32 or bf16 storage, or from row pairs.
 typedef __m512 (*PairRow)(const void *src, size_t ld, int r0, __mmask16 m, int k, int kc);
 
 static inline __attribute__((always_inline)) BF16_FN __m512 pair_row_f32(const void *src, size_t ld, int r0, __mmask16 m,
@@ -124,19 +124,15 @@ static void amx_pack_a16(void *dst, const uint16_t *src, size_t ld, int w, int k
 // 32-bit words a tile row holds, so a depth block is 16 pair rows transposed. A tile row needs
 // 16 consecutive pairs of one row, which lie `stride` words apart: read in place, every tile
 // would be a transpose; packed, each strip is transposed once for all of B's column panels.
+static inline __attribute__((always_inline)) BF16_FN __m512 pair_row_pairs(const void *src, size_t stride, int r0,
+                                                                           __mmask16 m, int k, int kc) {
+    const uint32_t *a = src;
+    return k < kc ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(m, a + (size_t)(k / 2) * stride + r0))
+                  : _mm512_setzero_ps();
+}
+
 static BF16_FN void amx_pack_a_pairs(void *dst, const uint32_t *a, size_t stride, int w, int kc) {
-    int pairs = (kc + 1) / 2;
-    for (int k0 = 0; k0 < kc; k0 += AMX_DEPTH)
-        for (int r0 = 0; r0 < AMX_MR; r0 += 16) {
-            __mmask16 m = v_mask_first(w - r0);
-            __m512 v[16];
-            for (int j = 0; j < 16; j++) {
-                int p = k0 / 2 + j;
-                v[j] = p < pairs ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(m, a + (size_t)p * stride + r0))
-                                 : _mm512_setzero_ps();
-            }
-            store_pair_block(dst, v, k0, r0);
-        }
+    pack_cols(dst, a, stride, w, kc, pair_row_pairs);
 }
 
 // B: the AVX512_BF16 impl's k-pair panels (the driver zeroes the depth padding past kc's pairs).

@@ -223,21 +223,26 @@ BF16_INLINE void pack_bf16_transposed(uint32_t *dst, const float *src, size_t ld
 }
 
 // Row-major source (k rows contiguous along r): rows k and k+1 as bf16 (lanes 0-15 and 16-31 of
-// `both`) interleaved into one packed k-pair row, stored here.
-BF16_INLINE void store_interleaved(uint16_t *dst, __m512i both, int W, int r0, int k) {
+// `both`) interleaved into one k-pair row W wide, pair rows `pstride` uint16 apart, stored here.
+BF16_INLINE void store_interleaved(uint16_t *dst, size_t pstride, __m512i both, int W, int r0, int k) {
     int width = W - r0 < 16 ? W - r0 : 16;
-    _mm512_mask_storeu_epi16(dst + (size_t)(k / 2) * W * 2 + 2 * r0, (__mmask32)((1ull << (2 * width)) - 1),
+    _mm512_mask_storeu_epi16(dst + (size_t)(k / 2) * pstride + 2 * r0, (__mmask32)((1ull << (2 * width)) - 1),
                              v_pair_rows16(both));
 }
 
-BF16_INLINE void pack_bf16_copy(uint16_t *dst, const float *src, size_t ld, int W, int w, int kc) {
+// Columns [w, W) are written as zeros; a packed panel's pair rows are 2W apart.
+BF16_INLINE void pack_bf16_copy_at(uint16_t *dst, size_t pstride, const float *src, size_t ld, int W, int w, int kc) {
     for (int k = 0; k < kc; k += 2)
         for (int r0 = 0; r0 < W; r0 += 16) {
             __mmask16 m = lanes(w - r0);
             __m512 even = _mm512_maskz_loadu_ps(m, src + (size_t)k * ld + r0);
             __m512 odd = k + 1 < kc ? _mm512_maskz_loadu_ps(m, src + (size_t)(k + 1) * ld + r0) : _mm512_setzero_ps();
-            store_interleaved(dst, bf16x32(even, odd), W, r0, k);
+            store_interleaved(dst, pstride, bf16x32(even, odd), W, r0, k);
         }
+}
+
+BF16_INLINE void pack_bf16_copy(uint16_t *dst, const float *src, size_t ld, int W, int w, int kc) {
+    pack_bf16_copy_at(dst, 2 * (size_t)W, src, ld, W, w, kc);
 }
 
 // Sources already in bf16 (the fused head's dlogits): the same layouts, no conversion. Rounded
@@ -260,7 +265,7 @@ BF16_INLINE void pack16_copy(uint16_t *dst, const uint16_t *src, size_t ld, int 
             __mmask16 m = lanes(w - r0);
             __m256i even = _mm256_maskz_loadu_epi16(m, src + (size_t)k * ld + r0);
             __m256i odd = k + 1 < kc ? _mm256_maskz_loadu_epi16(m, src + (size_t)(k + 1) * ld + r0) : _mm256_setzero_si256();
-            store_interleaved(dst, _mm512_inserti64x4(_mm512_castsi256_si512(even), odd, 1), W, r0, k);
+            store_interleaved(dst, 2 * (size_t)W, _mm512_inserti64x4(_mm512_castsi256_si512(even), odd, 1), W, r0, k);
         }
 }
 
@@ -292,19 +297,10 @@ BF16_FN void avx512bf16_convert_rows16(uint16_t *dst, size_t ld16, const float *
     }
 }
 
-// GemmImpl.convert_pairs: rows k and k+1 of a TN product's A, converted and interleaved into one
-// row pair as pack_bf16_copy interleaves them, but w wide, at their own stride.
+// GemmImpl.convert_pairs: a TN product's A interleaved into row pairs as the packers do, but w
+// wide (no padding) at the pairs' own stride.
 static BF16_FN void avx512bf16_convert_pairs(uint16_t *dst, size_t pair_stride, const float *src, size_t lda, int w, int kc) {
-    for (int k = 0; k < kc; k += 2) {
-        const float *even = src + (size_t)k * lda, *odd = even + lda;
-        uint16_t *d = dst + (size_t)(k / 2) * pair_stride;
-        for (int r0 = 0; r0 < w; r0 += 16) {
-            __mmask16 m = lanes(w - r0);
-            __m512 e = _mm512_maskz_loadu_ps(m, even + r0);
-            __m512 o = k + 1 < kc ? _mm512_maskz_loadu_ps(m, odd + r0) : _mm512_setzero_ps();
-            _mm512_mask_storeu_epi16(d + 2 * r0, v_mask_first32(2 * (w - r0)), v_pair_rows16(bf16x32(e, o)));
-        }
-    }
+    pack_bf16_copy_at(dst, pair_stride, src, lda, w, w, kc);
 }
 
 // Pair p of row r at ap[p*pstride + r*rstride]: a packed strip (pstride MR, rstride 1), row

@@ -522,9 +522,11 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
 //   cpu training profiles, 3 pairs of 30 steps: matmul_tn 231-234 -> 182-196 ms,
 //   relu2_linear_bwd 185-189 -> 172-179 ms, the step 2-3% shorter. Warm (not training's case)
 //   the 128x128 products are slower, 0.26-0.29 -> 0.33-0.35 ms.
-// Not where it lost (2 threads, cold): a pair buffer beyond the caches (2560x640x4096, 21 MiB:
-// 9-10% slower), wide B blocks that re-read the in-place strip for many column panels (1024 wide:
-// neutral), short products (128x128x512: 20% slower warm). Pair rows are an odd number of cache
+// Not where it lost (2 threads, cold; avx512bf16_matmul_tn timed with this gate forced open in a
+// scratch build, so no command here repeats it): a pair buffer beyond the caches (2560x640x4096,
+// 21 MiB: 9-10% slower), wide B blocks that re-read the in-place strip for many column panels
+// (1024 wide: neutral), short products (128x128x512: 20% slower warm), symmetric ones (640x640x2560
+// on one thread: 3.1 -> 3.8 ms). Pair rows are an odd number of cache
 // lines apart, so that a strip's pieces spread over the L1 sets (2560 wide with an even number,
 // every second row fell in the same sets and thrashed them).
 // ---------------------------------------------------------------------------------------------
