@@ -40,10 +40,11 @@ void dist_allreduce_max_f64(double *x, int n);
 
 // buf (all ranks' ranges, bounds[0] = 0 ... bounds[world] = end): afterwards the slice
 // [bounds[rank], bounds[rank+1]) holds the sum over ranks of that slice; the rest of buf is
-// unspecified. (MPI_Reduce_scatter: half the traffic of an all-reduce.)
+// unspecified. (A ring of MPI_Sendrecv, half the traffic of an all-reduce; dist.c says why not
+// MPI_Reduce_scatter.)
 void dist_reduce_scatter_sum_f32(float *buf, const size_t *bounds);
 // Every rank contributes its slice [bounds[rank], bounds[rank+1]); afterwards every rank holds
-// every slice (MPI_Allgatherv in place).
+// every slice (a ring of MPI_Sendrecv, in place).
 void dist_allgather_f32(float *buf, const size_t *bounds);
 // The same as reduce-scatter + all-gather: buf summed over ranks everywhere.
 void dist_allreduce_sum_f32(float *buf, size_t n);

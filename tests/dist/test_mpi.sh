@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/dist/test_mpi.sh — data-parallel training under `mpirun -np 2` on this machine:
 #   1. equivalence: 2 ranks x 8 rows follow the 1-process x 16-row loss trajectory over 10 steps
+#      (and 3 ranks x 6 rows the 18-row one: the collectives' rings with more than one step)
 #      (tolerance below; fp32, and bf16 within a looser bound) and score the same val_bpb;
 #   2. resume across rank counts: a 2-rank checkpoint resumes on 1 rank and a 1-rank one on 2 ranks,
 #      and both end where the uninterrupted run ends;
@@ -48,6 +49,13 @@ OMP_NUM_THREADS=1 $F train "${TINY[@]}" --steps 10 --run-dir "$tmp/one" > "$tmp/
 "${MPI[@]}" $F train "${TINY[@]}" --steps 10 --run-dir "$tmp/two" > "$tmp/two.log" 2>&1 || { bad "2-rank train"; tail -20 "$tmp/two.log"; }
 losses "$tmp/one/metrics.jsonl" > "$tmp/l1"; losses "$tmp/two/metrics.jsonl" > "$tmp/l2"
 close "$tmp/l1" "$tmp/l2" $TOL "10-step losses, 1 process x 16 rows vs 2 ranks x 8 rows" || fails=$((fails+1))
+# 3 ranks (oversubscribed): the gradient and parameter rings take W-1 = 2 steps, over slices of
+# unequal size (ZeRO-1 groups), which 2 ranks never exercise. 18 rows split 6 + 6 + 6.
+T3=("${TINY[@]}" --batch-tokens 1152 --device-batch 18)
+OMP_NUM_THREADS=1 $F train "${T3[@]}" --steps 10 --run-dir "$tmp/one18" > "$tmp/one18.log" 2>&1 || { bad "1-process train (18 rows)"; cat "$tmp/one18.log"; }
+mpirun -np 3 --bind-to none -x OMP_NUM_THREADS=1 $F train "${T3[@]}" --steps 10 --run-dir "$tmp/three" > "$tmp/three.log" 2>&1 || { bad "3-rank train"; tail -20 "$tmp/three.log"; }
+losses "$tmp/one18/metrics.jsonl" > "$tmp/l18"; losses "$tmp/three/metrics.jsonl" > "$tmp/l3"
+close "$tmp/l18" "$tmp/l3" $TOL "10-step losses, 1 process x 18 rows vs 3 ranks x 6 rows" || fails=$((fails+1))
 if grep -qw avx512_bf16 /proc/cpuinfo; then
   OMP_NUM_THREADS=1 $F train "${TINY[@]}" --precision bf16 --steps 10 --run-dir "$tmp/one16" > "$tmp/one16.log" 2>&1 || { bad "1-process bf16 train"; cat "$tmp/one16.log"; }
   "${MPI[@]}" $F train "${TINY[@]}" --precision bf16 --steps 10 --run-dir "$tmp/two16" > "$tmp/two16.log" 2>&1 || { bad "2-rank bf16 train"; tail -20 "$tmp/two16.log"; }
