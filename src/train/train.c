@@ -311,9 +311,12 @@ static int write_profile(const TrainConfig *cfg, double faults_per_step) {
         double fpt = model_config_flops_per_token(&cfg->model), hw = 0;
         for (int i = 0; i < s.n_ops; i++) hw += s.ops[i].flops;
         double per_step = s.steps ? s.step_s / s.steps : 0, tps = per_step > 0 ? cfg->batch_tokens / per_step : 0;
+        // The profile is this rank's (its ops, its threads' peak): under MPI it trains 1/world of
+        // the step's tokens, and its MFU counts those (tok/s stays the whole job's).
+        double mfu = fpt * tps / dist_world() / peak;
         printf("step: %.1f ms, %.0f tok/s, MFU %.2f%% (model FLOPs), HFU %.2f%% (all op FLOPs incl. recompute) of "
-               "%.0f GFLOP/s\n", 1e3 * per_step, tps, 100 * fpt * tps / peak, s.step_s > 0 ? 100 * hw / s.step_s / peak : 0,
-               peak / 1e9);
+               "%.0f GFLOP/s%s\n", 1e3 * per_step, tps, 100 * mfu, s.step_s > 0 ? 100 * hw / s.step_s / peak : 0,
+               peak / 1e9, dist_world() > 1 ? " (rank 0: its share of the tokens, its own threads' peak)" : "");
         // faults land inside whichever op first touches fresh memory, so the table cannot show them
         printf("page faults: %.1f per step%s\n", faults_per_step,
                faults_per_step >= 50 ? " (something allocates every step; see docs/profiling.md)" : "");
