@@ -239,8 +239,15 @@ int encode_batch(Encoder *const *enc, int n_threads, const char *const *texts, c
     int failed = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads)
     for (int d = 0; d < n; d++) {
-        out[d].len = 0;
-        if (encoder_encode(enc[omp_get_thread_num()], (const uint8_t *)texts[d], lens[d], &out[d]) != 0) {
+        // Encode into a copy of out[d] and store it once: out[] packs 24-byte IdVecs, so
+        // neighbouring documents, encoded by different threads, share cache lines, and updating
+        // out[d].len on every token bounced those lines between the cores. 2 threads encoded no
+        // faster than 1 (52 -> 58 MB/s on bench_encode's 10.5 MB).
+        IdVec v = out[d];
+        v.len = 0;
+        int rc = encoder_encode(enc[omp_get_thread_num()], (const uint8_t *)texts[d], lens[d], &v);
+        out[d] = v;
+        if (rc != 0) {
 #pragma omp atomic write
             failed = d + 1;
         }
