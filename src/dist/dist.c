@@ -129,16 +129,15 @@ static void counts_from_bounds(const size_t *bounds, int *counts, int *displs) {
     }
 }
 
-// The gradient reduce-scatter and the parameter all-gather of every training step are rings of
-// MPI_Sendrecv between neighbours, not MPI_Reduce_scatter / MPI_Allgatherv. Open MPI 4.1's
-// collectives malloc temporary buffers the size of the message on every call; glibc maps those
-// above 32 MiB afresh and unmaps them on free, so each step faulted them in again, at ~10 us a
-// page on this machine's VM. Measured on 2 ranks over shared memory (vader): kit-d10's 238 MB
-// gradient reduce-scatter took ~760 ms and its all-gather ~300 ms; these rings take ~45 and
-// ~20 ms (a plain Sendrecv moves ~6 GB/s here). Telling glibc to keep freed memory instead fixed
-// the collectives but moved frontier's own buffers off huge pages (cpu preset 5-11% slower). Each
-// rank sends and receives (W-1)/W of the buffer in both rings, the volume MPI's rings move.
-
+// The gradient reduce-scatter of every training step is a ring of MPI_Sendrecv between neighbours,
+// not MPI_Reduce_scatter. Open MPI 4.1's reduce-scatter mallocs temporaries the size of the
+// message on every call; glibc maps those above 32 MiB afresh and unmaps them on free, so every
+// step faulted them in again, at ~10 us a page on this machine's VM. On 2 ranks over shared memory
+// (vader), kit-d10's 238 MB: MPI_Reduce_scatter 1.6-2.2 s, the ring 27-32 ms; the cpu preset's
+// 10 MB: 1.5 ms into a kept receive buffer, 74 ms into one malloc'ed per call (as this did
+// before), 0.9 ms for the ring (bench/bench_collectives.c). Telling glibc to keep freed memory
+// fixed MPI's too (52-65 ms) but moved frontier's own buffers off huge pages (cpu preset 5-11%
+// slower). Each rank sends and receives (W-1)/W of the buffer, the volume of MPI's own ring.
 static float *ring_tmp(size_t n) {
     if (n > g_ring_tmp_n) {
         free(g_ring_tmp);
@@ -148,19 +147,24 @@ static float *ring_tmp(size_t n) {
     return g_ring_tmp;
 }
 
+// The rank, and so the slice, `back` places before this one in the ring (-1: the next rank).
+static int ring_back(int back) { return ((g_rank - back) % g_world + g_world) % g_world; }
+
 void dist_reduce_scatter_sum_f32(float *buf, const size_t *bounds) {
     if (g_world <= 1) return;
-    const int next = (g_rank + 1) % g_world, prev = (g_rank + g_world - 1) % g_world;
-    size_t most = 0;
-    for (int r = 0; r < g_world; r++) most = (size_t)slice_count(bounds, r) > most ? (size_t)slice_count(bounds, r) : most;
-    float *tmp = ring_tmp(most ? most : 1);
-    // Step s: send the partial sum of slice (rank-s-1), receive slice (rank-s-2)'s partial sum
-    // from prev and add this rank's values to it. After W-1 steps slice `rank` holds the sum of all.
+    size_t most = 1;
+    for (int r = 0; r < g_world; r++) {
+        size_t c = (size_t)slice_count(bounds, r);
+        most = c > most ? c : most;
+    }
+    float *tmp = ring_tmp(most);
+    // Step s: send the partial sum of slice (rank-s-1) to the next rank, receive slice
+    // (rank-s-2)'s from the previous one and add this rank's values to it. After W-1 steps slice
+    // `rank` holds the sum over all ranks.
     for (int s = 0; s < g_world - 1; s++) {
-        int send = (g_rank - s - 1 + 2 * g_world) % g_world, recv = (g_rank - s - 2 + 2 * g_world) % g_world;
-        int nrecv = slice_count(bounds, recv);
-        MPI_Sendrecv(buf + bounds[send], slice_count(bounds, send), MPI_FLOAT, next, 1, tmp, nrecv, MPI_FLOAT, prev, 1,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int send = ring_back(s + 1), recv = ring_back(s + 2), nrecv = slice_count(bounds, recv);
+        MPI_Sendrecv(buf + bounds[send], slice_count(bounds, send), MPI_FLOAT, ring_back(-1), 1, tmp, nrecv, MPI_FLOAT,
+                     ring_back(1), 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         float *restrict dst = buf + bounds[recv];
         const float *restrict add = tmp;
 #pragma omp parallel for simd schedule(static)
@@ -170,21 +174,13 @@ void dist_reduce_scatter_sum_f32(float *buf, const size_t *bounds) {
 
 void dist_allgather_f32(float *buf, const size_t *bounds) {
     if (g_world <= 1) return;
-    const int next = (g_rank + 1) % g_world, prev = (g_rank + g_world - 1) % g_world;
-    // Step s: pass on slice (rank-s), which arrived in the previous step (or is this rank's own).
-    for (int s = 0; s < g_world - 1; s++) {
-        int send = (g_rank - s + g_world) % g_world, recv = (g_rank - s - 1 + g_world) % g_world;
-        MPI_Sendrecv(buf + bounds[send], slice_count(bounds, send), MPI_FLOAT, next, 2, buf + bounds[recv],
-                     slice_count(bounds, recv), MPI_FLOAT, prev, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    }
-}
-
-void dist_allreduce_sum_f32(float *buf, size_t n) {
-    if (g_world <= 1) return;
-    for (size_t i = 0; i < n; i += INT_MAX / 2) {
-        size_t c = n - i < (size_t)INT_MAX / 2 ? n - i : (size_t)INT_MAX / 2;
-        MPI_Allreduce(MPI_IN_PLACE, buf + i, (int)c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    }
+    int *counts = xmalloc((size_t)g_world * sizeof *counts), *displs = xmalloc((size_t)g_world * sizeof *displs);
+    counts_from_bounds(bounds, counts, displs);
+    // In place, MPI_Allgatherv allocates nothing the size of the message: kit-d10's 238 MB in
+    // 17-18 ms on 2 ranks, as fast as a ring of MPI_Sendrecv (bench/bench_collectives.c).
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts, displs, MPI_FLOAT, MPI_COMM_WORLD);
+    free(counts);
+    free(displs);
 }
 
 void dist_gather_f32(float *buf, const size_t *bounds) {
@@ -223,6 +219,5 @@ void dist_allreduce_sum_i64(int64_t *x, int n) { (void)x, (void)n; }
 void dist_allreduce_max_f64(double *x, int n) { (void)x, (void)n; }
 void dist_reduce_scatter_sum_f32(float *buf, const size_t *bounds) { (void)buf, (void)bounds; }
 void dist_allgather_f32(float *buf, const size_t *bounds) { (void)buf, (void)bounds; }
-void dist_allreduce_sum_f32(float *buf, size_t n) { (void)buf, (void)n; }
 void dist_gather_f32(float *buf, const size_t *bounds) { (void)buf, (void)bounds; }
 #endif

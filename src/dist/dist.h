@@ -44,10 +44,8 @@ void dist_allreduce_max_f64(double *x, int n);
 // MPI_Reduce_scatter.)
 void dist_reduce_scatter_sum_f32(float *buf, const size_t *bounds);
 // Every rank contributes its slice [bounds[rank], bounds[rank+1]); afterwards every rank holds
-// every slice (a ring of MPI_Sendrecv, in place).
+// every slice (MPI_Allgatherv in place).
 void dist_allgather_f32(float *buf, const size_t *bounds);
-// The same as reduce-scatter + all-gather: buf summed over ranks everywhere.
-void dist_allreduce_sum_f32(float *buf, size_t n);
 // Rank 0 receives every rank's slice of buf (in place); others send theirs.
 void dist_gather_f32(float *buf, const size_t *bounds);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/dist/test_mpi.sh — data-parallel training under `mpirun -np 2` on this machine:
 #   1. equivalence: 2 ranks x 8 rows follow the 1-process x 16-row loss trajectory over 10 steps
-#      (and 3 ranks x 6 rows the 18-row one: the collectives' rings with more than one step)
+#      (and 3 ranks x 6 rows the 18-row one: the reduce-scatter's ring with more than one step)
 #      (tolerance below; fp32, and bf16 within a looser bound) and score the same val_bpb;
 #   2. resume across rank counts: a 2-rank checkpoint resumes on 1 rank and a 1-rank one on 2 ranks,
 #      and both end where the uninterrupted run ends;
@@ -49,7 +49,7 @@ OMP_NUM_THREADS=1 $F train "${TINY[@]}" --steps 10 --run-dir "$tmp/one" > "$tmp/
 "${MPI[@]}" $F train "${TINY[@]}" --steps 10 --run-dir "$tmp/two" > "$tmp/two.log" 2>&1 || { bad "2-rank train"; tail -20 "$tmp/two.log"; }
 losses "$tmp/one/metrics.jsonl" > "$tmp/l1"; losses "$tmp/two/metrics.jsonl" > "$tmp/l2"
 close "$tmp/l1" "$tmp/l2" $TOL "10-step losses, 1 process x 16 rows vs 2 ranks x 8 rows" || fails=$((fails+1))
-# 3 ranks (oversubscribed): the gradient and parameter rings take W-1 = 2 steps, over slices of
+# 3 ranks (oversubscribed): the gradient reduce-scatter's ring takes W-1 = 2 steps, over slices of
 # unequal size (ZeRO-1 groups), which 2 ranks never exercise. 18 rows split 6 + 6 + 6.
 T3=("${TINY[@]}" --batch-tokens 1152 --device-batch 18)
 OMP_NUM_THREADS=1 $F train "${T3[@]}" --steps 10 --run-dir "$tmp/one18" > "$tmp/one18.log" 2>&1 || { bad "1-process train (18 rows)"; cat "$tmp/one18.log"; }
