@@ -4,6 +4,7 @@
 # alone on 2 cores). The weights do not change the cost, so the checkpoint is kit-d10 after one
 # step. Writes the "core" section of docs/perf.md from core.json.
 #   bench/core.sh [N]                       train the checkpoint, score it, write the section
+#                                           (PRECISION=bf16 scores with bf16 matmul operands)
 #   bench/core.sh --from RUN_DIR COMMIT     write the section from a finished run (COMMIT: the
 #                                           git commit the frontier that scored it was built from)
 set -euo pipefail
@@ -16,7 +17,7 @@ else
   run=$(mktemp -d)/d10 commit=$(git rev-parse --short=12 HEAD)
   ./frontier train --preset kit-d10 --batch-tokens 2048 --device-batch 2 --steps 1 --eval-tokens 4096 \
     --run-dir "$run" --quiet > /dev/null
-  ./frontier eval --core --ckpt "$run" --max-per-task "$n" --quiet > /dev/null
+  ./frontier eval --core --ckpt "$run" --max-per-task "$n" --precision "${PRECISION:-fp32}" --quiet > /dev/null
 fi
 J="$run/core.json"
 py() { /usr/bin/python3 - "$J" "$@"; }
@@ -32,9 +33,10 @@ PY
 )
 Checkpoint: \`frontier train --preset kit-d10 --batch-tokens 2048 --device-batch 2 --steps 1\` (59.6M parameters; the
 weights do not change the cost). Command: \`frontier eval --core --ckpt RUN --max-per-task $(py <<'PY'
-import json, sys; print(json.load(open(sys.argv[1]))["max_per_task"])
+import json, sys; d = json.load(open(sys.argv[1]))
+print(f"{d['max_per_task']} --precision {d.get('precision', 'fp32')}")
 PY
-)\`, fp32.
+)\`.
 "Tokens" are the tokens through the model: each row's shared prefix once plus every prompt's own
 tokens (docs/eval.md); the lm_head runs only at the scored positions.
 

@@ -685,8 +685,10 @@ void gemm_run_op(const GemmImpl *g, const GemmOp *op) {
 
 void gemm_relu2_linear_fwd(const GemmImpl *g, float *c, const float *fc, const float *w, int M, int N, int K,
                            int accumulate) {
+    // w is mlp_proj, pinned during evaluation like linear()'s weights (and 4x their size)
     GemmArgs x = {.g = g, .layout = GEMM_NT, .c = c, .a = fc, .b = w, .M = M, .N = N, .K = K,
-                  .accumulate = accumulate, .a_relu2 = 1};
+                  .accumulate = accumulate, .a_relu2 = 1,
+                  .packed_b = M > 0 && N > 0 && K > 0 ? pinned_panels(g, w, N, K) : NULL};
     run_args(&x);
 }
 

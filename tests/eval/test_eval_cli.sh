@@ -47,6 +47,17 @@ out=$($F eval --ckpt "$tmp/b" --eval-tokens 500 --batch 8 --threads 1 2>/dev/nul
 same_as_summary "$out" "$tmp/b/summary.json" && ok "eval B (config data) = summary.json" || bad "eval B differs from summary.json"
 check "eval the .safetensors path" 0 "val_bpb" $F eval --ckpt "$tmp/b/model.safetensors" --eval-tokens 100
 
+# --precision bf16: the products take bf16 operands (the reference twins here, so any CPU runs
+# it): val_bpb moves, by rounding only, and the JSON line says which precision scored it.
+f32=$(FRONTIER_KERNELS=ref $F eval --ckpt "$tmp/a" --eval-tokens 2000 2>/dev/null | tail -n 1)
+b16=$(FRONTIER_KERNELS=ref $F eval --ckpt "$tmp/a" --eval-tokens 2000 --precision bf16 2>/dev/null | tail -n 1)
+python3 - "$f32" "$b16" <<'EOF2' && ok "eval --precision bf16: val_bpb within 1e-3 of fp32, not equal" || bad "eval --precision bf16: $f32 vs $b16"
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+d = abs(a["val_bpb"] - b["val_bpb"]) / a["val_bpb"]
+sys.exit(0 if a["precision"] == "fp32" and b["precision"] == "bf16" and 0 < d < 1e-3 else 1)
+EOF2
+
 # --input: documents from a .jsonl and a .txt; the temporary shard folder is removed.
 head -n 2 "$V" > "$tmp/in.jsonl"
 printf 'To be, or not to be, that is the question.\n' > "$tmp/in.txt"
@@ -82,6 +93,7 @@ check "eval needs --ckpt"         2 "--ckpt RUN_DIR is required"    $F eval
 check "eval unknown flag"         2 "unknown flag --nope"           $F eval --ckpt "$tmp/a" --nope
 check "eval bad --batch"          2 "--batch expects an integer"    $F eval --ckpt "$tmp/a" --batch x
 check "eval --seq-len too long"   2 "exceeds the model's seq_len 64" $F eval --ckpt "$tmp/a" --seq-len 65
+check "eval bad --precision"      2 "--precision must be auto, fp32 or bf16, got 'fp16'" $F eval --ckpt "$tmp/a" --precision fp16
 check "sample needs --ckpt"       2 "--ckpt RUN_DIR is required"    $F sample
 check "sample -n < 0"             2 "-n must be between 0"          $F sample --ckpt "$tmp/a" -n -1
 check "sample --temperature < 0"  2 "--temperature must be >= 0"    $F sample --ckpt "$tmp/a" --temperature -0.5

@@ -350,16 +350,19 @@ static void test_fast_matmul_rows_independent_of_m(void **state) {
     free(a), free(b), free(c);
 }
 
-// A pinned weight (kernels_pin_weight) gives matmul_nt the bits of packing it per call: fp32
-// AVX-512 and AVX2 and bf16, over shapes with several k blocks (K > 384), several column panels
+// A pinned weight (kernels_pin_weight) gives matmul_nt, and relu2_linear_fwd (whose w is the
+// pinned mlp_proj in evaluation), the bits of packing it per call: fp32 AVX-512 and AVX2 and
+// bf16, over shapes with several k blocks (K > 384), several column panels
 // (N > the B panel), ragged edges and M = 1, for 1 and 2 threads, with and without accumulate;
 // and the packed copy is reused (a second product) and dropped by unpinning.
 static void test_pinned_weights_give_the_same_bits(void **state) {
     (void)state;
     static const int shapes[][3] = {{1, 33, 17}, {5, 100, 385}, {64, 1000, 640}, {37, 530, 129}, {1, 2000, 900}};
-    Matmul fns[3] = {avx512_matmul_nt, avx2_matmul_nt, avx512bf16_matmul_nt};
-    int have[3] = {kernels_variant_available(KV_AVX512, NULL), kernels_variant_available(KV_AVX2, NULL),
+    Matmul fns[6] = {avx512_matmul_nt,         avx2_matmul_nt,         avx512bf16_matmul_nt,
+                     avx512_relu2_linear_fwd, avx2_relu2_linear_fwd, avx512bf16_relu2_linear_fwd};
+    int have[6] = {kernels_variant_available(KV_AVX512, NULL), kernels_variant_available(KV_AVX2, NULL),
                    kernels_variant_available(KV_AVX512, NULL) && cpu_info()->avx512_bf16};
+    for (int f = 3; f < 6; f++) have[f] = have[f - 3];
     Rng r;
     rng_seed(&r, 5);
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
@@ -367,7 +370,7 @@ static void test_pinned_weights_give_the_same_bits(void **state) {
         size_t nc = (size_t)M * N;
         float *a = random_floats((size_t)M * K, &r), *w = random_floats((size_t)N * K, &r), *c0 = random_floats(nc, &r);
         float *want = malloc(nc * sizeof *want), *c = malloc(nc * sizeof *c);
-        for (int f = 0; f < 3; f++) {
+        for (int f = 0; f < 6; f++) {
             if (!have[f]) continue;
             for (int acc = 0; acc < 2; acc++)
                 for (int t = 1; t <= 2; t++) {
