@@ -17,7 +17,7 @@ else
   run=$(mktemp -d)/d10 commit=$(git rev-parse --short=12 HEAD)
   ./frontier train --preset kit-d10 --batch-tokens 2048 --device-batch 2 --steps 1 --eval-tokens 4096 \
     --run-dir "$run" --quiet > /dev/null
-  ./frontier eval --core --ckpt "$run" --max-per-task "$n" --precision "${PRECISION:-fp32}" --quiet > /dev/null
+  ./frontier eval --core --ckpt "$run" --max-per-task "$n" --precision "${PRECISION:-fp32}" > /dev/null
 fi
 J="$run/core.json"
 py() { /usr/bin/python3 - "$J" "$@"; }

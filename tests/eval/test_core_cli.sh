@@ -23,6 +23,19 @@ for t in ts:
 assert abs(d["core"] - sum(t["centered"] for t in ts) / len(ts)) < 1e-12
 assert d["n_tasks"] == 3
 PY
+# A model this narrow has its rows scored whole, one per thread (core.c, row_threads); with one
+# thread the rows run in turn. The counts must not depend on which: 1, 2 and 3 threads agree.
+for n in 1 2 3; do
+  ./frontier eval --core --ckpt "$tmp/r" --tasks copa,winograd,jeopardy,hellaswag_zeroshot --max-per-task 20 \
+    --threads $n > /dev/null 2>&1 && cp "$tmp/r/core.json" "$tmp/t$n.json" || { echo "FAIL: eval --core --threads $n"; fails=$((fails+1)); }
+done
+/usr/bin/python3 - "$tmp"/t1.json "$tmp"/t2.json "$tmp"/t3.json <<'PY' && echo "ok: the same rows, tokens and CORE on 1, 2 and 3 threads" || { echo "FAIL: CORE depends on the thread count"; fails=$((fails+1)); }
+import json, sys
+runs = [json.load(open(f)) for f in sys.argv[1:]]
+key = lambda d: (d["core"], [(t["label"], t["rows"], t["accuracy"], t["tokens"]) for t in d["tasks"]])
+assert [d["threads"] for d in runs] == [1, 2, 3], [d["threads"] for d in runs]
+assert all(key(d) == key(runs[0]) for d in runs), [key(d) for d in runs]
+PY
 ./frontier eval --core --ckpt "$tmp/r" --tasks nosuchtask > "$tmp/e1" 2>&1 && { echo "FAIL: unknown task accepted"; fails=$((fails+1)); } || { grep -q "task" "$tmp/e1" && echo "ok: unknown task is an error"; }
 ./frontier eval --core --ckpt "$tmp/r" --core-dir "$tmp/none" > "$tmp/e2" 2>&1 && { echo "FAIL: missing bundle accepted"; fails=$((fails+1)); } || { grep -q "$tmp/none" "$tmp/e2" && echo "ok: missing bundle names the path"; }
 # nanochat crashes when a task keeps fewer rows than its few-shot count (its issue #550): a clear error here
