@@ -72,7 +72,7 @@ static void ensure_capacity(Scorer *s, int B, int T) {
     int nb = B > s->rs_B ? B : s->rs_B, nt = T > s->rs_T ? T : s->rs_T;
     nt = (nt + 255) / 256 * 256;
     if (s->rs_B) runstate_free(&s->rs);
-    runstate_build(&s->rs, &s->m->cfg, nb, nt);
+    runstate_build_forward(&s->rs, &s->m->cfg, nb, nt);
     s->rs_B = nb;
     s->rs_T = nt;
     s->in = xrealloc(s->in, (size_t)nb * nt * sizeof *s->in);
@@ -270,12 +270,10 @@ static int extend_for_task(const CoreTask *t, Scorer *s, int rank, int world) {
     return 0;
 }
 
-// Rows are shared out between the ranks (rank r scores rows r, r+W, ...) and, for narrow models
-// (row_threads), between the threads: each thread scores whole rows with its own Scorer and the
-// kernels run single-threaded inside (nested parallel regions are inactive). Otherwise one
-// Scorer takes the rows in turn and the kernels share each row's products between the threads.
-// Either way a row is computed the same way whichever thread takes it, so the counts do not
-// depend on the thread count; they are summed below.
+// Rows are shared out between the ranks (rank r scores rows r, r+W, ...) and then between the
+// threads: each thread scores whole rows with its own Scorer, and the kernels run single-threaded
+// inside (nested parallel regions are inactive). A row is computed the same way whichever thread
+// takes it, so the counts do not depend on the thread count; they are summed below.
 static int score_task(CoreTask *t, Scorer *sc, int nt, const CoreConfig *cfg, CoreTaskResult *r) {
     double t0 = now_seconds();
     if (shuffle_rows(t, cfg->max_per_task) != 0) return -1;
@@ -325,18 +323,14 @@ static int score_task(CoreTask *t, Scorer *sc, int nt, const CoreConfig *cfg, Co
     return 0;
 }
 
-// Threads that score whole rows at once: all of them for models up to 256 wide, else 1. A row's
-// prompts are a few hundred tokens; split between threads, a narrow model's products are so
-// small that every op's barrier dominates (cpu preset, width 128: perf put a third of CORE's time
-// in OpenMP's waiting; whole rows per thread made CORE 1.2x faster in fp32 and 1.5-2x in bf16;
-// width 256: 1.1-1.3x). From width 384 up it gained nothing or ~7% (kit-d10, 640, bf16) and
-// doubled the memory, each thread keeping a RunState (kit-d10: 3.4 -> 6.5 GB).
-static int row_threads(const Model *m) { return m->cfg.n_embd <= 256 ? omp_get_max_threads() : 1; }
-
 int core_evaluate(Model *m, const Tokenizer *tok, CoreSuite *suite, const CoreConfig *cfg, CoreResult *res) {
     memset(res, 0, sizeof *res);
     double t0 = now_seconds();
-    int nt = row_threads(m), levels = omp_get_max_active_levels();
+    // Every thread takes whole rows (score_task). A row's prompts are a few hundred tokens;
+    // split between threads, every op ended in a barrier, and 2 threads on one row were slower
+    // than 2 rows at once: cpu preset 1.2x (fp32) and 1.5-2x (bf16), kit-d10 1.45x (fp32) and
+    // 1.15-1.27x (bf16). Each thread keeps a forward-only state (runstate_build_forward).
+    int nt = omp_get_max_threads(), levels = omp_get_max_active_levels();
     Scorer *sc = xcalloc((size_t)nt, sizeof *sc);
     for (int i = 0; i < nt; i++) sc[i] = (Scorer){.m = m, .tok = tok, .enc = encoder_new(tok)};
     if (nt > 1) omp_set_max_active_levels(1);  // the kernels inside a row run on its thread alone

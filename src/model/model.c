@@ -130,16 +130,22 @@ int runstate_head_rows(int V, int N) {
     return rows > 0 ? (int)rows : 1;
 }
 
-void runstate_build(RunState *s, const ModelConfig *c, int B, int T) {
+// The forward's buffers: every layer's own, or (forward_only) one set all layers share.
+static void build_forward_buffers(RunState *s, const ModelConfig *c, int B, int T, int forward_only) {
     memset(s, 0, sizeof *s);
     s->B = B;
     s->T = T;
     s->L = c->depth;
+    s->forward_only = forward_only;
     size_t N = (size_t)B * T, C = (size_t)c->n_embd, qd = (size_t)c->n_head * c->head_dim;
     size_t kvd = (size_t)c->n_kv_head * c->head_dim, F = (size_t)c->mlp_ratio * C;
     s->layer = xcalloc((size_t)c->depth, sizeof *s->layer);
     for (int l = 0; l < c->depth; l++) {
         LayerActs *a = &s->layer[l];
+        if (forward_only && l > 0) {  // layer l reads x and writes the next x: the same buffer works
+            *a = s->layer[0];
+            continue;
+        }
         a->x = xaligned_alloc(N * C * sizeof(float));
         a->xn1 = xaligned_alloc(N * C * sizeof(float));
         a->rstd1 = xaligned_alloc(N * sizeof(float));
@@ -166,6 +172,14 @@ void runstate_build(RunState *s, const ModelConfig *c, int B, int T) {
     s->head = NULL;  // on the first backward: a forward alone never stores logits (head_ce)
     s->logits = NULL;  // (N, V) only when a forward without targets asks for every logit
     s->losses = xaligned_alloc(N * sizeof(float));
+}
+
+void runstate_build_forward(RunState *s, const ModelConfig *c, int B, int T) { build_forward_buffers(s, c, B, T, 1); }
+
+void runstate_build(RunState *s, const ModelConfig *c, int B, int T) {
+    build_forward_buffers(s, c, B, T, 0);
+    size_t N = (size_t)B * T, C = (size_t)c->n_embd, qd = (size_t)c->n_head * c->head_dim;
+    size_t kvd = (size_t)c->n_kv_head * c->head_dim, F = (size_t)c->mlp_ratio * C;
     s->dx = xaligned_alloc(N * C * sizeof(float));
     s->dxn = xaligned_alloc(N * C * sizeof(float));
     s->dq = xaligned_alloc(N * qd * sizeof(float));
@@ -176,7 +190,7 @@ void runstate_build(RunState *s, const ModelConfig *c, int B, int T) {
 }
 
 void runstate_free(RunState *s) {
-    for (int l = 0; l < s->L; l++) {
+    for (int l = 0; l < (s->forward_only && s->L ? 1 : s->L); l++) {
         LayerActs *a = &s->layer[l];
         float **f = (float **)a;  // LayerActs is all float pointers
         for (size_t i = 0; i < sizeof *a / sizeof(float *); i++) free(f[i]);
@@ -295,7 +309,10 @@ static void mlp_block(const Model *m, LayerActs *a, const LayerWeights *w, float
 }
 
 // The trunk: embedding, the blocks and the final norm, leaving s->xn_final (B*T, C).
-static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, const int32_t *inputs, int B, int T) {
+// With `store` (model_prefill, B = 1), each layer's keys and values are copied into it as the
+// layer finishes: a forward-only state's next layer overwrites them.
+static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, KVPrefix *store, const int32_t *inputs,
+                           int B, int T) {
     const Kernels *K = kernels();
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, L = c->depth, P = prefix ? prefix->P : 0;
@@ -312,6 +329,11 @@ static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, const 
     for (int l = 0; l < L; l++) {
         prof_begin("attention", "layer", l);
         attention_block(m, &s->layer[l], &m->w[l], B, T, prefix, l);
+        if (store) {
+            size_t kvd = (size_t)c->n_kv_head * c->head_dim, off = (size_t)l * store->cap * kvd;
+            memcpy(store->k + off, s->layer[l].k, (size_t)N * kvd * sizeof *store->k);
+            memcpy(store->v + off, s->layer[l].v, (size_t)N * kvd * sizeof *store->v);
+        }
         prof_end(0, 0);
         prof_begin("mlp", "layer", l);
         mlp_block(m, &s->layer[l], &m->w[l], l + 1 < L ? s->layer[l + 1].x : s->x_final, N);
@@ -367,7 +389,7 @@ float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, V = c->vocab_size;
     prof_begin("forward", "phase", -1);
-    forward_hidden(m, s, NULL, inputs, B, T);
+    forward_hidden(m, s, NULL, NULL, inputs, B, T);
     if (targets) {
         head_chunks(m, s, targets, N, 0, 0.0f);
     } else {  // every logit asked for (sampling tests, parity tools): the full (N, V), made once
@@ -381,11 +403,20 @@ float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
     return mean_loss(s, targets, N);
 }
 
+// A forward-only state (runstate_build_forward) keeps no layer's activations: nothing to
+// backpropagate through. Reaching here with one is a bug in the caller.
+static void require_backward_buffers(const RunState *s, const char *fn) {
+    if (!s->forward_only) return;
+    fprintf(stderr, "frontier: internal error: %s on a forward-only run state (runstate_build_forward)\n", fn);
+    abort();
+}
+
 float model_forward_train(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
                           float grad_scale) {
+    require_backward_buffers(s, "model_forward_train");
     int N = B * T;
     prof_begin("forward", "phase", -1);
-    forward_hidden(m, s, NULL, inputs, B, T);
+    forward_hidden(m, s, NULL, NULL, inputs, B, T);
     prof_end(0, 0);
     s->n_counted = count_targets(targets, N);
     if (!s->n_counted) {  // nothing to learn from: model_backward returns at once
@@ -442,6 +473,7 @@ static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const
 }
 
 void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, float grad_scale) {
+    require_backward_buffers(s, "model_backward");
     const Kernels *K = kernels();
     const ModelConfig *c = &m->cfg;
     int B = s->cur_B, T = s->cur_T, N = B * T, C = c->n_embd;
@@ -491,18 +523,14 @@ void model_prefill(Model *m, RunState *s, KVPrefix *p, const int32_t *tokens, in
     p->P = 0;
     if (P == 0) return;
     prof_begin("prefill", "phase", -1);
-    forward_hidden(m, s, NULL, tokens, 1, P);
+    forward_hidden(m, s, NULL, p, tokens, 1, P);
     prof_end(0, 0);
-    for (int l = 0; l < L; l++) {
-        memcpy(p->k + (size_t)l * p->cap * kvd, s->layer[l].k, (size_t)P * kvd * sizeof *p->k);
-        memcpy(p->v + (size_t)l * p->cap * kvd, s->layer[l].v, (size_t)P * kvd * sizeof *p->v);
-    }
     p->P = P;
 }
 
 void model_forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, const int32_t *inputs, int B, int T) {
     prof_begin("forward", "phase", -1);
-    forward_hidden(m, s, prefix && prefix->P > 0 ? prefix : NULL, inputs, B, T);
+    forward_hidden(m, s, prefix && prefix->P > 0 ? prefix : NULL, NULL, inputs, B, T);
     prof_end(0, 0);
 }
 

@@ -58,6 +58,7 @@ typedef struct {
 typedef struct {
     int B, T;          // the micro-batch shape these buffers are sized for
     int L;             // layers
+    int forward_only;  // 1: runstate_build_forward (layer[l] all share layer[0]'s buffers)
     int cur_B, cur_T;  // shape of the last forward's batch (<= B, T)
     int n_counted;     // targets counted by the last forward
     int head_done;     // model_forward_train already did the head's backward (dxn, dlm_head),
@@ -87,6 +88,12 @@ void model_init_weights(Model *m, uint64_t seed);
 void model_zero_grad(Model *m);
 
 void runstate_build(RunState *s, const ModelConfig *cfg, int B, int T);
+// For evaluation: the buffers of a forward alone. Every layer works in the same activation
+// buffers (each overwrites the last's; nothing is kept for a backward) and there is no backward
+// scratch: ~1/L of runstate_build's activations, the same bits (kit-d10 CORE peak RSS: 3.4 ->
+// 1.1 GB, and 15% faster for the page faults saved).
+// model_forward_train and model_backward abort on it.
+void runstate_build_forward(RunState *s, const ModelConfig *cfg, int B, int T);
 void runstate_free(RunState *s);
 // Positions per lm_head chunk for vocabulary V and N positions: ~128 MB of logits, >= 512 rows.
 int runstate_head_rows(int V, int N);

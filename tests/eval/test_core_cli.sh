@@ -23,8 +23,8 @@ for t in ts:
 assert abs(d["core"] - sum(t["centered"] for t in ts) / len(ts)) < 1e-12
 assert d["n_tasks"] == 3
 PY
-# A model this narrow has its rows scored whole, one per thread (core.c, row_threads); with one
-# thread the rows run in turn. The counts must not depend on which: 1, 2 and 3 threads agree.
+# Each thread scores whole rows of its own (core.c, score_task), in whatever order the threads
+# take them. The counts must not depend on it: 1, 2 and 3 threads agree.
 for n in 1 2 3; do
   ./frontier eval --core --ckpt "$tmp/r" --tasks copa,winograd,jeopardy,hellaswag_zeroshot --max-per-task 20 \
     --threads $n > /dev/null 2>&1 && cp "$tmp/r/core.json" "$tmp/t$n.json" || { echo "FAIL: eval --core --threads $n"; fails=$((fails+1)); }

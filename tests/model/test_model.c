@@ -412,6 +412,29 @@ static void check_prefix_scoring(int Hkv, const char *table, int window) {
     }
     if (worst > 1e-4) print_error("%s Hkv %d: prefix-scored logits differ by %g\n", table ? table : "default", Hkv, worst);
     assert_true(worst <= 1e-4);
+    // A forward-only state (every layer in the same buffers) gives the same bits throughout:
+    // logits, the prefix's cached keys and values, prefix-scored logits, the loss.
+    RunState f;
+    runstate_build_forward(&f, &cfg, B, T);
+    float *got_f = malloc((size_t)B * T * V * sizeof *got_f);
+    model_forward_hidden(&m, &f, NULL, in, B, T);
+    model_logits_rows(&m, &f, rows, B * T, xbuf, got_f);
+    assert_memory_equal(full, got_f, (size_t)B * T * V * sizeof *got_f);
+    KVPrefix kv_f = {0};
+    model_prefill(&m, &f, &kv_f, in, P);
+    size_t kv_floats = (size_t)cfg.depth * kv.cap * cfg.n_kv_head * cfg.head_dim;
+    assert_int_equal(kv_f.cap, kv.cap);
+    assert_memory_equal(kv.k, kv_f.k, kv_floats * sizeof *kv.k);
+    assert_memory_equal(kv.v, kv_f.v, kv_floats * sizeof *kv.v);
+    model_forward_hidden(&m, &f, &kv_f, suffix, B, S);
+    model_logits_rows(&m, &f, rows2, B * S, xbuf, got_f);
+    assert_memory_equal(got, got_f, (size_t)B * S * V * sizeof *got_f);
+    float loss = model_forward(&m, &s, in, tg, B, T, NULL), loss_f = model_forward(&m, &f, in, tg, B, T, NULL);
+    assert_memory_equal(&loss, &loss_f, sizeof loss);
+    assert_memory_equal(s.losses, f.losses, (size_t)B * T * sizeof *f.losses);
+    kvprefix_free(&kv_f);
+    free(got_f);
+    runstate_free(&f);
     kvprefix_free(&kv);
     free(full);
     free(got);
