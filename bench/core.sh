@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/core.sh — CORE's cost on a kit-d10-sized model (59.6M parameters): `frontier eval --core`
-# over all 21 tasks with --max-per-task N (default 500, nanochat's in-training setting; ~1.3 h
-# alone on 2 cores in fp32, ~0.6 h with PRECISION=bf16). The weights do not change the cost, so
+# over all 21 tasks with --max-per-task N (default 500, nanochat's in-training setting; ~0.8 h
+# alone on 2 cores in fp32, ~0.4 h with PRECISION=bf16). The weights do not change the cost, so
 # the checkpoint is kit-d10 after one step. Writes the "core" section of docs/perf.md from core.json.
 #   bench/core.sh [N]                       train the checkpoint, score it, write the section
 #                                           (PRECISION=bf16 scores with bf16 matmul operands)

@@ -286,7 +286,7 @@ int cmd_eval(int argc, char **argv) {
         {"batch", OPT_INT, &batch, "B", "rows per forward (0 = the run's --eval-batch, else its --device-batch)", 0, 1 << 20, 0},
         {"seq-len", OPT_INT, &seq_len, "T", "row length (0 = the model's seq_len; at most that)", 0, 1 << 20, 0},
         {"precision", OPT_STRING, &precision, "fp32|bf16|auto", "matmul operands: fp32 (default: scores compare "
-         "across runs, whatever trained them) or bf16 (fp32 accumulation, as PyTorch's autocast; 1.6-1.9x faster "
+         "across runs, whatever trained them) or bf16 (fp32 accumulation, as PyTorch's autocast; 1.5-2x faster "
          "with AVX512_BF16, scores within ~1e-4); auto = bf16 where the CPU has bf16 matmuls", 0, 0, 0},
         {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0},
         {0, 0, 0, 0, 0, 0, 0, 0},
