@@ -287,7 +287,8 @@ int cmd_eval(int argc, char **argv) {
         {"seq-len", OPT_INT, &seq_len, "T", "row length (0 = the model's seq_len; at most that)", 0, 1 << 20, 0},
         {"precision", OPT_STRING, &precision, "fp32|bf16|auto", "matmul operands: fp32 (default: scores compare "
          "across runs, whatever trained them) or bf16 (fp32 accumulation, as PyTorch's autocast; 1.5-2x faster "
-         "with AVX512_BF16, scores within ~1e-4); auto = bf16 where the CPU has bf16 matmuls", 0, 0, 0},
+         "with AVX512_BF16; val_bpb within ~1e-4, near-tied CORE rows may flip); auto = bf16 where the CPU has bf16 "
+         "matmuls", 0, 0, 0},
         {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0},
         {0, 0, 0, 0, 0, 0, 0, 0},
     };

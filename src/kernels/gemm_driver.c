@@ -344,9 +344,9 @@ static char *pack_pinned(const GemmImpl *g, const float *b, int N, int K) {
 }
 
 // The packed panels of b for impl g if b is pinned with this shape (packing them now if this is
-// the first product of g to read it), else NULL.
-static const char *pinned_panels(const GemmImpl *g, const float *b, int N, int K) {
-    if (!n_pins) return NULL;
+// the first product of g to read it), else NULL; NULL too for an empty (M, N, K) product.
+static const char *pinned_panels(const GemmImpl *g, const float *b, int M, int N, int K) {
+    if (!n_pins || M <= 0 || N <= 0 || K <= 0) return NULL;
     const char *found = NULL;
     pthread_mutex_lock(&pin_lock);
     for (int i = 0; i < n_pins && !found; i++) {
@@ -653,7 +653,7 @@ void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, co
     // is the same FMA chain as C[i][j] with each product's factors swapped, so the same bits.
     // Tiles wholly below the diagonal are skipped and that triangle copied from the upper one.
     int upper = gemm_is_symmetric(layout, a, b, M, N, accumulate);
-    const char *pinned = layout == GEMM_NT && M > 0 && N > 0 && K > 0 ? pinned_panels(g, b, N, K) : NULL;
+    const char *pinned = layout == GEMM_NT ? pinned_panels(g, b, M, N, K) : NULL;
     GemmArgs x = {.g = g, .layout = layout, .c = c, .a = a, .b = b, .M = M, .N = N, .K = K, .accumulate = accumulate,
                   .packed_b = pinned, .upper = upper};
     run_args(&x);
@@ -688,7 +688,7 @@ void gemm_relu2_linear_fwd(const GemmImpl *g, float *c, const float *fc, const f
     // w is mlp_proj, pinned during evaluation like linear()'s weights (and 4x their size)
     GemmArgs x = {.g = g, .layout = GEMM_NT, .c = c, .a = fc, .b = w, .M = M, .N = N, .K = K,
                   .accumulate = accumulate, .a_relu2 = 1,
-                  .packed_b = M > 0 && N > 0 && K > 0 ? pinned_panels(g, w, N, K) : NULL};
+                  .packed_b = pinned_panels(g, w, M, N, K)};
     run_args(&x);
 }
 
@@ -751,7 +751,7 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
     if (M <= 0 || N <= 0) return;
     if (next && next->a16_ld && !g->kernel_rows16) abort();  // internal misuse: only the bf16 impls read bf16 rows
     GemmArgs x = {.g = g, .layout = GEMM_NT, .a = a, .b = b, .M = M, .N = N, .K = K,
-                  .packed_b = K > 0 ? pinned_panels(g, b, N, K) : NULL};
+                  .packed_b = pinned_panels(g, b, M, N, K)};
     // the follow-up product: strip (rows, N) @ next->b (N, n2), its B packed once like ours
     GemmArgs x2 = {.g = g, .layout = GEMM_NN, .b = next ? next->b : NULL, .N = next ? next->n2 : 0, .K = N};
     fill_strides(&x), fill_strides(&x2);
