@@ -24,7 +24,7 @@ int eval_bpb(Model *m, const char *const *val_shards, int n_shards, int bos_id, 
     int32_t *in = xmalloc((size_t)B * T * sizeof *in), *tg = xmalloc((size_t)B * T * sizeof *tg);
     RunState s;
     runstate_build_forward(&s, &m->cfg, B, T);
-    model_pin_weights(m);  // the weights are read-only here
+    model_pin_weights(m, 0);  // the weights are read-only here
     // Data-parallel (dist.h): every rank packs the same row stream (cheap next to the forward) and
     // rank r scores batches r, r+W, ...; the rows counted and where a max_tokens cap cuts off are
     // decided from the targets alone, so the result is the one-process result whatever W is.

@@ -334,7 +334,7 @@ int core_evaluate(Model *m, const Tokenizer *tok, CoreSuite *suite, const CoreCo
     Scorer *sc = xcalloc((size_t)nt, sizeof *sc);
     for (int i = 0; i < nt; i++) sc[i] = (Scorer){.m = m, .tok = tok, .enc = encoder_new(tok)};
     if (nt > 1) omp_set_max_active_levels(1);  // the kernels inside a row run on its thread alone
-    model_pin_weights(m);  // read-only here; short prompts would otherwise repack them per product
+    model_pin_weights(m, 0);  // read-only here; short prompts would otherwise repack them per product
     res->tasks = xcalloc((size_t)(suite->n_tasks ? suite->n_tasks : 1), sizeof *res->tasks);
     int rc = 0;
     double sum = 0;

@@ -52,7 +52,7 @@ Sampler *sampler_new(const Model *m, int max_len) {
     s->rstd = xaligned_alloc((size_t)(c->n_head > 0 ? c->n_head : 1) * sizeof(float));
     s->score = xmalloc((size_t)s->cap * sizeof *s->score);
     s->logits = xaligned_alloc((size_t)c->vocab_size * sizeof(float));
-    model_pin_weights(m);  // one-token steps: packing the weights per call would dominate
+    model_pin_weights(m, 0);  // one-token steps: packing the weights per call would dominate
     return s;
 }
 

@@ -278,21 +278,27 @@ static int use_rows16_a(const GemmArgs *x, int cols) {
 static size_t rows16_ld(int kc) { return round_up((size_t)kc + 1, 32) + 32; }
 
 // ---------------------------------------------------------------------------------------------
-// Pinned operands: an NT product's B (a weight (N, K)) packed once, in the exact micro-panels
+// Pinned operands: a weight that is an NT product's B ((N, K): the forward, x Wᵀ) or an NN
+// product's B ((K, N): the backward's dx = dy W), packed once, in the exact micro-panels
 // gemm_block would pack per call: k block p (depth [p*kcb, ...)) holds all ceil(N/NR) panels,
 // panel j at j * panel_bytes(kc). Blocks are laid out in order, every full block the same size.
 // Packed lazily, per implementation (fp32 and bf16 panels differ), on the first product that
 // reads the pin; same packing and same kernel calls, so the same bits as an unpinned product.
+// When the weights change (training's optimizer step), gemm_pins_stale marks every copy stale
+// and the next product that reads one packs it again into the same memory (freed and allocated
+// again, kit-d10's ~200 MB of copies would be faulted in at ~10 us per 4 KiB page every step).
 // ---------------------------------------------------------------------------------------------
 
-#define MAX_PINS 256
+#define MAX_PINS 1024  // 12 per layer in training (6 weights, 2 layouts)
 #define MAX_IMPLS 4
 
 typedef struct {
     const float *b;
+    GemmLayout layout;  // GEMM_NT: b is (N, K); GEMM_NN: b is (K, N)
     int N, K;
     const GemmImpl *impl[MAX_IMPLS];
     char *data[MAX_IMPLS];
+    int stale[MAX_IMPLS];  // b changed since data[s] was packed
 } Pin;
 
 static Pin pins[MAX_PINS];
@@ -333,28 +339,35 @@ static void pack_b_share(const GemmArgs *x, char *packed, int t, int nt) {
     }
 }
 
-static char *pack_pinned(const GemmImpl *g, const float *b, int N, int K) {
-    size_t bytes = full_block_bytes(g, N, K) * (size_t)ceil_div(K, k_block(g, K));
-    char *data = xaligned_alloc(bytes);
-    if (atomic_load(&poison)) memset(data, 0xff, bytes);
-    GemmArgs x = {.g = g, .layout = GEMM_NT, .b = b, .M = 0, .N = N, .K = K};
-    fill_strides(&x);
-    pack_b_share(&x, data, 0, 1);
-    return data;
+static size_t pinned_bytes(const GemmImpl *g, int N, int K) {
+    return full_block_bytes(g, N, K) * (size_t)ceil_div(K, k_block(g, K));
 }
 
-// The packed panels of b for impl g if b is pinned with this shape (packing them now if this is
-// the first product of g to read it), else NULL; NULL too for an empty (M, N, K) product.
-static const char *pinned_panels(const GemmImpl *g, const float *b, int M, int N, int K) {
+// Pack p's b for impl g into data (all threads share the panels, unless already inside a
+// parallel region: evaluation's rows per thread).
+static void pack_pinned(const GemmImpl *g, const Pin *p, char *data) {
+    if (atomic_load(&poison)) memset(data, 0xff, pinned_bytes(g, p->N, p->K));
+    GemmArgs x = {.g = g, .layout = p->layout, .b = p->b, .M = 0, .N = p->N, .K = p->K};
+    fill_strides(&x);
+#pragma omp parallel if (!omp_in_parallel())
+    pack_b_share(&x, data, omp_get_thread_num(), omp_get_num_threads());
+}
+
+// The packed panels of b for impl g if b is pinned for this layout and shape (packing them now if
+// this is the first product of g to read them since they were pinned or went stale), else NULL;
+// NULL too for an empty (M, N, K) product.
+static const char *pinned_panels(const GemmImpl *g, const float *b, GemmLayout layout, int M, int N, int K) {
     if (!n_pins || M <= 0 || N <= 0 || K <= 0) return NULL;
     const char *found = NULL;
     pthread_mutex_lock(&pin_lock);
     for (int i = 0; i < n_pins && !found; i++) {
         Pin *p = &pins[i];
-        if (p->b != b || p->N != N || p->K != K) continue;
+        if (p->b != b || p->layout != layout || p->N != N || p->K != K) continue;
         for (int s = 0; s < MAX_IMPLS && !found; s++) {
-            if (!p->impl[s]) { p->impl[s] = g; p->data[s] = pack_pinned(g, b, N, K); }
-            if (p->impl[s] == g) found = p->data[s];
+            if (!p->impl[s]) p->impl[s] = g, p->data[s] = xaligned_alloc(pinned_bytes(g, N, K)), p->stale[s] = 1;
+            if (p->impl[s] != g) continue;
+            if (p->stale[s]) pack_pinned(g, p, p->data[s]), p->stale[s] = 0;
+            found = p->data[s];
         }
         break;
     }
@@ -362,17 +375,25 @@ static const char *pinned_panels(const GemmImpl *g, const float *b, int M, int N
     return found;
 }
 
-int gemm_pin(const float *b, int N, int K) {
+int gemm_pin(const float *b, GemmLayout layout, int N, int K) {
+    if (layout != GEMM_NT && layout != GEMM_NN) abort();  // internal misuse: only NT and NN products read pins
     pthread_mutex_lock(&pin_lock);
     int rc = 0;
     int i = 0;
-    while (i < n_pins && !(pins[i].b == b && pins[i].N == N && pins[i].K == K)) i++;
+    while (i < n_pins && !(pins[i].b == b && pins[i].layout == layout && pins[i].N == N && pins[i].K == K)) i++;
     if (i == n_pins) {
         if (n_pins == MAX_PINS) rc = -1;
-        else pins[n_pins++] = (Pin){.b = b, .N = N, .K = K};
+        else pins[n_pins++] = (Pin){.b = b, .layout = layout, .N = N, .K = K};
     }
     pthread_mutex_unlock(&pin_lock);
     return rc;
+}
+
+void gemm_pins_stale(void) {
+    pthread_mutex_lock(&pin_lock);
+    for (int i = 0; i < n_pins; i++)
+        for (int s = 0; s < MAX_IMPLS; s++) pins[i].stale[s] = 1;
+    pthread_mutex_unlock(&pin_lock);
 }
 
 void gemm_unpin_all(void) {
@@ -529,6 +550,11 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
 // on one thread: 3.1 -> 3.8 ms). Pair rows are an odd number of cache
 // lines apart, so that a strip's pieces spread over the L1 sets (2560 wide with an even number,
 // every second row fell in the same sets and thrashed them).
+// Nor splitting the depth instead (each thread half of K, its own halves of A and B, the second
+// half's sum added to C at the end; halves fixed by the shape, so bits independent of the thread
+// count): in isolation 128x128x4096 went 0.36 -> 0.23 ms warm and 0.45-0.48 -> 0.41 cold, but
+// in cpu training (3 alternated pairs of `frontier profile --steps 30`, C up to 128x128 or up to
+// 512x128) matmul_tn was 205-224 -> 215-235 ms and the step no shorter (2026-12-02, not kept).
 // ---------------------------------------------------------------------------------------------
 
 #define PAIRS_MAX_BYTES (8u << 20)
@@ -653,7 +679,7 @@ void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, co
     // is the same FMA chain as C[i][j] with each product's factors swapped, so the same bits.
     // Tiles wholly below the diagonal are skipped and that triangle copied from the upper one.
     int upper = gemm_is_symmetric(layout, a, b, M, N, accumulate);
-    const char *pinned = layout == GEMM_NT ? pinned_panels(g, b, M, N, K) : NULL;
+    const char *pinned = layout != GEMM_TN ? pinned_panels(g, b, layout, M, N, K) : NULL;
     GemmArgs x = {.g = g, .layout = layout, .c = c, .a = a, .b = b, .M = M, .N = N, .K = K, .accumulate = accumulate,
                   .packed_b = pinned, .upper = upper};
     run_args(&x);
@@ -688,7 +714,7 @@ void gemm_relu2_linear_fwd(const GemmImpl *g, float *c, const float *fc, const f
     // w is mlp_proj, pinned during evaluation like linear()'s weights (and 4x their size)
     GemmArgs x = {.g = g, .layout = GEMM_NT, .c = c, .a = fc, .b = w, .M = M, .N = N, .K = K,
                   .accumulate = accumulate, .a_relu2 = 1,
-                  .packed_b = pinned_panels(g, w, M, N, K)};
+                  .packed_b = pinned_panels(g, w, GEMM_NT, M, N, K)};
     run_args(&x);
 }
 
@@ -699,7 +725,8 @@ void gemm_relu2_linear_bwd(const GemmImpl *g, float *dw, float *dfc, const float
                   .b_relu2 = 1};
     run_args(&t);
     // dfc (M, K) = relu2_bwd(dc (M, N) @ w (N, K), fc): nn, depth N
-    GemmArgs n = {.g = g, .layout = GEMM_NN, .c = dfc, .a = dc, .b = w, .M = M, .N = K, .K = N, .relu2_grad = fc};
+    GemmArgs n = {.g = g, .layout = GEMM_NN, .c = dfc, .a = dc, .b = w, .M = M, .N = K, .K = N, .relu2_grad = fc,
+                  .packed_b = pinned_panels(g, w, GEMM_NN, M, K, N)};
     run_args(&n);
 }
 
@@ -751,21 +778,23 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
     if (M <= 0 || N <= 0) return;
     if (next && next->a16_ld && !g->kernel_rows16) abort();  // internal misuse: only the bf16 impls read bf16 rows
     GemmArgs x = {.g = g, .layout = GEMM_NT, .a = a, .b = b, .M = M, .N = N, .K = K,
-                  .packed_b = pinned_panels(g, b, M, N, K)};
+                  .packed_b = pinned_panels(g, b, GEMM_NT, M, N, K)};
     // the follow-up product: strip (rows, N) @ next->b (N, n2), its B packed once like ours
-    GemmArgs x2 = {.g = g, .layout = GEMM_NN, .b = next ? next->b : NULL, .N = next ? next->n2 : 0, .K = N};
+    GemmArgs x2 = {.g = g, .layout = GEMM_NN, .b = next ? next->b : NULL, .N = next ? next->n2 : 0, .K = N,
+                   .packed_b = next ? pinned_panels(g, next->b, GEMM_NN, M, next->n2, N) : NULL};
     fill_strides(&x), fill_strides(&x2);
     int kcb = K > 0 ? k_block(g, K) : 1, pack = K > 0 && !x.packed_b, kcb2 = k_block(g, N);
+    int pack2 = next && !x2.packed_b;
     int nt = omp_in_parallel() || (long)M * N * (K > 0 ? K : 1) < SMALL_MACS ? 1 : omp_get_max_threads();
     // workspace: [packed B][packed next B] then per thread [A strip | C strip (MR x N) | scratch]
     size_t b_bytes = pack ? round_up(full_block_bytes(g, N, K) * (size_t)ceil_div(K, kcb), 64) : 0;
-    size_t b2_bytes = next ? round_up(full_block_bytes(g, next->n2, N) * (size_t)ceil_div(N, kcb2), 64) : 0;
+    size_t b2_bytes = pack2 ? round_up(full_block_bytes(g, next->n2, N) * (size_t)ceil_div(N, kcb2), 64) : 0;
     size_t a_bytes = round_up(panel_size(g, kcb, g->mr), 64);
     size_t c_floats = round_up((size_t)g->mr * N, 16), t_bytes = a_bytes + (c_floats + scratch_floats) * sizeof(float);
     int slot;
     char *ws = kept_claim(&rows_ws, 1, b_bytes + b2_bytes + (size_t)nt * round_up(t_bytes, 64), &slot);
     const char *packed = pack ? ws : x.packed_b;
-    x2.packed_b = ws + b_bytes;
+    if (pack2) x2.packed_b = ws + b_bytes;
     int strips = ceil_div(M, g->mr);
     // Strips are handed out one at a time, not split in halves up front: on shared cores one
     // thread is often slower for a while, and a static split left the other waiting at the end
@@ -775,7 +804,7 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
     {
         int t = omp_get_thread_num(), n = omp_get_num_threads();
         if (pack) pack_b_share(&x, ws, t, n);
-        if (next) pack_b_share(&x2, ws + b_bytes, t, n);
+        if (pack2) pack_b_share(&x2, ws + b_bytes, t, n);
 #pragma omp barrier
         char *abuf = ws + b_bytes + b2_bytes + (size_t)t * round_up(t_bytes, 64);
         float *cbuf = (float *)(abuf + a_bytes);

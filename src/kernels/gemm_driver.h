@@ -210,8 +210,10 @@ size_t gemm_rows16_ld(int n);
 void gemm_rows_nt(const GemmImpl *impl, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
                   void *ctx, size_t scratch_floats, const GemmRowsNext *next);
 
-// Pinned operands (kernels.h, kernels_pin_weight): an NT product whose b is pinned with the same
-// (N, K) reads b's micro-panels packed once (per GemmImpl) instead of packing them on every call.
-// Same bits. gemm_pin: 0, or -1 when the table of pins is full (the product then packs as usual).
-int gemm_pin(const float *b, int N, int K);
-void gemm_unpin_all(void);  // forget every pin, free the packed copies
+// Pinned operands (kernels.h, kernels_pin_weight): an NT or NN product whose b is pinned for that
+// layout with the same (N, K) reads b's micro-panels packed once (per GemmImpl) instead of
+// packing them on every call. Same bits. gemm_pin: 0, or -1 when the table of pins is full (the
+// product then packs as usual); layout GEMM_NT or GEMM_NN.
+int gemm_pin(const float *b, GemmLayout layout, int N, int K);
+void gemm_pins_stale(void);  // every pinned b changed: each copy is packed again before its next use
+void gemm_unpin_all(void);   // forget every pin, free the packed copies

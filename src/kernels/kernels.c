@@ -438,8 +438,15 @@ const Kernels *kernels(void) {
 // ---------------------------------------------------------------------------------------------
 
 int kernels_pin_weight(const float *w, int N, int K) {
-    if (gemm_pin(w, N, K) != 0) return err_set("kernels_pin_weight: too many pinned matrices");
+    if (gemm_pin(w, GEMM_NT, N, K) != 0) return err_set("kernels_pin_weight: too many pinned matrices");
     return 0;
 }
+
+int kernels_pin_weight_nn(const float *w, int K, int N) {
+    if (gemm_pin(w, GEMM_NN, N, K) != 0) return err_set("kernels_pin_weight_nn: too many pinned matrices");
+    return 0;
+}
+
+void kernels_weights_changed(void) { gemm_pins_stale(); }
 
 void kernels_unpin_weights(void) { gemm_unpin_all(); }

@@ -176,17 +176,25 @@ int kernels_init(void);
 
 // ---------------------------------------------------------------------------------------------
 // Pinned weights. matmul_nt(c, a, w, M, N, K, acc) packs w into the GEMM's micro-panels on every
-// call; with many tokens that is noise, but evaluation runs short prompts through weights that
-// do not change (kit-d10 CORE: B-panel packing was 16% of the time). A pinned w (N, K) is packed
-// once per matmul implementation, on the first product that reads it, and every later matmul_nt
-// with b == w and the same N, K reads the packed copy: the same bits, less work. The caller
-// promises w does not change while pinned; unpin before writing it (e.g. before an optimizer
-// step). Tables whose matmul_nt is not a SIMD GEMM (ref) ignore pins. Not thread-safe against
-// concurrent products: pin and unpin between them.
+// call, and so does matmul_nn(c, a, w, ...) in its layout; with many tokens per call that is
+// noise, but evaluation runs short prompts through weights that do not change (kit-d10 CORE:
+// B-panel packing was 16% of the time), and training with G micro-batches per step multiplies
+// by the same weights 2G times between updates. A pinned w is packed once per matmul
+// implementation, on the first product that reads it, and every later product with b == w, the
+// same layout and the same shape reads the packed copy: the same bits, less work. The caller
+// promises w does not change while pinned, or calls kernels_weights_changed after changing it
+// (training's optimizer step): each copy is then packed again, into the same memory, by the next
+// product that reads it. Tables whose products are not SIMD GEMMs (ref) ignore pins. Not
+// thread-safe against concurrent products: pin, unpin and mark changed between them.
 // ---------------------------------------------------------------------------------------------
 
-// 0, or -1 + err when too many matrices are pinned (256; that w is then packed per call as usual).
+// w (N, K) as matmul_nt's b (c = a wᵀ; linear()'s forward). 0, or -1 + err when too many
+// matrices are pinned (1024; that w is then packed per call as usual).
 int kernels_pin_weight(const float *w, int N, int K);
+// w (K, N) as matmul_nn's b (c = a w; the backward's dx = dy W, W (out, in) with K = out); the
+// fused head's dx product and relu2_linear_bwd's read it too.
+int kernels_pin_weight_nn(const float *w, int K, int N);
+void kernels_weights_changed(void);  // every pinned w changed: pack each copy again before its next use
 void kernels_unpin_weights(void);  // forget every pin and free the packed copies
 
 // ---------------------------------------------------------------------------------------------

@@ -432,7 +432,7 @@ static void check_matmul(Run *r, const Kernels *k, int layout, int quick, Rng *r
                                    {33, 1, 5},   {29, 70, 129}, {64, 128, 385}, {2, 17, 1000}, {1, 300, 40}};
     static const int big[][3] = {{100, 130, 260}, {1, 1000, 128}, {128, 128, 512}, {17, 530, 777},
                                  {300, 300, 300}, {1024, 128, 128}, {28, 64, 4096}, {1000, 40, 1100},
-                                 {45, 70, 1031}};
+                                 {45, 70, 1031}, {70, 33, 2049}};
     int i = 0;
     for (size_t s = 0; s < sizeof small / sizeof *small; s++, i++) {
         check_matmul_shape(r, k, layout, small[s][0], small[s][1], small[s][2], i % 2, i % 3 == 1, 0, rng);
@@ -731,8 +731,9 @@ static void call_relu2_linear(const Case *c) {
 
 static void check_relu2_linear(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
     static const int shapes[][3] = {{1, 1, 1},     {3, 5, 7},      {14, 32, 16},   {15, 33, 31},  {29, 70, 129},
-                                    {64, 128, 512}, {300, 128, 512}, {100, 130, 800}, {1024, 128, 512}};
-    int n = quick ? 6 : 9;
+                                    {64, 128, 512}, {300, 128, 512}, {100, 130, 800}, {1024, 128, 512},
+                                    {2085, 40, 70}};
+    int n = quick ? 6 : 10;
     for (int s = 0; s < n; s++) {
         int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], acc = s % 2;
         size_t nf = (size_t)M * K, nw = (size_t)N * K, nc = (size_t)M * N;

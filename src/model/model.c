@@ -540,19 +540,26 @@ void model_logits_rows(const Model *m, const RunState *s, const int *rows, int M
     linear(logits, xbuf, m->lm_head, M, m->cfg.vocab_size, C, 0);
 }
 
-void model_pin_weights(const Model *m) {
+// w (rows, cols) as linear() passes it to matmul_nt, and for the backward as the backward's
+// matmul_nn (dx = dy w) and the fused head's dx product read it.
+static void pin(const float *w, int rows, int cols, int backward) {
+    kernels_pin_weight(w, rows, cols);  // a full pin table only costs speed
+    if (backward) kernels_pin_weight_nn(w, rows, cols);
+}
+
+void model_pin_weights(const Model *m, int backward) {
     const ModelConfig *c = &m->cfg;
     int C = c->n_embd, qd = c->n_head * c->head_dim, kvd = c->n_kv_head * c->head_dim, F = c->mlp_ratio * C;
-    for (int l = 0; l < c->depth; l++) {  // (rows, cols) as linear() passes them to matmul_nt
+    for (int l = 0; l < c->depth; l++) {
         const LayerWeights *w = &m->w[l];
-        kernels_pin_weight(w->c_q, qd, C);
-        kernels_pin_weight(w->c_k, kvd, C);
-        kernels_pin_weight(w->c_v, kvd, C);
-        kernels_pin_weight(w->attn_proj, C, qd);
-        kernels_pin_weight(w->c_fc, F, C);
-        kernels_pin_weight(w->mlp_proj, C, F);
+        pin(w->c_q, qd, C, backward);
+        pin(w->c_k, kvd, C, backward);
+        pin(w->c_v, kvd, C, backward);
+        pin(w->attn_proj, C, qd, backward);
+        pin(w->c_fc, F, C, backward);
+        pin(w->mlp_proj, C, F, backward);
     }
-    kernels_pin_weight(m->lm_head, c->vocab_size, C);  // a full pin table only costs speed
+    pin(m->lm_head, c->vocab_size, C, backward);
 }
 
 void model_unpin_weights(void) { kernels_unpin_weights(); }

@@ -119,10 +119,13 @@ float model_forward_train(Model *m, RunState *s, const int32_t *inputs, const in
 // model_forward (not _train) it recomputes the head's logits chunk by chunk.
 void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, float grad_scale);
 
-// Evaluation: pin every weight matrix the forward multiplies by (kernels.h, kernels_pin_weight),
-// so products pack them once instead of per call — what short prompts and one-token decode steps
-// are dominated by. The weights must not change until model_unpin_weights (which unpins all).
-void model_pin_weights(const Model *m);
+// Pin every weight matrix the forward multiplies by (kernels.h, kernels_pin_weight), so products
+// pack them once instead of per call — what evaluation's short prompts and one-token decode steps
+// are dominated by; with `backward`, also in the layout the backward's products read them
+// (training: packed once per optimizer step instead of twice per micro-batch). The weights must
+// not change until model_unpin_weights (which unpins all), or kernels_weights_changed must be
+// called after each change.
+void model_pin_weights(const Model *m, int backward);
 void model_unpin_weights(void);
 
 // Allow sequences up to T positions (rebuilds the RoPE tables if T > cfg.seq_len; the weights do

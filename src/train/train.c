@@ -243,6 +243,7 @@ static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched
         prof_end(0, 0);
         r->comm_s += now_seconds() - t0;
     }
+    kernels_weights_changed();  // the pinned copies are packed again by the next step's products
     return 0;
 }
 
@@ -400,6 +401,8 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     if (cfg->resume && restore(cfg, &r) != 0) goto done;
     if (r.rank == 0 && open_run_folder(cfg, &r) != 0) goto done;
     if (kernels_set_precision((KernelPrecision)cfg->precision) != 0) goto done;
+    // every weight packed once per step, not per product: 2G products read each between updates
+    model_pin_weights(&r.model, 1);
 
     double flops_tok = model_config_flops_per_token(&cfg->model);
     double peak = cfg->peak_flops > 0 ? cfg->peak_flops : run_peak_flops(cfg->precision);
@@ -478,6 +481,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->flops_per_token = flops_tok;
     res->stopped_by = why;
     snprintf(res->kernels, sizeof res->kernels, "%s", kernels()->name);
+    model_unpin_weights();  // evaluation pins what it reads (and frees the backward's copies)
     kernels_set_precision(KP_FP32);  // evaluate the fp32 master weights in fp32, whatever trained them
     if (cfg->profile_steps > 0 && r.rank == 0 && write_profile(cfg, res->faults_per_step) != 0) goto done;
     runstate_free(&r.rs);  // training is over: evaluation builds its own, and both at once doubled the peak memory
@@ -509,6 +513,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->total_s = now_seconds() - t_start;
     rc = r.rank == 0 ? write_summary(cfg, res, r.tok->id) : 0;
 done:
+    model_unpin_weights();  // before the weights are freed: a later allocation at the same address must not match
     if (kernels_precision() != KP_FP32) kernels_set_precision(KP_FP32);
     free_run(&r);
     return rc;

@@ -387,6 +387,81 @@ static void test_pinned_weights_give_the_same_bits(void **state) {
     }
 }
 
+// Training pins the weights for the backward too (kernels_pin_weight_nn) and marks them changed
+// after each optimizer step (kernels_weights_changed). matmul_nn and relu2_linear_bwd (whose
+// dfc = dc @ w reads w as an nn B) give the bits of packing w per call, at 1 and 2 threads;
+// the copy is what they read (w changed without saying so still gives the old product: the
+// contract's other side, and proof that the pin is not bypassed); after kernels_weights_changed
+// they give the bits of the changed w (multiplied from an unpinned copy of it).
+typedef void (*Relu2LinBwd)(float *, float *, const float *, const float *, const float *, int, int, int);
+
+
+static void relu2_linear_bwd_threads(Relu2LinBwd f, float *dw, float *dfc, const float *dc, const float *w, const float *fc,
+                              int M, int N, int K, const float *dw0, int threads) {
+    int prev = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    memcpy(dw, dw0, (size_t)N * K * sizeof *dw);
+    f(dw, dfc, dc, w, fc, M, N, K);
+    omp_set_num_threads(prev);
+}
+
+static void test_pinned_backward_weights_follow_updates(void **state) {
+    (void)state;
+    static const int shapes[][3] = {{1, 33, 17}, {5, 100, 385}, {64, 1000, 640}, {37, 530, 900}};
+    int avx512 = kernels_variant_available(KV_AVX512, NULL);
+    const struct {
+        Matmul nn;
+        Relu2LinBwd rb;
+        int have;
+    } impls[] = {{avx512_matmul_nn, avx512_relu2_linear_bwd, avx512},
+                 {avx2_matmul_nn, avx2_relu2_linear_bwd, kernels_variant_available(KV_AVX2, NULL)},
+                 {avx512bf16_matmul_nn, avx512bf16_relu2_linear_bwd, avx512 && cpu_info()->avx512_bf16}};
+    Rng r;
+    rng_seed(&r, 12);
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        size_t nc = (size_t)M * N, nw = (size_t)K * N;
+        // nn: c (M, N) = a (M, K) @ w (K, N); relu2_linear_bwd: dfc (M, N) = relu2_bwd(dc (M, K) @ w (K, N), fc)
+        float *a = random_floats((size_t)M * K, &r), *w = random_floats(nw, &r), *fc = random_floats(nc, &r);
+        float *w2 = malloc(nw * sizeof *w2), *dw0 = random_floats(nw, &r);
+        float *want = malloc(nc * sizeof *want), *want2 = malloc(nc * sizeof *want2), *c = malloc(nc * sizeof *c);
+        float *wdw = malloc(nw * sizeof *wdw), *dw = malloc(nw * sizeof *dw);
+        for (size_t f = 0; f < sizeof impls / sizeof *impls; f++) {
+            if (!impls[f].have) continue;
+            for (int op = 0; op < 2; op++)
+                for (int t = 1; t <= 2; t++) {
+                    float *wp = malloc(nw * sizeof *wp);  // the weight: pinned, then changed
+                    memcpy(wp, w, nw * sizeof *wp);
+                    for (size_t i = 0; i < nw; i++) w2[i] = i % 7 ? w[i] : w[i] + 0.25f;
+#define PRODUCT(out, weight, threads)                                                                   \
+    (op ? relu2_linear_bwd_threads(impls[f].rb, dw, out, a, weight, fc, M, K, N, dw0, threads)                 \
+        : run_threads(impls[f].nn, out, a, weight, M, N, K, 0, NULL, threads))
+                    PRODUCT(want, w, t);
+                    if (op) memcpy(wdw, dw, nw * sizeof *dw);
+                    PRODUCT(want2, w2, t);  // unpinned: the changed weight's bits
+                    assert_int_equal(kernels_pin_weight_nn(wp, K, N), 0);
+                    for (int again = 0; again < 2; again++) {  // packs, then reuses the packed copy
+                        PRODUCT(c, wp, 1 + again);
+                        assert_memory_equal(want, c, nc * sizeof *c);
+                        if (op) assert_memory_equal(wdw, dw, nw * sizeof *dw);
+                    }
+                    memcpy(wp, w2, nw * sizeof *wp);
+                    PRODUCT(c, wp, t);  // not told: the packed copy, the old weight's product
+                    assert_memory_equal(want, c, nc * sizeof *c);
+                    kernels_weights_changed();
+                    for (int again = 0; again < 2; again++) {
+                        PRODUCT(c, wp, 2 - again);
+                        assert_memory_equal(want2, c, nc * sizeof *c);
+                    }
+#undef PRODUCT
+                    kernels_unpin_weights();
+                    free(wp);
+                }
+        }
+        free(a), free(w), free(fc), free(w2), free(dw0), free(want), free(want2), free(c), free(wdw), free(dw);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // AMX: the emulator's TDPBF16PS follows Intel's pseudo-code, and AMX's bf16 ops (the GEMMs, the
 // fused head, attention) — run on the emulator here, on the tiles too where the CPU has them —
@@ -730,7 +805,6 @@ static void test_causal_products_give_the_same_bits(void **state) {
 typedef void (*Relu2)(float *, const float *, size_t);
 typedef void (*Relu2Bwd)(float *, const float *, const float *, size_t);
 typedef void (*Relu2LinFwd)(float *, const float *, const float *, int, int, int, int);
-typedef void (*Relu2LinBwd)(float *, float *, const float *, const float *, const float *, int, int, int);
 
 static void test_relu2_linear_gives_the_same_bits(void **state) {
     (void)state;
@@ -845,7 +919,10 @@ static void test_fused_head_gives_the_same_bits(void **state) {
             for (int t = 1; t <= 3; t++)
                 for (int pinned = 0; pinned < 2; pinned++) {
                     omp_set_num_threads(t);
-                    if (pinned) assert_int_equal(kernels_pin_weight(w, V, C), 0);
+                    if (pinned) {  // as training pins lm_head: the logits (nt) and the dx product (nn)
+                        assert_int_equal(kernels_pin_weight(w, V, C), 0);
+                        assert_int_equal(kernels_pin_weight_nn(w, V, C), 0);
+                    }
                     for (size_t i = 0; i < nl; i++) d[i] = NAN;
                     for (size_t i = 0; i < nx; i++) dx[i] = NAN;
                     impls[f].head(l, d, dx, x, w, tg, N, V, C, 15.0f, 0.125f);
@@ -886,6 +963,7 @@ int main(void) {
         cmocka_unit_test(test_fast_matmuls_thread_invariant),
         cmocka_unit_test(test_fast_matmul_rows_independent_of_m),
         cmocka_unit_test(test_pinned_weights_give_the_same_bits),
+        cmocka_unit_test(test_pinned_backward_weights_follow_updates),
         cmocka_unit_test(test_symmetric_products_give_the_same_bits),
         cmocka_unit_test(test_narrow_tn_products_in_row_pairs_give_the_same_bits),
         cmocka_unit_test(test_amx_emulator_follows_the_pseudo_code),
