@@ -634,6 +634,51 @@ static void mirror_upper(float *c, int M) {
                 for (int j = j0; j < imin(i, j0 + MIRROR_BLOCK); j++) c[(size_t)i * M + j] = c[(size_t)j * M + i];
 }
 
+// ---------------------------------------------------------------------------------------------
+// Row blocks handed out as the threads go. A static split into one block per thread leaves the
+// others waiting whenever one is slowed (shared cores: `frontier kernels bench --op head_dw`
+// spent ~10% of its samples in libgomp's wait). When the grid splits rows only, B is packed once
+// for all threads (or is pinned), and strips are claimed in chunks through an atomic counter.
+// Strip boundaries stay multiples of MR from row 0 and each tile runs the same kernel calls, so
+// the bits do not depend on who computes what.
+// ---------------------------------------------------------------------------------------------
+
+#define DYN_CHUNKS_PER_THREAD 4
+#define SHARED_B_MAX_BYTES (1u << 20)  // L2: packed per block instead, each panel is used while in L2
+#define SHARED_B_SLOTS 8
+
+static KeptBuf shared_b_pool[SHARED_B_SLOTS];
+
+static int use_dynamic_rows(const GemmArgs *x, int nt, int pm, int pn) {
+    return nt > 1 && pm > 1 && pn == 1 && !x->upper && !x->b_relu2 && !x->causal &&
+           ceil_div(x->M, x->g->mr) >= DYN_CHUNKS_PER_THREAD * nt &&
+           (x->packed_b || pinned_bytes(x->g, x->N, x->K) <= SHARED_B_MAX_BYTES);
+}
+
+static void run_dynamic_rows(GemmArgs *x, int nt, uint16_t *pairs, const float *a) {
+    int slot = -1;
+    char *shared = NULL;
+    if (!x->packed_b) {
+        shared = kept_claim(shared_b_pool, SHARED_B_SLOTS, pinned_bytes(x->g, x->N, x->K), &slot);
+        if (atomic_load(&poison)) memset(shared, 0xff, pinned_bytes(x->g, x->N, x->K));
+    }
+    GemmArgs xs = *x;
+    if (shared) xs.packed_b = shared;
+    int strips = ceil_div(x->M, x->g->mr);
+    atomic_int next = 0;
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), n = omp_get_num_threads();
+        if (pairs) convert_pairs_part(x, pairs, a, t, n);
+        if (shared) pack_b_share(x, shared, t, n);
+#pragma omp barrier
+        int chunk = ceil_div(strips, DYN_CHUNKS_PER_THREAD * n);
+        for (int c; (c = atomic_fetch_add(&next, 1)) * chunk < strips;)
+            gemm_block(&xs, c * chunk * x->g->mr, imin(x->M, (c + 1) * chunk * x->g->mr), 0, x->N);
+    }
+    if (shared) kept_release(shared_b_pool, shared, slot);
+}
+
 static void run_args(GemmArgs *x) {
     int M = x->M, N = x->N, K = x->K;
     if (M <= 0 || N <= 0) return;
@@ -656,7 +701,9 @@ static void run_args(GemmArgs *x) {
     int pm = 1, pn = 1;
     if (nt > 1) choose_grid(x, nt, &pm, &pn);
     int blocks = pm * pn;
-    if (blocks == 1 && !(pairs && nt > 1)) {
+    if (use_dynamic_rows(x, nt, pm, pn)) {
+        run_dynamic_rows(x, nt, pairs, a);
+    } else if (blocks == 1 && !(pairs && nt > 1)) {
         if (pairs) convert_pairs_part(x, pairs, a, 0, 1);
         gemm_block(x, 0, M, 0, N);
     } else {
