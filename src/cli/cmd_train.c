@@ -353,6 +353,6 @@ int cmd_profile(int argc, char **argv) {
                       "(Chrome/Perfetto trace events: step > phase > layer > op spans, data loading on its own "
                       "lane, a tok/s counter), profile.csv and roofline.json into the run folder and print the "
                       "per-op table (self time, % of step, GFLOP/s, GB/s, FLOP/byte, % of roofline) with time "
-                      "per layer, MFU and HFU. No evaluation. Takes the options of `frontier train`.",
+                      "per phase and per layer, MFU and HFU. No evaluation. Takes the options of `frontier train`.",
                       MODE_PROFILE);
 }

@@ -160,12 +160,29 @@ static int by_time(const void *a, const void *b) {
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
+// The spans directly inside a step (depth 1 on the training thread: phases, the loader, MPI's
+// collectives) summed by name: where the step goes, including the optimizer's products, which
+// the op rows merge with the model's.
+static void add_phase(ProfSummary *s, const char *name, double dur) {
+    int i = 0;
+    while (i < s->n_phases && strcmp(s->phases[i].name, name)) i++;
+    if (i == s->n_phases) {
+        if (i == (int)(sizeof s->phases / sizeof *s->phases)) return;
+        snprintf(s->phases[i].name, sizeof s->phases[i].name, "%s", name);
+        s->n_phases++;
+    }
+    s->phases[i].total_s += dur;
+}
+
 void prof_summarize(ProfSummary *s) {
     memset(s, 0, sizeof *s);
-    for (ThreadBuf *b = g_threads; b; b = b->next)
+    for (ThreadBuf *b = g_threads; b; b = b->next) {
+        int steps_here = 0;  // the training thread's lane (worker threads' spans start at depth 0)
+        for (size_t i = 0; i < b->n && !steps_here; i++) steps_here = !strcmp(b->spans[i].cat, "step");
         for (size_t i = 0; i < b->n; i++) {
             const Span *sp = &b->spans[i];
             double dur = sp->t1 - sp->t0, self = dur - sp->child_s;
+            if (steps_here && sp->depth == 1) add_phase(s, sp->name, dur);
             if (!strcmp(sp->cat, "step")) {
                 s->step_s += dur;
                 s->steps++;
@@ -196,6 +213,7 @@ void prof_summarize(ProfSummary *s) {
                 }
             }
         }
+    }
     qsort(s->ops, (size_t)s->n_ops, sizeof *s->ops, by_time);
 }
 
@@ -239,6 +257,14 @@ void prof_print_table(const ProfSummary *s, double peak_flops, double peak_bw) {
     }
     printf("ops and data cover %.1f%% of %d steps (%.1f ms/step)\n", s->step_s > 0 ? 100 * s->covered_s / s->step_s : 0,
            s->steps, s->steps ? 1e3 * s->step_s / s->steps : 0);
+    if (s->n_phases) {
+        printf("time per phase:");
+        for (int i = 0; i < s->n_phases; i++)
+            printf("%s %s %.1f ms (%.1f%%)", i ? "," : "", s->phases[i].name,
+                   1e3 * s->phases[i].total_s / (s->steps ? s->steps : 1),
+                   s->step_s > 0 ? 100 * s->phases[i].total_s / s->step_s : 0);
+        printf(" per step\n");
+    }
     if (s->n_layers) {
         printf("time per layer (forward + backward):");
         for (int l = 0; l < s->n_layers; l++) printf(" L%d %.1f ms", l, 1e3 * s->layer_s[l] / (s->steps ? s->steps : 1));

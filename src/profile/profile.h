@@ -45,6 +45,11 @@ typedef struct {
     int steps;
     double layer_s[64];  // per layer index, forward + backward
     int n_layers;
+    struct {
+        char name[32];
+        double total_s;  // wall time of this name's spans directly inside a step
+    } phases[16];        // in order of first appearance: forward, head, backward, optimizer, loader, ...
+    int n_phases;
 } ProfSummary;
 
 int prof_write_trace(const char *path);  // Chrome trace-event JSON; atomic

@@ -13,6 +13,14 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cover=$(sed -n 's/^ops and data cover \([0-9.]*\)%.*/\1/p' "$tmp/out.txt")
 awk -v c="$cover" 'BEGIN { exit !(c >= 95) }' || { echo "FAIL: coverage '$cover'"; cat "$tmp/out.txt"; exit 1; }
 echo "ok: op spans cover $cover% of the step"
+# the phases directly inside the step: each of the main ones, together most of the step and no more
+phases=$(grep '^time per phase:' "$tmp/out.txt") || { echo "FAIL: no phase line"; cat "$tmp/out.txt"; exit 1; }
+for p in loader forward head backward optimizer; do
+  echo "$phases" | grep -q " $p [0-9.]* ms (" || { echo "FAIL: phase $p missing: $phases"; exit 1; }
+done
+echo "$phases" | grep -o '([0-9.]*%)' | tr -d '()%' | awk '{t += $1} END { exit !(t >= 90 && t <= 100.5) }' ||
+  { echo "FAIL: phases do not add up to the step: $phases"; exit 1; }
+echo "ok: $phases"
 head -1 "$tmp/p/profile.csv" | grep -qx 'op,calls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline'
 grep -q '^matmul_nt,' "$tmp/p/profile.csv" && echo "ok: profile.csv"
 /usr/bin/python3 - "$tmp/p/trace.json" <<'PY'
