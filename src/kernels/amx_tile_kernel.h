@@ -113,7 +113,8 @@ static const GemmImpl AMX_NAME(impl) = {.mr = AMX_MR, .nr = AMX_NR, .kstep = AMX
                                         .pack_a = amx_pack_a, .pack_b = amx_pack_b, .kernel = AMX_NAME(kernel),
                                         .pack_a16 = amx_pack_a16, .kernel_rows16 = AMX_NAME(kernel_rows16),
                                         .pack_a_pairs = amx_pack_a_pairs, .relu2_rows = avx512_relu2_rows,
-                                        .relu2_grad_rows = avx512_relu2_grad_rows, .begin = AMX_NAME(begin),
+                                        .relu2_grad_rows = avx512_relu2_grad_rows,
+                                        .mirror_upper = avx512_mirror_upper, .begin = AMX_NAME(begin),
                                         .end = AMX_NAME(end)};
 
 void AMX_NAME(matmul_nt)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {

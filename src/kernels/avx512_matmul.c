@@ -168,7 +168,8 @@ static void kernel_rows(int kc, const float *a, size_t lda, const void *bp, floa
 
 static const GemmImpl AVX512_F32 = {.mr = MR, .nr = NR, .kstep = 1, .elem = sizeof(float), .pack_a = pack_a,
                                     .pack_b = pack_b, .kernel = kernel, .kernel_rows = kernel_rows,
-                                    .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows};
+                                    .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows,
+                                    .mirror_upper = avx512_mirror_upper};
 
 void avx512_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX512_F32, GEMM_NT, c, a, b, M, N, K, accumulate);
@@ -393,7 +394,8 @@ static const GemmImpl AVX512_BF16 = {.mr = MR, .nr = NR, .kstep = 2, .elem = siz
                                      .kernel_rows16 = kernel_rows16, .kernel_pairs = kernel_pairs,
                                      .convert_rows16 = avx512bf16_convert_rows16,
                                      .convert_pairs = avx512bf16_convert_pairs,
-                                     .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows};
+                                     .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows,
+                                     .mirror_upper = avx512_mirror_upper};
 
 void avx512bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run(&AVX512_BF16, GEMM_NT, c, a, b, M, N, K, accumulate);

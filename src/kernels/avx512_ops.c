@@ -191,6 +191,27 @@ static AVX512_FN void relu2_bwd_span(float *dx, const float *dout, const float *
     }
 }
 
+// Block (i0, j0) of the lower triangle is the transpose of block (j0, i0) of the upper one: its
+// source rows are read as 16-float pieces and transposed in registers (one element per cache
+// line, as the scalar copy reads them, took ~12% of Muon's 640 x 640 symmetric products). On a
+// diagonal block only the lanes left of the diagonal are stored. Plain copies: the same bits.
+AVX512_FN void avx512_mirror_upper(float *c, int M) {
+    for (int i0 = 0; i0 < M; i0 += 16) {
+        int rows = M - i0 < 16 ? M - i0 : 16;  // destination rows i0.. (source columns)
+        for (int j0 = 0; j0 <= i0; j0 += 16) {
+            int cols = M - j0 < 16 ? M - j0 : 16;  // destination columns j0.. (source rows)
+            __m512 v[16];
+            for (int r = 0; r < 16; r++)
+                v[r] = r < cols ? _mm512_maskz_loadu_ps(v_mask_first(rows), c + (size_t)(j0 + r) * M + i0) : _mm512_setzero_ps();
+            v_transpose16(v);  // v[k] lane r: c[j0 + r][i0 + k]
+            for (int k = 0; k < rows; k++) {
+                __mmask16 m = v_mask_first(j0 == i0 ? k : cols);
+                _mm512_mask_storeu_ps(c + (size_t)(i0 + k) * M + j0, m, v[k]);
+            }
+        }
+    }
+}
+
 void avx512_relu2_rows(float *dst, const float *src, size_t ld, int rows, int cols) {
     for (int r = 0; r < rows; r++) relu2_fwd_span(dst + (size_t)r * cols, src + (size_t)r * ld, (size_t)cols);
 }

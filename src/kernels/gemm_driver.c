@@ -717,7 +717,8 @@ static void run_args(GemmArgs *x) {
         }
     }
     if (pairs) kept_release(pairs_pool, pairs, slot);
-    if (x->upper) mirror_upper(x->c, M);
+    if (x->upper && x->g->mirror_upper) x->g->mirror_upper(x->c, M);
+    else if (x->upper) mirror_upper(x->c, M);
 }
 
 void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, const float *b, int M, int N, int K,

@@ -95,6 +95,9 @@ typedef struct {
     // stride ld, as x) = 2x·c where x > 0, else +0.
     void (*relu2_rows)(float *dst, const float *src, size_t ld, int rows, int cols);
     void (*relu2_grad_rows)(float *c, const float *x, size_t ld, int rows, int cols);
+    // Optional: a symmetric product's lower triangle (j < i) of c (M, M) copied from the upper
+    // one, in the ISA's vectors; NULL: element by element.
+    void (*mirror_upper)(float *c, int M);
     // Optional: called by each thread before its first kernel call of a product and after its
     // last (AMX loads its tile configuration in begin — another library may have changed it since
     // — and releases the tiles in end, so that the thread's idle tile state costs nothing on
