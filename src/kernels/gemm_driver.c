@@ -262,7 +262,10 @@ static int use_direct_a(const GemmArgs *x, int cols) {
 //     long depth. kit-d10 training, 3 alternated pairs of profiles: matmul_nt -5%, matmul_nn -3%.
 // Causal nt products too (attention's S = Q Kᵀ and dP = dO Vᵀ; their depth is whole, only the
 // columns stop at the diagonal): cpu training (T = 256, a 256-wide block), 3 alternated pairs of
-// profiles, attention_bwd 143-152 -> 131-133 ms per 30 steps, attention_fwd 65-70 -> 61-63.
+// profiles, attention_bwd 143-152 -> 131-133 ms per 30 steps, attention_fwd 65-70 -> 61-63;
+// and at any width (kit-d10's T = 1024: query blocks up to 1024 keys wide), `frontier kernels
+// bench --preset kit-d10 --variant avx512_bf16`, 3 alternated pairs: attention_fwd 12.6-13.3 ->
+// 12.3-12.5 ms, attention_bwd 31.4-33.5 -> 30.0-32.4 ms.
 // Not for shallow wide ones (cpu's 512-wide products at K = 128: no gain, relu2_linear_bwd
 // 5-14% slower), nor for relu²(A) in a wide block (kit-d10's relu2_linear_fwd was ~10% slower:
 // the whole strip goes through scratch as relu² before its conversion, where packing takes it
@@ -272,7 +275,7 @@ static int use_direct_a(const GemmArgs *x, int cols) {
 #define ROWS16_MIN_DEPTH 512
 static int use_rows16_a(const GemmArgs *x, int cols) {
     if (!x->g->convert_rows16 || !x->g->kernel_rows16 || x->a16 || x->layout == GEMM_TN) return 0;
-    if (x->causal && x->layout != GEMM_NT) return 0;
+    if (x->causal) return x->layout == GEMM_NT;
     return cols <= ROWS16_MAX_COLS || (x->K >= ROWS16_MIN_DEPTH && !x->a_relu2);
 }
 static size_t rows16_ld(int kc) { return round_up((size_t)kc + 1, 32) + 32; }
