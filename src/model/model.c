@@ -540,8 +540,8 @@ void model_logits_rows(const Model *m, const RunState *s, const int *rows, int M
     linear(logits, xbuf, m->lm_head, M, m->cfg.vocab_size, C, 0);
 }
 
-// w (rows, cols) as linear() passes it to matmul_nt, and for the backward as the backward's
-// matmul_nn (dx = dy w) and the fused head's dx product read it.
+// w (rows, cols) as linear() passes it to matmul_nt; with `backward`, also in the layout the
+// backward's matmul_nn (dx = dy w) and the fused head's dx product read it.
 static void pin(const float *w, int rows, int cols, int backward) {
     kernels_pin_weight(w, rows, cols);  // a full pin table only costs speed
     if (backward) kernels_pin_weight_nn(w, rows, cols);
