@@ -342,14 +342,15 @@ static void pack_b_share(const GemmArgs *x, char *packed, int t, int nt) {
     }
 }
 
-static size_t pinned_bytes(const GemmImpl *g, int N, int K) {
+// Bytes of all of B's micro-panels in the pinned layout (every depth block).
+static size_t packed_bytes(const GemmImpl *g, int N, int K) {
     return full_block_bytes(g, N, K) * (size_t)ceil_div(K, k_block(g, K));
 }
 
 // Pack p's b for impl g into data (all threads share the panels, unless already inside a
 // parallel region: evaluation's rows per thread).
 static void pack_pinned(const GemmImpl *g, const Pin *p, char *data) {
-    if (atomic_load(&poison)) memset(data, 0xff, pinned_bytes(g, p->N, p->K));
+    if (atomic_load(&poison)) memset(data, 0xff, packed_bytes(g, p->N, p->K));
     GemmArgs x = {.g = g, .layout = p->layout, .b = p->b, .M = 0, .N = p->N, .K = p->K};
     fill_strides(&x);
 #pragma omp parallel if (!omp_in_parallel())
@@ -367,7 +368,7 @@ static const char *pinned_panels(const GemmImpl *g, const float *b, GemmLayout l
         Pin *p = &pins[i];
         if (p->b != b || p->layout != layout || p->N != N || p->K != K) continue;
         for (int s = 0; s < MAX_IMPLS && !found; s++) {
-            if (!p->impl[s]) p->impl[s] = g, p->data[s] = xaligned_alloc(pinned_bytes(g, N, K)), p->stale[s] = 1;
+            if (!p->impl[s]) p->impl[s] = g, p->data[s] = xaligned_alloc(packed_bytes(g, N, K)), p->stale[s] = 1;
             if (p->impl[s] != g) continue;
             if (p->stale[s]) pack_pinned(g, p, p->data[s]), p->stale[s] = 0;
             found = p->data[s];
@@ -555,7 +556,8 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
 // every second row fell in the same sets and thrashed them).
 // Nor splitting the depth instead (each thread half of K, its own halves of A and B, the second
 // half's sum added to C at the end; halves fixed by the shape, so bits independent of the thread
-// count): in isolation 128x128x4096 went 0.36 -> 0.23 ms warm and 0.45-0.48 -> 0.41 cold, but
+// count): in isolation (a scratch harness timing avx512bf16_matmul_tn, 2 threads, caches warm or
+// evicted by 64 MiB) 128x128x4096 went 0.36 -> 0.23 ms warm and 0.45-0.48 -> 0.41 cold, but
 // in cpu training (3 alternated pairs of `frontier profile --steps 30`, C up to 128x128 or up to
 // 512x128) matmul_tn was 205-224 -> 215-235 ms and the step no shorter (2026-12-02, not kept).
 // ---------------------------------------------------------------------------------------------
@@ -639,8 +641,10 @@ static void mirror_upper(float *c, int M) {
 
 // ---------------------------------------------------------------------------------------------
 // Row blocks handed out as the threads go. A static split into one block per thread leaves the
-// others waiting whenever one is slowed (shared cores: `frontier kernels bench --op head_dw`
-// spent ~10% of its samples in libgomp's wait). When the grid splits rows only, B is packed once
+// others waiting whenever one is slowed (shared cores: `perf record` of `frontier kernels bench
+// --preset cpu --variant avx512_bf16 --op head_dw --cold` put ~10% of the samples in libgomp's
+// wait; cpu training, 7 alternated pairs of `frontier profile --steps 30`: head_dw 437-518 ->
+// 424-463 ms). When the grid splits rows only, B is packed once
 // for all threads (or is pinned), and strips are claimed in chunks through an atomic counter.
 // Strip boundaries stay multiples of MR from row 0 and each tile runs the same kernel calls, so
 // the bits do not depend on who computes what.
@@ -655,15 +659,16 @@ static KeptBuf shared_b_pool[SHARED_B_SLOTS];
 static int use_dynamic_rows(const GemmArgs *x, int nt, int pm, int pn) {
     return nt > 1 && pm > 1 && pn == 1 && !x->upper && !x->b_relu2 && !x->causal &&
            ceil_div(x->M, x->g->mr) >= DYN_CHUNKS_PER_THREAD * nt &&
-           (x->packed_b || pinned_bytes(x->g, x->N, x->K) <= SHARED_B_MAX_BYTES);
+           (x->packed_b || packed_bytes(x->g, x->N, x->K) <= SHARED_B_MAX_BYTES);
 }
 
 static void run_dynamic_rows(GemmArgs *x, int nt, uint16_t *pairs, const float *a) {
     int slot = -1;
     char *shared = NULL;
     if (!x->packed_b) {
-        shared = kept_claim(shared_b_pool, SHARED_B_SLOTS, pinned_bytes(x->g, x->N, x->K), &slot);
-        if (atomic_load(&poison)) memset(shared, 0xff, pinned_bytes(x->g, x->N, x->K));
+        size_t bytes = packed_bytes(x->g, x->N, x->K);
+        shared = kept_claim(shared_b_pool, SHARED_B_SLOTS, bytes, &slot);
+        if (atomic_load(&poison)) memset(shared, 0xff, bytes);
     }
     GemmArgs xs = *x;
     if (shared) xs.packed_b = shared;
@@ -737,7 +742,7 @@ void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, co
 }
 
 size_t gemm_packed_bytes(const GemmImpl *g, int N, int K) {
-    return N > 0 && K > 0 ? full_block_bytes(g, N, K) * (size_t)ceil_div(K, k_block(g, K)) : 0;
+    return N > 0 && K > 0 ? packed_bytes(g, N, K) : 0;
 }
 
 void gemm_pack_b(const GemmImpl *g, GemmLayout layout, void *dst, const float *b, size_t ldb, int N, int K) {
@@ -834,12 +839,12 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
     GemmArgs x2 = {.g = g, .layout = GEMM_NN, .b = next ? next->b : NULL, .N = next ? next->n2 : 0, .K = N,
                    .packed_b = next ? pinned_panels(g, next->b, GEMM_NN, M, next->n2, N) : NULL};
     fill_strides(&x), fill_strides(&x2);
-    int kcb = K > 0 ? k_block(g, K) : 1, pack = K > 0 && !x.packed_b, kcb2 = k_block(g, N);
+    int kcb = K > 0 ? k_block(g, K) : 1, pack = K > 0 && !x.packed_b;
     int pack2 = next && !x2.packed_b;
     int nt = omp_in_parallel() || (long)M * N * (K > 0 ? K : 1) < SMALL_MACS ? 1 : omp_get_max_threads();
     // workspace: [packed B][packed next B] then per thread [A strip | C strip (MR x N) | scratch]
-    size_t b_bytes = pack ? round_up(full_block_bytes(g, N, K) * (size_t)ceil_div(K, kcb), 64) : 0;
-    size_t b2_bytes = pack2 ? round_up(full_block_bytes(g, next->n2, N) * (size_t)ceil_div(N, kcb2), 64) : 0;
+    size_t b_bytes = pack ? round_up(packed_bytes(g, N, K), 64) : 0;
+    size_t b2_bytes = pack2 ? round_up(packed_bytes(g, next->n2, N), 64) : 0;
     size_t a_bytes = round_up(panel_size(g, kcb, g->mr), 64);
     size_t c_floats = round_up((size_t)g->mr * N, 16), t_bytes = a_bytes + (c_floats + scratch_floats) * sizeof(float);
     int slot;
