@@ -196,8 +196,8 @@ static AVX512_FN void relu2_bwd_span(float *dx, const float *dout, const float *
 // line, as the scalar copy reads them, was ~12% of the samples of a 640 x 640 x 640 symmetric
 // avx512bf16_matmul_nt on one thread under `perf record`, a scratch harness; this, ~8%). On a
 // diagonal block only the lanes left of the diagonal are stored. Plain copies: the same bits.
-AVX512_FN void avx512_mirror_upper(float *c, int M) {
-    for (int i0 = 0; i0 < M; i0 += 16) {
+AVX512_FN void avx512_mirror_upper(float *c, int M, int i_begin, int i_end) {
+    for (int i0 = i_begin; i0 < i_end && i0 < M; i0 += 16) {
         int rows = M - i0 < 16 ? M - i0 : 16;  // destination rows i0.. (source columns)
         for (int j0 = 0; j0 <= i0; j0 += 16) {
             int cols = M - j0 < 16 ? M - j0 : 16;  // destination columns j0.. (source rows)

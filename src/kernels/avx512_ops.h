@@ -36,9 +36,9 @@ void avx512_relu2_bwd(float *dx, const float *dout, const float *x, size_t n);
 // The same on a block of rows, single-threaded (the GEMMs' ReLU² hooks, GemmImpl in gemm_driver.h).
 void avx512_relu2_rows(float *dst, const float *src, size_t ld, int rows, int cols);
 void avx512_relu2_grad_rows(float *c, const float *x, size_t ld, int rows, int cols);
-// The lower triangle (j < i) of a symmetric (M, M) c copied from its upper one, 16 x 16 blocks
-// transposed in registers (GemmImpl.mirror_upper).
-void avx512_mirror_upper(float *c, int M);
+// Rows [i0, i1) of the lower triangle (j < i) of a symmetric (M, M) c copied from its upper one,
+// 16 x 16 blocks transposed in registers (GemmImpl.mirror_upper; i0, i1 multiples of 16 or M).
+void avx512_mirror_upper(float *c, int M, int i0, int i1);
 void avx512_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
                        float cap, float dscale);
 // softcap_ce on logits the caller no longer needs (they are overwritten), on the calling thread

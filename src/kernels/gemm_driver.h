@@ -95,9 +95,10 @@ typedef struct {
     // stride ld, as x) = 2x·c where x > 0, else +0.
     void (*relu2_rows)(float *dst, const float *src, size_t ld, int rows, int cols);
     void (*relu2_grad_rows)(float *c, const float *x, size_t ld, int rows, int cols);
-    // Optional: a symmetric product's lower triangle (j < i) of c (M, M) copied from the upper
-    // one, in the ISA's vectors; NULL: element by element.
-    void (*mirror_upper)(float *c, int M);
+    // Optional: rows [i0, i1) of a symmetric product's lower triangle (j < i) of c (M, M) copied
+    // from the upper one, in the ISA's vectors (i0, i1 multiples of 16, or M); NULL: element by
+    // element. Threads mirroring disjoint row ranges of a finished upper triangle do not race.
+    void (*mirror_upper)(float *c, int M, int i0, int i1);
     // Optional: called by each thread before its first kernel call of a product and after its
     // last (AMX loads its tile configuration in begin — another library may have changed it since
     // — and releases the tiles in end, so that the thread's idle tile state costs nothing on

@@ -122,6 +122,8 @@ typedef struct {
     // private
     OptimSlot *slot;         // (n_params)
     int workers;             // threads that may orthogonalise matrices side by side (one scratch each)
+    int *muon_order;         // (n_muon_order) the owned Muon matrices, costliest first
+    int n_muon_order;
     size_t scratch_floats;   // per worker: muon_scratch_floats of the largest matrix
     size_t dscratch_doubles; // per worker: 2 · largest matrix dimension
     float *scratch;          // (workers · scratch_floats)

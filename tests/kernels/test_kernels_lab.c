@@ -645,10 +645,12 @@ static void test_narrow_tn_products_in_row_pairs_give_the_same_bits(void **state
 // triangle and mirror it: the same bits as the full product of X with a copy of X, every
 // element written (C starts as NaN), for fp32 AVX-512, AVX2 and bf16, 1 to 3 threads, over sizes
 // with ragged tiles, several row panels and several k blocks; accumulating products still run
-// in full (mirroring would be wrong for a non-symmetric C).
+// in full (mirroring would be wrong for a non-symmetric C). On several threads each computes its
+// share of the triangle and mirrors its share of rows; 900 x 300 also spans several column
+// panels of fp32 B, whose first panel starts at a thread's first row.
 static void test_symmetric_products_give_the_same_bits(void **state) {
     (void)state;
-    static const int shapes[][2] = {{1, 7}, {13, 40}, {128, 128}, {130, 512}, {300, 777}, {45, 1100}};
+    static const int shapes[][2] = {{1, 7}, {13, 40}, {128, 128}, {130, 512}, {300, 777}, {45, 1100}, {900, 300}};
     Matmul fns[3][2] = {{avx512_matmul_nt, avx512_matmul_tn}, {avx2_matmul_nt, avx2_matmul_tn},
                         {avx512bf16_matmul_nt, avx512bf16_matmul_tn}};
     int have[3] = {kernels_variant_available(KV_AVX512, NULL), kernels_variant_available(KV_AVX2, NULL),

@@ -854,6 +854,30 @@ static void test_matrices_side_by_side_bit_identical(void **state) {
     param_table_free(&t);
 }
 
+// The order in which threads take matrices side by side: every owned matrix exactly once
+// (nothing else), costliest first (Polar Express grows with min² · max), ties in parameter order.
+static void test_muon_order_is_costliest_first(void **state) {
+    (void)state;
+    ParamTable t = {0};
+    param_table_add(&t, "transformer.wte.weight", 53, 64, PARAM_WTE);
+    static const int shapes[][2] = {{64, 64}, {256, 64}, {64, 64}, {64, 256}, {128, 128}, {32, 64}};
+    char name[64];
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof name, "transformer.h.%d.mlp.c_fc.weight", i);
+        param_table_add(&t, name, shapes[i][0], shapes[i][1], PARAM_MATRIX);
+    }
+    param_table_add(&t, "lm_head.weight", 53, 64, PARAM_LM_HEAD);
+    OptimConfig cfg = mixed_config();
+    Optimizer *o = optim_new(&cfg, &t, 64, 1LL << 16);
+    assert_non_null(o);
+    // 128²: 128³; 256x64 and 64x256: 64²·256 (parameter order); 64²: 64³ twice; 32x64: 32²·64
+    static const int want[] = {5, 2, 4, 1, 3, 6};
+    assert_int_equal(o->n_muon_order, 6);
+    for (int j = 0; j < 6; j++) assert_int_equal(o->muon_order[j], want[j]);
+    optim_free(o);
+    param_table_free(&t);
+}
+
 // Resume: 2 steps, then a fresh optimizer given the saved state buffer and step count runs 2 more:
 // the same bits as 4 steps straight.
 static void test_resume_bit_exact(void **state) {
@@ -929,6 +953,7 @@ int main(void) {
         cmocka_unit_test(test_state_tensors),
         cmocka_unit_test(test_threads_bit_identical),
         cmocka_unit_test(test_matrices_side_by_side_bit_identical),
+        cmocka_unit_test(test_muon_order_is_costliest_first),
         cmocka_unit_test(test_resume_bit_exact),
         cmocka_unit_test(test_bad_configs),
     };
