@@ -24,6 +24,7 @@ typedef struct {
     int op;            // index in KERNEL_OP_NAMES
     const char *what;  // where the model runs it
     int M, N, K, acc;  // matmuls (M, N, K); other ops use what they need:
+    int sym;           // matmul with one operand for both (X·Xᵀ, XᵀX): symmetric, half computed
     int B, T, H, Hkv, D, C, V, rows;
     int window;        // attention: the sliding window (0 = full causal)
     size_t n;
@@ -51,6 +52,12 @@ static int add_mm(BenchCase *cs, int n, int op, const char *what, int M, int N, 
     return n + 1;
 }
 
+// Muon's X·Xᵀ / XᵀX / A·Aᵀ as Polar Express runs them (muon.c): one operand, a symmetric C.
+static int add_sym(BenchCase *cs, int n, int op, const char *what, int M, int K) {
+    cs[n] = (BenchCase){.op = op, .what = what, .M = M, .N = M, .K = K, .sym = 1};
+    return n + 1;
+}
+
 static int preset_cases(const ModelConfig *m, int rows, BenchCase *cs) {
     int C = m->n_embd, F = m->mlp_ratio * C, qd = m->n_head * m->head_dim, kvd = m->n_kv_head * m->head_dim;
     int T = m->seq_len, B = rows / T > 0 ? rows / T : 1, N = B * T, V = m->vocab_size, n = 0;
@@ -66,14 +73,15 @@ static int preset_cases(const ModelConfig *m, int rows, BenchCase *cs) {
     n = add_mm(cs, n, OP_NN, "mlp proj dx", N, F, C, 0);
     n = add_mm(cs, n, OP_NN, "mlp fc dx", N, C, F, 0);
     n = add_mm(cs, n, OP_NN, "lm_head dx", N, C, V, 0);
-    n = add_mm(cs, n, OP_NN, "muon A·A", C, C, C, 0);
+    n = add_sym(cs, n, OP_NT, "muon A·Aᵀ", C, C);
+    n = add_sym(cs, n, OP_NT, "muon X·Xᵀ (wide)", C, F);
     n = add_mm(cs, n, OP_NN, "muon X·B", F, C, C, 0);
     n = add_mm(cs, n, OP_TN, "attn proj dW", C, qd, N, 1);
     n = add_mm(cs, n, OP_TN, "q proj dW", qd, C, N, 1);
     n = add_mm(cs, n, OP_TN, "mlp proj dW", C, F, N, 1);
     n = add_mm(cs, n, OP_TN, "mlp fc dW", F, C, N, 1);
     n = add_mm(cs, n, OP_TN, "lm_head dW", V, C, N, 1);
-    n = add_mm(cs, n, OP_TN, "muon XᵀX", C, C, F, 0);
+    n = add_sym(cs, n, OP_TN, "muon XᵀX (tall)", C, F);
     n = add_mm(cs, n, OP_RL_F, "mlp proj fwd", N, C, F, 1);  // ReLU² inside: x2 += relu²(fc) @ W
     n = add_mm(cs, n, OP_RL_B, "mlp proj bwd", N, C, F, 0);  // dW and dfc
     BenchCase base = {.B = B, .T = T, .H = m->n_head, .Hkv = m->n_kv_head, .D = m->head_dim, .C = C, .V = V,
@@ -106,7 +114,7 @@ static int preset_cases(const ModelConfig *m, int rows, BenchCase *cs) {
 static void shape_str(const BenchCase *c, char *s, size_t cap) {
     switch (c->op) {
     case OP_NT: case OP_NN: case OP_TN: case OP_RL_F: case OP_RL_B:
-        snprintf(s, cap, "%dx%dx%d%s", c->M, c->N, c->K, c->acc ? " +=" : "");
+        snprintf(s, cap, "%dx%dx%d%s", c->M, c->N, c->K, c->acc ? " +=" : c->sym ? " sym" : "");
         break;
     case OP_EMB_F: case OP_EMB_B: case OP_RMS_F: case OP_RMS_B: snprintf(s, cap, "N=%d C=%d", c->rows, c->C); break;
     case OP_ROPE_F: case OP_ROPE_B: case OP_RR_F: case OP_RR_B:
@@ -124,7 +132,7 @@ static void shape_str(const BenchCase *c, char *s, size_t cap) {
 
 static OpCost case_cost(const BenchCase *c) {
     switch (c->op) {
-    case OP_NT: case OP_NN: case OP_TN: return cost_matmul(c->M, c->N, c->K, c->acc);
+    case OP_NT: case OP_NN: case OP_TN: return c->sym ? cost_matmul_symmetric(c->M, c->K) : cost_matmul(c->M, c->N, c->K, c->acc);
     case OP_RL_F: return cost_relu2_linear_fwd(c->M, c->N, c->K, c->acc);
     case OP_RL_B: return cost_relu2_linear_bwd(c->M, c->N, c->K);
     case OP_EMB_F: return cost_embedding_fwd(c->rows, c->C);
@@ -218,9 +226,9 @@ static void bufs_free(Bufs *d) {
 static void bench_call(const Kernels *k, const BenchCase *c, Bufs *d) {
     float **f = d->f;
     switch (c->op) {
-    case OP_NT: k->matmul_nt(f[2], f[0], f[1], c->M, c->N, c->K, c->acc); break;
+    case OP_NT: k->matmul_nt(f[2], f[0], c->sym ? f[0] : f[1], c->M, c->N, c->K, c->acc); break;
     case OP_NN: k->matmul_nn(f[2], f[0], f[1], c->M, c->N, c->K, c->acc); break;
-    case OP_TN: k->matmul_tn(f[2], f[0], f[1], c->M, c->N, c->K, c->acc); break;
+    case OP_TN: k->matmul_tn(f[2], f[0], c->sym ? f[0] : f[1], c->M, c->N, c->K, c->acc); break;
     case OP_RL_F: k->relu2_linear_fwd(f[2], f[0], f[1], c->M, c->N, c->K, c->acc); break;
     case OP_RL_B: k->relu2_linear_bwd(f[3], f[4], f[2], f[1], f[0], c->M, c->N, c->K); break;
     case OP_EMB_F: k->embedding_fwd(f[1], d->idx, f[0], c->rows, c->C); break;
@@ -285,6 +293,15 @@ static Timing time_case(const Kernels *k, const BenchCase *c, Bufs *d, double ta
     return t;
 }
 
+// s padded with spaces to `width` characters as a terminal shows them (UTF-8: "XᵀX" is 3
+// characters in 5 bytes, and printf's %-16s counts bytes).
+static const char *pad_utf8(char *dst, size_t cap, const char *s, int width) {
+    int chars = 0;
+    for (const char *p = s; *p; p++) chars += ((unsigned char)*p & 0xc0) != 0x80;
+    snprintf(dst, cap, "%s%*s", s, chars < width ? width - chars : 0, "");
+    return dst;
+}
+
 static void print_row(FILE *f, const BenchCase *c, const char *variant, Timing t, double peak_flops,
                       const LabBenchOpts *o) {
     char shape[64], pf[16] = "-", pb[16] = "-";
@@ -293,8 +310,9 @@ static void print_row(FILE *f, const BenchCase *c, const char *variant, Timing t
     double flops = cost.flops / t.med, bytes = cost.bytes / t.med;
     if (peak_flops > 0) snprintf(pf, sizeof pf, "%.0f%%", 100 * flops / peak_flops);
     if (o->peak && o->peak->triad_bw > 0) snprintf(pb, sizeof pb, "%.0f%%", 100 * bytes / o->peak->triad_bw);
-    fprintf(f, "| %-16s | %-16s | %-22s | %-11s | %9.3f | %9.3f | %9.3f | %8.1f | %7.1f | %5s | %6s |\n",
-            KERNEL_OP_NAMES[c->op], c->what, shape, variant, 1e3 * t.med, 1e3 * t.p10, 1e3 * t.p90, flops / 1e9,
+    char what[64];
+    fprintf(f, "| %-16s | %s | %-22s | %-11s | %9.3f | %9.3f | %9.3f | %8.1f | %7.1f | %5s | %6s |\n",
+            KERNEL_OP_NAMES[c->op], pad_utf8(what, sizeof what, c->what, 16), shape, variant, 1e3 * t.med, 1e3 * t.p10, 1e3 * t.p90, flops / 1e9,
             bytes / 1e9, pf, pb);
     fflush(f);
 }
