@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/profile.h"
 #include "util/mem.h"
 
 #define KC_MAX 384               // K up to this is one block: A micro-panel 14 x 384 fp32 = 21 KiB (L1)
@@ -291,6 +292,8 @@ static size_t rows16_ld(int kc) { return round_up((size_t)kc + 1, 32) + 32; }
 // When the weights change (training's optimizer step), gemm_pins_stale marks every copy stale
 // and the next product that reads one packs it again into the same memory (freed and allocated
 // again, kit-d10's ~200 MB of copies would be faulted in at ~10 us per 4 KiB page every step).
+// gemm_repack_pins packs one b's stale copies at once instead: the optimizer calls it right after
+// updating that weight, while it is in cache, on the thread that updated it.
 // ---------------------------------------------------------------------------------------------
 
 #define MAX_PINS 1024  // 12 per layer in training (6 weights, 2 layouts)
@@ -302,8 +305,10 @@ typedef struct {
     int N, K;
     const GemmImpl *impl[MAX_IMPLS];
     char *data[MAX_IMPLS];
-    int stale[MAX_IMPLS];  // b changed since data[s] was packed
+    int stale[MAX_IMPLS];  // b changed since data[s] was packed (PACKING: gemm_repack_pins is at it)
 } Pin;
+
+enum { FRESH = 0, STALE = 1, PACKING = 2 };
 
 static Pin pins[MAX_PINS];
 static int n_pins;
@@ -358,6 +363,13 @@ static void pack_pinned(const GemmImpl *g, const Pin *p, char *data) {
     pack_b_share(&x, data, omp_get_thread_num(), omp_get_num_threads());
 }
 
+// Pack copy s of p again (its own row in `frontier profile`: read W, write the panels).
+static void repack(const Pin *p, int s) {
+    prof_begin("weight_repack", "op", -1);
+    pack_pinned(p->impl[s], p, p->data[s]);
+    prof_end(0, (double)p->N * p->K * sizeof(float) + (double)packed_bytes(p->impl[s], p->N, p->K));
+}
+
 // The packed panels of b for impl g if b is pinned for this layout and shape (packing them now if
 // this is the first product of g to read them since they were pinned or went stale), else NULL;
 // NULL too for an empty (M, N, K) product.
@@ -369,9 +381,10 @@ static const char *pinned_panels(const GemmImpl *g, const float *b, GemmLayout l
         Pin *p = &pins[i];
         if (p->b != b || p->layout != layout || p->N != N || p->K != K) continue;
         for (int s = 0; s < MAX_IMPLS && !found; s++) {
-            if (!p->impl[s]) p->impl[s] = g, p->data[s] = xaligned_alloc(packed_bytes(g, N, K)), p->stale[s] = 1;
+            if (!p->impl[s]) p->impl[s] = g, p->data[s] = xaligned_alloc(packed_bytes(g, N, K)), p->stale[s] = STALE;
             if (p->impl[s] != g) continue;
-            if (p->stale[s]) pack_pinned(g, p, p->data[s]), p->stale[s] = 0;
+            if (p->stale[s] == PACKING) break;  // being repacked by another thread (b changing): pack per call
+            if (p->stale[s] == STALE) repack(p, s), p->stale[s] = FRESH;
             found = p->data[s];
         }
         break;
@@ -397,7 +410,26 @@ int gemm_pin(const float *b, GemmLayout layout, int N, int K) {
 void gemm_pins_stale(void) {
     pthread_mutex_lock(&pin_lock);
     for (int i = 0; i < n_pins; i++)
-        for (int s = 0; s < MAX_IMPLS; s++) pins[i].stale[s] = 1;
+        for (int s = 0; s < MAX_IMPLS; s++) pins[i].stale[s] = STALE;
+    pthread_mutex_unlock(&pin_lock);
+}
+
+// Claims b's stale copies under the lock, packs them outside it (threads updating different
+// weights side by side repack at the same time), then marks them fresh. A product reading b
+// meanwhile packs per call (b is changing: the caller broke the contract, but gets no torn panels).
+void gemm_repack_pins(const float *b) {
+    if (!n_pins) return;
+    enum { MAX_CLAIMS = 2 * MAX_IMPLS };  // a weight has at most two pins (NT and NN)
+    int claim_pin[MAX_CLAIMS], claim_slot[MAX_CLAIMS], n = 0;
+    pthread_mutex_lock(&pin_lock);
+    for (int i = 0; i < n_pins; i++)
+        for (int s = 0; s < MAX_IMPLS && pins[i].b == b; s++)
+            if (pins[i].impl[s] && pins[i].stale[s] == STALE && n < MAX_CLAIMS)
+                pins[i].stale[s] = PACKING, claim_pin[n] = i, claim_slot[n++] = s;
+    pthread_mutex_unlock(&pin_lock);
+    for (int c = 0; c < n; c++) repack(&pins[claim_pin[c]], claim_slot[c]);
+    pthread_mutex_lock(&pin_lock);
+    for (int c = 0; c < n; c++) pins[claim_pin[c]].stale[claim_slot[c]] = FRESH;
     pthread_mutex_unlock(&pin_lock);
 }
 

@@ -220,4 +220,5 @@ void gemm_rows_nt(const GemmImpl *impl, const float *a, const float *b, int M, i
 // product then packs as usual); layout GEMM_NT or GEMM_NN.
 int gemm_pin(const float *b, GemmLayout layout, int N, int K);
 void gemm_pins_stale(void);  // every pinned b changed: each copy is packed again before its next use
+void gemm_repack_pins(const float *b);  // pack b's stale copies now (this thread, or all outside a parallel region)
 void gemm_unpin_all(void);   // forget every pin, free the packed copies

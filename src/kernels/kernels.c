@@ -449,4 +449,6 @@ int kernels_pin_weight_nn(const float *w, int K, int N) {
 
 void kernels_weights_changed(void) { gemm_pins_stale(); }
 
+void kernels_repack_weight(const float *w) { gemm_repack_pins(w); }
+
 void kernels_unpin_weights(void) { gemm_unpin_all(); }

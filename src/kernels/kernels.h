@@ -195,6 +195,11 @@ int kernels_pin_weight(const float *w, int N, int K);
 // fused head's dx product and relu2_linear_bwd's read it too.
 int kernels_pin_weight_nn(const float *w, int K, int N);
 void kernels_weights_changed(void);  // every pinned w changed: pack each copy again before its next use
+// w has changed since kernels_weights_changed: pack its copies now, on this thread (on all threads
+// outside a parallel region), not in the next product that reads them. The optimizer calls it
+// after updating each weight, while w is still in cache (the repack is part of the update). No-op
+// for a w that is not pinned or whose copies are fresh.
+void kernels_repack_weight(const float *w);
 void kernels_unpin_weights(void);  // forget every pin and free the packed copies
 
 // ---------------------------------------------------------------------------------------------

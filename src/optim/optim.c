@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dist/dist.h"
+#include "kernels/kernels.h"
 #include "util/error.h"
 #include "util/mem.h"
 
@@ -297,6 +298,7 @@ static void update_tensor(Optimizer *o, int i, float *params, const float *grads
                     o->scratch + (size_t)worker * o->scratch_floats, o->dscratch + (size_t)worker * o->dscratch_doubles);
     else
         adamw_update(w, g, s0, s1, p->numel, lr, sl->beta1, sl->beta2, o->cfg.adam_eps, sl->wd, t);
+    kernels_repack_weight(w);  // pinned copies (kernels.h) packed while w is in cache, on this thread
 }
 
 // Muon's matrices are independent. With at least two per thread, each thread takes whole

@@ -233,6 +233,10 @@ static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched
     if (!isfinite(loss))  // the same loss on every rank: they all stop here together
         return err_set("loss is %s at step %lld: training diverged. The last good checkpoint (if any) is kept; "
                        "try a lower learning rate", isnan(loss) ? "NaN" : "infinite", (long long)r->ctr.step);
+    // Every pinned copy is marked stale before the update; the optimizer packs each weight it
+    // updates again right away (kernels_repack_weight), and the weights other ranks update, which
+    // arrive in the all-gather, are packed by the next step's products.
+    kernels_weights_changed();
     prof_begin("optimizer", "phase", -1);
     optim_step(r->opt, r->model.param, r->model.grad, sched);
     prof_end(0, 0);
@@ -243,7 +247,6 @@ static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched
         prof_end(0, 0);
         r->comm_s += now_seconds() - t0;
     }
-    kernels_weights_changed();  // the pinned copies are packed again by the next step's products
     return 0;
 }
 

@@ -388,12 +388,14 @@ static void test_pinned_weights_give_the_same_bits(void **state) {
 }
 
 // Training pins the weights for the backward too (kernels_pin_weight_nn) and marks them changed
-// after each optimizer step (kernels_weights_changed). matmul_nn and relu2_linear_bwd (whose
+// at each optimizer step (kernels_weights_changed). matmul_nn and relu2_linear_bwd (whose
 // dfc = dc @ w reads w as an nn B) — fp32, bf16 and AMX's (on its emulator here) — give the
 // bits of packing w per call, at 1 and 2 threads;
 // the copy is what they read (w changed without saying so still gives the old product: the
 // contract's other side, and proof that the pin is not bypassed); after kernels_weights_changed
 // they give the bits of the changed w (multiplied from an unpinned copy of it).
+// kernels_repack_weight (the optimizer's call after updating w) packs the copies at once and
+// leaves them fresh, also from inside a parallel region.
 typedef void (*Relu2LinBwd)(float *, float *, const float *, const float *, const float *, int, int, int);
 
 
@@ -457,6 +459,24 @@ static void test_pinned_backward_weights_follow_updates(void **state) {
                         PRODUCT(c, wp, 2 - again);
                         assert_memory_equal(want2, c, nc * sizeof *c);
                     }
+                    // The optimizer's way: marked changed, w updated (back to the first values)
+                    // and repacked at once — at t = 2 from inside a parallel region, as Muon's
+                    // side-by-side threads do. Changed again without saying so, the products
+                    // still read what kernels_repack_weight packed: it packed, and left the
+                    // copies fresh (a lazy repack would now give want2).
+                    kernels_weights_changed();
+                    memcpy(wp, w, nw * sizeof *wp);
+                    if (t == 2) {
+#pragma omp parallel num_threads(2)
+#pragma omp single
+                        kernels_repack_weight(wp);
+                    } else {
+                        kernels_repack_weight(wp);
+                    }
+                    memcpy(wp, w2, nw * sizeof *wp);
+                    PRODUCT(c, wp, t);
+                    assert_memory_equal(want, c, nc * sizeof *c);
+                    if (op) assert_memory_equal(wdw, dw, nw * sizeof *dw);
 #undef PRODUCT
                     kernels_unpin_weights();
                     free(wp);
