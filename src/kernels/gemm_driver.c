@@ -422,10 +422,12 @@ void gemm_repack_pins(const float *b) {
     enum { MAX_CLAIMS = 2 * MAX_IMPLS };  // a weight has at most two pins (NT and NN)
     int claim_pin[MAX_CLAIMS], claim_slot[MAX_CLAIMS], n = 0;
     pthread_mutex_lock(&pin_lock);
-    for (int i = 0; i < n_pins; i++)
-        for (int s = 0; s < MAX_IMPLS && pins[i].b == b; s++)
+    for (int i = 0; i < n_pins; i++) {
+        if (pins[i].b != b) continue;
+        for (int s = 0; s < MAX_IMPLS; s++)
             if (pins[i].impl[s] && pins[i].stale[s] == STALE && n < MAX_CLAIMS)
                 pins[i].stale[s] = PACKING, claim_pin[n] = i, claim_slot[n++] = s;
+    }
     pthread_mutex_unlock(&pin_lock);
     for (int c = 0; c < n; c++) repack(&pins[claim_pin[c]], claim_slot[c]);
     pthread_mutex_lock(&pin_lock);
@@ -676,8 +678,9 @@ static void mirror_upper(float *c, int M, int i_begin, int i_end) {
 // Symmetric products (X·Xᵀ, XᵀX) on several threads. Muon runs its matrices side by side, one
 // thread each (optim.c), so these split one product only when there are fewer than two matrices
 // per thread: a machine with many cores, or a small model. 640x640x2560 on 2 threads (a scratch
-// harness timing avx512bf16_matmul_tn/nt with a == b, 41 runs, medians): 2.9 -> 2.2 ms; 640x640x640:
-// 0.79 -> 0.51 ms; one thread takes 3.4 and 0.84.
+// harness timing avx512bf16_matmul_tn/nt with a == b, 41 runs, medians): 2.9 -> 2.0-2.2 ms;
+// 640x640x640: 0.79 -> 0.51-0.56 ms; one thread takes 3.4 and 0.84. `frontier kernels bench
+// --preset kit-d10 --variant avx512_bf16 --op matmul_tn` times these products as Muon runs them.
 // ---------------------------------------------------------------------------------------------
 
 // A symmetric product's rows split so that each thread has an equal share of the upper
@@ -781,6 +784,10 @@ static void run_args(GemmArgs *x) {
         return;
     }
     int nt = omp_in_parallel() || (long)M * N * K < SMALL_MACS ? 1 : omp_get_max_threads();
+    if (x->upper && nt > 1) {  // symmetric: a split of its own (never pairs: use_pairs_a excludes it)
+        run_upper(x, nt);
+        return;
+    }
     int slot = -1;
     uint16_t *pairs = NULL;
     const float *a = x->a;
@@ -793,9 +800,7 @@ static void run_args(GemmArgs *x) {
     int pm = 1, pn = 1;
     if (nt > 1) choose_grid(x, nt, &pm, &pn);
     int blocks = pm * pn;
-    if (x->upper && nt > 1) {  // (never pairs: use_pairs_a excludes symmetric products)
-        run_upper(x, nt);
-    } else if (use_dynamic_rows(x, nt, pm, pn)) {
+    if (use_dynamic_rows(x, nt, pm, pn)) {
         run_dynamic_rows(x, nt, pairs, a);
     } else if (blocks == 1 && !(pairs && nt > 1)) {
         if (pairs) convert_pairs_part(x, pairs, a, 0, 1);
@@ -811,7 +816,7 @@ static void run_args(GemmArgs *x) {
         }
     }
     if (pairs) kept_release(pairs_pool, pairs, slot);
-    if (x->upper && nt == 1) mirror_rows(x, 0, M);
+    if (x->upper) mirror_rows(x, 0, M);  // on one thread (run_upper mirrors on all of them)
 }
 
 void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, const float *b, int M, int N, int K,

@@ -160,6 +160,8 @@ OptimSchedule optim_schedule(const OptimConfig *cfg, int step, double progress);
 // One step: updates `params` in place from `grads` (both laid out by the table given to
 // optim_new) and the state; increments o->step. A shard updates only its own tensors
 // ([param_bounds[rank], param_bounds[rank+1]) of the flat buffers); the caller all-gathers them.
+// Each tensor, once updated, goes to kernels_repack_weight: where the caller pinned it and marked
+// the pins stale (kernels.h), its packed copies are made again as part of the update.
 void optim_step(Optimizer *o, float *params, const float *grads, const OptimSchedule *s);
 
 // The named state tensor, or NULL.
