@@ -595,6 +595,13 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
 // evicted by 64 MiB) 128x128x4096 went 0.36 -> 0.23 ms warm and 0.45-0.48 -> 0.41 cold, but
 // in cpu training (3 alternated pairs of `frontier profile --steps 30`, C up to 128x128 or up to
 // 512x128) matmul_tn was 205-224 -> 215-235 ms and the step no shorter (2026-12-02, not kept).
+// Nor, for kit-d10's 640x640x2048 (choose_grid splits its columns), splitting rows: in isolation
+// (the same harness) 3.3-3.4 -> 2.9-3.1 ms cold and 3.24-3.25 -> 3.09-3.12 warm, but in kit-d10
+// training (6 alternated pairs of `frontier profile --preset kit-d10 --seq-len 1024 --batch-tokens
+// 4096 --device-batch 2 --steps 4`, this shape's spans summed from trace.json) 1017-1169 ->
+// 1011-1245 ms per 4 steps (2026-12-02, not kept). Nor a 1024-deep k block for these products
+// (A is read in place, so only B's panel bounds it): 640x640x2048 3-5% faster in isolation,
+// 128x128x4096 and 128x512x4096 unchanged, ~0.25% of kit-d10's step at best (not kept).
 // ---------------------------------------------------------------------------------------------
 
 #define PAIRS_MAX_BYTES (8u << 20)
