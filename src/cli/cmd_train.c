@@ -351,8 +351,9 @@ int cmd_profile(int argc, char **argv) {
                       "Profile training: after the --excluded-steps warm-up, record --steps N (default 5) steps "
                       "with every kernel call timed and costed (analytic FLOPs and bytes), then write trace.json "
                       "(Chrome/Perfetto trace events: step > phase > layer > op spans, data loading on its own "
-                      "lane, a tok/s counter), profile.csv and roofline.json into the run folder and print the "
-                      "per-op table (self time, % of step, GFLOP/s, GB/s, FLOP/byte, % of roofline) with time "
-                      "per phase and per layer, MFU and HFU. No evaluation. Takes the options of `frontier train`.",
+                      "lane, a tok/s counter), profile.csv, profile_shapes.csv (per op and shape) and "
+                      "roofline.json into the run folder and print the per-op table (self time, % of step, "
+                      "GFLOP/s, GB/s, FLOP/byte, % of roofline) with time per phase and per layer, the costliest "
+                      "(op, shape) rows, MFU and HFU. No evaluation. Takes the options of `frontier train`.",
                       MODE_PROFILE);
 }

@@ -22,6 +22,7 @@ typedef struct {
     double flops, bytes;
     int depth;
     int team;           // threads of the OpenMP team the span ran in (1 outside parallel regions)
+    int shape[3];       // prof_shape's dims; all 0 when not given
 } Span;
 
 typedef struct ThreadBuf {
@@ -90,6 +91,21 @@ void prof_end_slow(double flops, double bytes) {
     b->spans[b->n++] = s;
 }
 
+void prof_shape_slow(int d0, int d1, int d2) {
+    ThreadBuf *b = thread_buf();
+    if (b->depth == 0) return;
+    int *d = b->open[b->depth - 1].shape;
+    d[0] = d0, d[1] = d1, d[2] = d2;
+}
+
+// "AxBxC" (the dims given; trailing zeros left out)
+static void shape_str(const int d[3], char *out, size_t cap) {
+    int n = d[2] ? 3 : d[1] ? 2 : d[0] ? 1 : 0;
+    size_t at = 0;
+    out[0] = 0;
+    for (int i = 0; i < n && at < cap; i++) at += (size_t)snprintf(out + at, cap - at, "%s%d", i ? "x" : "", d[i]);
+}
+
 void prof_counter(const char *name, double value) {
     if (!prof_on) return;
     pthread_mutex_lock(&g_lock);
@@ -123,6 +139,11 @@ int prof_write_trace(const char *path) {
                     tid, s->name, s->cat, (s->t0 - g_t_origin) * 1e6, dur * 1e6);
             int comma = 0;
             if (s->index >= 0) fprintf(f, "\"index\":%d", s->index), comma = 1;
+            if (s->shape[0]) {
+                char sh[40];
+                shape_str(s->shape, sh, sizeof sh);
+                fprintf(f, "%s\"shape\":\"%s\"", comma ? "," : "", sh), comma = 1;
+            }
             if (s->flops > 0 || s->bytes > 0)
                 fprintf(f, "%s\"gflop\":%.6g,\"gbyte\":%.6g,\"gflops_per_s\":%.4g", comma ? "," : "", s->flops / 1e9,
                         s->bytes / 1e9, dur > 0 ? s->flops / dur / 1e9 : 0.0);
@@ -145,14 +166,24 @@ int prof_write_trace(const char *path) {
 // its GFLOP/s is the team's aggregate rate, comparable with the all-thread peak.
 // ---------------------------------------------------------------------------------------------
 
-static ProfOpStat *find_or_add(ProfSummary *s, const char *name) {
-    for (int i = 0; i < s->n_ops; i++)
-        if (!strcmp(s->ops[i].name, name)) return &s->ops[i];
-    s->ops = xrealloc(s->ops, (size_t)(s->n_ops + 1) * sizeof *s->ops);
-    ProfOpStat *o = &s->ops[s->n_ops++];
+static ProfOpStat *find_or_add_in(ProfOpStat **list, int *n, const char *name, const char *shape) {
+    for (int i = 0; i < *n; i++)
+        if (!strcmp((*list)[i].name, name) && !strcmp((*list)[i].shape, shape)) return &(*list)[i];
+    *list = xrealloc(*list, (size_t)(*n + 1) * sizeof **list);
+    ProfOpStat *o = &(*list)[(*n)++];
     memset(o, 0, sizeof *o);
     snprintf(o->name, sizeof o->name, "%s", name);
+    snprintf(o->shape, sizeof o->shape, "%s", shape);
     return o;
+}
+
+static ProfOpStat *find_or_add(ProfSummary *s, const char *name) { return find_or_add_in(&s->ops, &s->n_ops, name, ""); }
+
+static void add_to(ProfOpStat *o, double share, const Span *sp) {
+    o->calls++;
+    o->total_s += share;
+    o->flops += sp->flops;
+    o->bytes += sp->bytes;
 }
 
 static int by_time(const void *a, const void *b) {
@@ -191,12 +222,13 @@ void prof_summarize(ProfSummary *s) {
                 o->calls++;
                 o->total_s += self;
             } else if (!strcmp(sp->cat, "op") || !strcmp(sp->cat, "data")) {
-                ProfOpStat *o = find_or_add(s, sp->name);
                 double share = self / (sp->team > 1 ? sp->team : 1);
-                o->calls++;
-                o->total_s += share;
-                o->flops += sp->flops;
-                o->bytes += sp->bytes;
+                add_to(find_or_add(s, sp->name), share, sp);
+                if (sp->shape[0]) {
+                    char sh[40];
+                    shape_str(sp->shape, sh, sizeof sh);
+                    add_to(find_or_add_in(&s->shapes, &s->n_shapes, sp->name, sh), share, sp);
+                }
                 s->covered_s += share;
             } else if (!strcmp(sp->cat, "phase") || !strcmp(sp->cat, "layer")) {
                 if (!strcmp(sp->cat, "layer") && sp->index >= 0 && sp->index < 64) {
@@ -215,10 +247,12 @@ void prof_summarize(ProfSummary *s) {
         }
     }
     qsort(s->ops, (size_t)s->n_ops, sizeof *s->ops, by_time);
+    if (s->n_shapes) qsort(s->shapes, (size_t)s->n_shapes, sizeof *s->shapes, by_time);
 }
 
 void prof_summary_free(ProfSummary *s) {
     free(s->ops);
+    free(s->shapes);
     memset(s, 0, sizeof *s);
 }
 
@@ -231,30 +265,49 @@ static void op_rates(const ProfOpStat *o, double peak_flops, double peak_bw, dou
     *pct_roof = roof > 0 && o->flops > 0 ? 100.0 * *gflops * 1e9 / roof : 0;
 }
 
-int prof_write_csv(const ProfSummary *s, const char *path, double peak_flops, double peak_bw) {
+// rows of `list`, with the op's shape as a second column when `shapes`
+static int write_stats_csv(const ProfSummary *s, const ProfOpStat *list, int n, int shapes, const char *path,
+                           double peak_flops, double peak_bw) {
     AtomicFile af;
     if (atomic_open(&af, path) != 0) return -1;
-    fprintf(af.f, "op,calls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline\n");
-    for (int i = 0; i < s->n_ops; i++) {
-        const ProfOpStat *o = &s->ops[i];
+    fprintf(af.f, "op,%scalls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline\n",
+            shapes ? "shape," : "");
+    for (int i = 0; i < n; i++) {
+        const ProfOpStat *o = &list[i];
         double g, b, ai, pr;
         op_rates(o, peak_flops, peak_bw, &g, &b, &ai, &pr);
-        fprintf(af.f, "%s,%ld,%.3f,%.2f,%.6g,%.6g,%.4g,%.4g,%.4g,%.2f\n", o->name, o->calls, o->total_s * 1e3,
-                s->step_s > 0 ? 100 * o->total_s / s->step_s : 0, o->flops / 1e9, o->bytes / 1e9, g, b, ai, pr);
+        fprintf(af.f, "%s,%s%s%ld,%.3f,%.2f,%.6g,%.6g,%.4g,%.4g,%.4g,%.2f\n", o->name, o->shape, shapes ? "," : "",
+                o->calls, o->total_s * 1e3, s->step_s > 0 ? 100 * o->total_s / s->step_s : 0, o->flops / 1e9,
+                o->bytes / 1e9, g, b, ai, pr);
     }
     return atomic_commit(&af);
 }
 
-void prof_print_table(const ProfSummary *s, double peak_flops, double peak_bw) {
-    printf("\n%-28s %7s %10s %7s %9s %8s %8s %8s\n", "op (self time)", "calls", "total ms", "% step", "GFLOP/s",
-           "GB/s", "FLOP/B", "% roof");
-    for (int i = 0; i < s->n_ops; i++) {
-        const ProfOpStat *o = &s->ops[i];
-        double g, b, ai, pr;
-        op_rates(o, peak_flops, peak_bw, &g, &b, &ai, &pr);
-        printf("%-28s %7ld %10.1f %6.1f%% %9.1f %8.1f %8.2f %7.1f%%\n", o->name, o->calls, o->total_s * 1e3,
-               s->step_s > 0 ? 100 * o->total_s / s->step_s : 0, g, b, ai, pr);
-    }
+int prof_write_csv(const ProfSummary *s, const char *path, double peak_flops, double peak_bw) {
+    return write_stats_csv(s, s->ops, s->n_ops, 0, path, peak_flops, peak_bw);
+}
+
+int prof_write_shapes_csv(const ProfSummary *s, const char *path, double peak_flops, double peak_bw) {
+    return write_stats_csv(s, s->shapes, s->n_shapes, 1, path, peak_flops, peak_bw);
+}
+
+// One table row: name (and shape) then calls, time, share of the step and the rates.
+static void print_header(const char *first, int width) {
+    printf("\n%-*s %7s %10s %7s %9s %8s %8s %8s\n", width, first, "calls", "total ms", "% step", "GFLOP/s", "GB/s",
+           "FLOP/B", "% roof");
+}
+
+static void print_row(const ProfSummary *s, const ProfOpStat *o, const char *label, int width, double peak_flops,
+                      double peak_bw) {
+    double g, b, ai, pr;
+    op_rates(o, peak_flops, peak_bw, &g, &b, &ai, &pr);
+    printf("%-*s %7ld %10.1f %6.1f%% %9.1f %8.1f %8.2f %7.1f%%\n", width, label, o->calls, o->total_s * 1e3,
+           s->step_s > 0 ? 100 * o->total_s / s->step_s : 0, g, b, ai, pr);
+}
+
+void prof_print_table(const ProfSummary *s, double peak_flops, double peak_bw, int top_shapes) {
+    print_header("op (self time)", 28);
+    for (int i = 0; i < s->n_ops; i++) print_row(s, &s->ops[i], s->ops[i].name, 28, peak_flops, peak_bw);
     printf("ops and data cover %.1f%% of %d steps (%.1f ms/step)\n", s->step_s > 0 ? 100 * s->covered_s / s->step_s : 0,
            s->steps, s->steps ? 1e3 * s->step_s / s->steps : 0);
     if (s->n_phases) {
@@ -269,5 +322,13 @@ void prof_print_table(const ProfSummary *s, double peak_flops, double peak_bw) {
         printf("time per layer (forward + backward):");
         for (int l = 0; l < s->n_layers; l++) printf(" L%d %.1f ms", l, 1e3 * s->layer_s[l] / (s->steps ? s->steps : 1));
         printf(" per step\n");
+    }
+    if (top_shapes > 0 && s->n_shapes) {
+        print_header("costliest shapes (self time)", 38);
+        for (int i = 0; i < s->n_shapes && i < top_shapes; i++) {
+            char label[96];
+            snprintf(label, sizeof label, "%s %s", s->shapes[i].name, s->shapes[i].shape);
+            print_row(s, &s->shapes[i], label, 38, peak_flops, peak_bw);
+        }
     }
 }

@@ -23,6 +23,13 @@ static inline void prof_begin(const char *name, const char *cat, int index) {
 static inline void prof_end(double flops, double bytes) {
     if (prof_on) prof_end_slow(flops, bytes);
 }
+// The shape of this thread's innermost open span, between its prof_begin and prof_end (a GEMM's
+// M, N, K; the ops' own dims elsewhere; 0 for an unused one): shown in the trace's args as
+// "AxBxC", and the summary sums op spans per (op, shape) too.
+void prof_shape_slow(int d0, int d1, int d2);
+static inline void prof_shape(int d0, int d1, int d2) {
+    if (prof_on) prof_shape_slow(d0, d1, d2);
+}
 // A counter track sample (e.g. "tok/s").
 void prof_counter(const char *name, double value);
 
@@ -32,6 +39,7 @@ void prof_counter(const char *name, double value);
 
 typedef struct {
     char name[48];
+    char shape[40];   // "AxBxC" in ProfSummary.shapes, "" in ops
     long calls;
     double total_s;   // self time (children excluded)
     double flops, bytes;
@@ -40,6 +48,8 @@ typedef struct {
 typedef struct {
     ProfOpStat *ops;  // (n_ops) sorted by total time, descending
     int n_ops;
+    ProfOpStat *shapes;  // (n_shapes) op spans with a shape, per (op, shape), sorted the same way
+    int n_shapes;
     double step_s;    // total time of all "step" spans
     double covered_s; // self time of op/data spans inside steps
     int steps;
@@ -57,4 +67,7 @@ void prof_summarize(ProfSummary *s);
 void prof_summary_free(ProfSummary *s);
 // profile.csv: op,calls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline
 int prof_write_csv(const ProfSummary *s, const char *path, double peak_flops, double peak_bw);
-void prof_print_table(const ProfSummary *s, double peak_flops, double peak_bw);
+// profile_shapes.csv: op,shape, then the same columns, one row per (op, shape)
+int prof_write_shapes_csv(const ProfSummary *s, const char *path, double peak_flops, double peak_bw);
+// The per-op table, coverage, phases and layers, then the costliest `top_shapes` (op, shape) rows.
+void prof_print_table(const ProfSummary *s, double peak_flops, double peak_bw, int top_shapes);

@@ -294,7 +294,9 @@ static int should_stop(const TrainConfig *cfg, const TrainCounters *c, int *why)
 
 static int write_summary(const TrainConfig *cfg, const TrainResult *res, const char *tokenizer_id);
 
-// After a profiling run: trace.json, profile.csv, roofline.json in the run folder, and the table.
+// After a profiling run: trace.json, profile.csv, profile_shapes.csv, roofline.json in the run
+// folder, and the tables (the per-op one, then the costliest (op, shape) rows).
+#define PROFILE_TOP_SHAPES 12
 static int write_profile(const TrainConfig *cfg, double faults_per_step) {
     prof_enable(0);
     kernels_set_profiling(0);
@@ -303,15 +305,17 @@ static int write_profile(const TrainConfig *cfg, double faults_per_step) {
     ProfSummary s;
     prof_summarize(&s);
     char *trace = path_join(cfg->run_dir, "trace.json"), *csv = path_join(cfg->run_dir, "profile.csv");
+    char *shapes_csv = path_join(cfg->run_dir, "profile_shapes.csv");
     char *roof = path_join(cfg->run_dir, "roofline.json");
     char rj[160];
     int n = snprintf(rj, sizeof rj, "{\"peak_flops\": %.6g, \"peak_bw\": %.6g, \"precision\": \"%s\"}\n", peak, bw,
                      kernels_precision_name((KernelPrecision)cfg->precision));
     int rc = prof_write_trace(trace);
     if (rc == 0) rc = prof_write_csv(&s, csv, peak, bw);
+    if (rc == 0) rc = prof_write_shapes_csv(&s, shapes_csv, peak, bw);
     if (rc == 0) rc = write_file_atomic(roof, rj, (size_t)n);
     if (rc == 0) {
-        prof_print_table(&s, peak, bw);
+        prof_print_table(&s, peak, bw, PROFILE_TOP_SHAPES);
         double fpt = model_config_flops_per_token(&cfg->model), hw = 0;
         for (int i = 0; i < s.n_ops; i++) hw += s.ops[i].flops;
         double per_step = s.steps ? s.step_s / s.steps : 0, tps = per_step > 0 ? cfg->batch_tokens / per_step : 0;
@@ -329,6 +333,7 @@ static int write_profile(const TrainConfig *cfg, double faults_per_step) {
     prof_summary_free(&s);
     free(trace);
     free(csv);
+    free(shapes_csv);
     free(roof);
     return rc;
 }

@@ -1,5 +1,6 @@
 // tests/profile/test_profile.c — the profiler: analytic op costs against hand counts, spans
-// nesting and self times, and op spans covering a whole training step (>= 95%).
+// nesting and self times, op calls grouped by shape, and op spans covering a whole training step
+// (>= 95%).
 #include "test_util.h"
 
 #include <math.h>
@@ -78,6 +79,53 @@ static void test_spans_nest_and_self_times(void **state) {
     prof_summary_free(&s);
 }
 
+// Op spans with a shape are also summed per (op, shape): two calls of one shape make one row,
+// another shape its own; an op without a shape has no shape row. The trace's args carry the
+// shape, and profile_shapes.csv has one row per (op, shape).
+static void test_shapes_group_op_calls(void **state) {
+    (void)state;
+    prof_reset();
+    prof_enable(1);
+    prof_begin("step", "step", 0);
+    static const int shapes[][3] = {{64, 32, 16}, {64, 32, 16}, {8, 32, 16}};
+    for (int i = 0; i < 3; i++) {
+        prof_begin("matmul_nt", "op", -1);
+        prof_shape(shapes[i][0], shapes[i][1], shapes[i][2]);
+        prof_end(2.0 * shapes[i][0] * shapes[i][1] * shapes[i][2], 0);
+    }
+    prof_begin("rmsnorm_fwd", "op", -1);
+    prof_end(10, 10);
+    prof_end(0, 0);
+    prof_enable(0);
+    ProfSummary s;
+    prof_summarize(&s);
+    assert_int_equal(s.n_shapes, 2);
+    const ProfOpStat *big = NULL, *small = NULL;
+    for (int i = 0; i < s.n_shapes; i++) {
+        assert_string_equal(s.shapes[i].name, "matmul_nt");
+        if (!strcmp(s.shapes[i].shape, "64x32x16")) big = &s.shapes[i];
+        if (!strcmp(s.shapes[i].shape, "8x32x16")) small = &s.shapes[i];
+    }
+    assert_non_null(big);
+    assert_non_null(small);
+    assert_int_equal(big->calls, 2);
+    assert_float_equal(big->flops, 2 * 2.0 * 64 * 32 * 16, 0);
+    assert_int_equal(small->calls, 1);
+    char *dir = test_tmpdir("prof_shapes"), *trace = path_join(dir, "trace.json"), *csv = path_join(dir, "shapes.csv");
+    assert_int_equal(prof_write_trace(trace), 0);
+    assert_int_equal(prof_write_shapes_csv(&s, csv, 1e12, 1e11), 0);
+    size_t n;
+    char *t = read_file(trace, &n), *c = read_file(csv, &n);
+    assert_non_null(strstr(t, "\"shape\":\"64x32x16\""));
+    assert_non_null(strstr(c, "op,shape,calls,total_ms"));
+    assert_non_null(strstr(c, "\nmatmul_nt,8x32x16,1,"));
+    assert_null(strstr(c, "rmsnorm_fwd"));
+    free(t), free(c);
+    remove_tree(dir);
+    free(dir), free(trace), free(csv);
+    prof_summary_free(&s);
+}
+
 static void test_ops_cover_a_training_step(void **state) {
     (void)state;
     ModelConfig mc = {.depth = 2, .n_embd = 64, .n_head = 2, .n_kv_head = 1, .head_dim = 32, .seq_len = 32,
@@ -136,6 +184,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_costs_match_hand_counts),
         cmocka_unit_test(test_spans_nest_and_self_times),
+        cmocka_unit_test(test_shapes_group_op_calls),
         cmocka_unit_test(test_ops_cover_a_training_step),
     };
     return cmocka_run_group_tests_name("profile", tests, NULL, NULL);

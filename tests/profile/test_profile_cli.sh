@@ -2,7 +2,7 @@
 # tests/profile/test_profile_cli.sh — `frontier profile` on a tiny model: trace.json is valid
 # trace-event JSON whose complete events nest properly on every lane (what Perfetto and
 # chrome://tracing require), with step, phase, layer and op spans and a tok/s counter;
-# profile.csv has one row per op; the printed coverage is >= 95% of the step; and Chromium's
+# profile.csv has one row per op, profile_shapes.csv one per (op, shape); the printed coverage is >= 95% of the step; and Chromium's
 # DevTools trace engine (npm @paulirish/trace_engine, pinned by the lockfile here) imports every
 # span with no warnings.
 set -euo pipefail
@@ -23,6 +23,12 @@ echo "$phases" | grep -o '([0-9.]*%)' | tr -d '()%' | awk '{t += $1} END { exit 
 echo "ok: $phases"
 head -1 "$tmp/p/profile.csv" | grep -qx 'op,calls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline'
 grep -q '^matmul_nt,' "$tmp/p/profile.csv" && echo "ok: profile.csv"
+# per (op, shape): the CSV (this model's q projection: 4 x 64 tokens, 64 wide) and the printed table
+head -1 "$tmp/p/profile_shapes.csv" | grep -qx 'op,shape,calls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline'
+grep -q '^matmul_nt,256x64x64,' "$tmp/p/profile_shapes.csv" || { echo "FAIL: no q projection row"; cat "$tmp/p/profile_shapes.csv"; exit 1; }
+sed -n '/^costliest shapes/,$p' "$tmp/out.txt" | grep -Eq '^(matmul|head|relu2|attention)[a-z_]* [0-9x]+ ' ||
+  { echo "FAIL: no shapes table"; cat "$tmp/out.txt"; exit 1; }
+echo "ok: profile_shapes.csv and the costliest shapes"
 /usr/bin/python3 - "$tmp/p/trace.json" <<'PY'
 import json, sys, collections
 t = json.load(open(sys.argv[1]))
@@ -50,7 +56,7 @@ for tid, es in lanes.items():
 steps = [e for e in x if e["cat"] == "step"]
 assert len(steps) == 3
 ops = [e for e in x if e["cat"] == "op"]
-assert all("gflop" in e["args"] for e in ops if e["name"].startswith("matmul"))
+assert all("gflop" in e["args"] and "shape" in e["args"] for e in ops if e["name"].startswith("matmul"))
 print(f"ok: trace.json: {len(x)} spans on {len(lanes)} lanes nest properly; {cats['op']} op spans")
 PY
 
