@@ -203,7 +203,8 @@ AVX512_FN void avx512_mirror_upper(float *c, int M, int i_begin, int i_end) {
             int cols = M - j0 < 16 ? M - j0 : 16;  // destination columns j0.. (source rows)
             __m512 v[16];
             for (int r = 0; r < 16; r++)
-                v[r] = r < cols ? _mm512_maskz_loadu_ps(v_mask_first(rows), c + (size_t)(j0 + r) * M + i0) : _mm512_setzero_ps();
+                v[r] = r < cols ? _mm512_maskz_loadu_ps(v_mask_first(rows), c + (size_t)(j0 + r) * M + i0)
+                                : _mm512_setzero_ps();
             v_transpose16(v);  // v[k] lane r: c[j0 + r][i0 + k]
             for (int k = 0; k < rows; k++) {
                 __mmask16 m = v_mask_first(j0 == i0 ? k : cols);

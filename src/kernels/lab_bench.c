@@ -132,7 +132,8 @@ static void shape_str(const BenchCase *c, char *s, size_t cap) {
 
 static OpCost case_cost(const BenchCase *c) {
     switch (c->op) {
-    case OP_NT: case OP_NN: case OP_TN: return c->sym ? cost_matmul_symmetric(c->M, c->K) : cost_matmul(c->M, c->N, c->K, c->acc);
+    case OP_NT: case OP_NN: case OP_TN:
+        return c->sym ? cost_matmul_symmetric(c->M, c->K) : cost_matmul(c->M, c->N, c->K, c->acc);
     case OP_RL_F: return cost_relu2_linear_fwd(c->M, c->N, c->K, c->acc);
     case OP_RL_B: return cost_relu2_linear_bwd(c->M, c->N, c->K);
     case OP_EMB_F: return cost_embedding_fwd(c->rows, c->C);
@@ -295,11 +296,10 @@ static Timing time_case(const Kernels *k, const BenchCase *c, Bufs *d, double ta
 
 // s padded with spaces to `width` characters as a terminal shows them (UTF-8: "XᵀX" is 3
 // characters in 5 bytes, and printf's %-16s counts bytes).
-static const char *pad_utf8(char *dst, size_t cap, const char *s, int width) {
+static void pad_utf8(char *dst, size_t cap, const char *s, int width) {
     int chars = 0;
     for (const char *p = s; *p; p++) chars += ((unsigned char)*p & 0xc0) != 0x80;
     snprintf(dst, cap, "%s%*s", s, chars < width ? width - chars : 0, "");
-    return dst;
 }
 
 static void print_row(FILE *f, const BenchCase *c, const char *variant, Timing t, double peak_flops,
@@ -311,8 +311,9 @@ static void print_row(FILE *f, const BenchCase *c, const char *variant, Timing t
     if (peak_flops > 0) snprintf(pf, sizeof pf, "%.0f%%", 100 * flops / peak_flops);
     if (o->peak && o->peak->triad_bw > 0) snprintf(pb, sizeof pb, "%.0f%%", 100 * bytes / o->peak->triad_bw);
     char what[64];
+    pad_utf8(what, sizeof what, c->what, 16);
     fprintf(f, "| %-16s | %s | %-22s | %-11s | %9.3f | %9.3f | %9.3f | %8.1f | %7.1f | %5s | %6s |\n",
-            KERNEL_OP_NAMES[c->op], pad_utf8(what, sizeof what, c->what, 16), shape, variant, 1e3 * t.med, 1e3 * t.p10, 1e3 * t.p90, flops / 1e9,
+            KERNEL_OP_NAMES[c->op], what, shape, variant, 1e3 * t.med, 1e3 * t.p10, 1e3 * t.p90, flops / 1e9,
             bytes / 1e9, pf, pb);
     fflush(f);
 }

@@ -28,13 +28,16 @@ static OpCost matmul_cost(GemmLayout layout, const float *a, const float *b, int
 }
 
 static void p_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
-    WRAP_SHAPE("matmul_nt", matmul_cost(GEMM_NT, a, b, M, N, K, acc), M, N, K, inner->matmul_nt(c, a, b, M, N, K, acc));
+    WRAP_SHAPE("matmul_nt", matmul_cost(GEMM_NT, a, b, M, N, K, acc), M, N, K,
+               inner->matmul_nt(c, a, b, M, N, K, acc));
 }
 static void p_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
-    WRAP_SHAPE("matmul_nn", matmul_cost(GEMM_NN, a, b, M, N, K, acc), M, N, K, inner->matmul_nn(c, a, b, M, N, K, acc));
+    WRAP_SHAPE("matmul_nn", matmul_cost(GEMM_NN, a, b, M, N, K, acc), M, N, K,
+               inner->matmul_nn(c, a, b, M, N, K, acc));
 }
 static void p_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int acc) {
-    WRAP_SHAPE("matmul_tn", matmul_cost(GEMM_TN, a, b, M, N, K, acc), M, N, K, inner->matmul_tn(c, a, b, M, N, K, acc));
+    WRAP_SHAPE("matmul_tn", matmul_cost(GEMM_TN, a, b, M, N, K, acc), M, N, K,
+               inner->matmul_tn(c, a, b, M, N, K, acc));
 }
 static void p_embedding_fwd(float *out, const int32_t *idx, const float *wte, int N, int C) {
     WRAP("embedding_fwd", cost_embedding_fwd(N, C), inner->embedding_fwd(out, idx, wte, N, C));
@@ -67,13 +70,13 @@ static void p_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, con
 static void p_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
                             int H, int Hkv, int D, int window) {
     WRAP_SHAPE("attention_fwd", cost_attention_fwd(B, T, H, Hkv, D, window), B * H, T, D,
-         inner->attention_fwd(out, lse, q, k, v, B, T, H, Hkv, D, window));
+               inner->attention_fwd(out, lse, q, k, v, B, T, H, Hkv, D, window));
 }
 static void p_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
                             const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
                             int window) {
     WRAP_SHAPE("attention_bwd", cost_attention_bwd(B, T, H, Hkv, D, window), B * H, T, D,
-         inner->attention_bwd(dq, dk, dv, dout, out, lse, q, k, v, B, T, H, Hkv, D, window));
+               inner->attention_bwd(dq, dk, dv, dout, out, lse, q, k, v, B, T, H, Hkv, D, window));
 }
 static void p_relu2_fwd(float *out, const float *x, size_t n) {
     WRAP("relu2_fwd", cost_relu2_fwd(n), inner->relu2_fwd(out, x, n));
@@ -82,11 +85,13 @@ static void p_relu2_bwd(float *dx, const float *dout, const float *x, size_t n) 
     WRAP("relu2_bwd", cost_relu2_bwd(n), inner->relu2_bwd(dx, dout, x, n));
 }
 static void p_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int acc) {
-    WRAP_SHAPE("relu2_linear_fwd", cost_relu2_linear_fwd(M, N, K, acc), M, N, K, inner->relu2_linear_fwd(c, fc, w, M, N, K, acc));
+    WRAP_SHAPE("relu2_linear_fwd", cost_relu2_linear_fwd(M, N, K, acc), M, N, K,
+               inner->relu2_linear_fwd(c, fc, w, M, N, K, acc));
 }
 static void p_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
                                int K) {
-    WRAP_SHAPE("relu2_linear_bwd", cost_relu2_linear_bwd(M, N, K), M, N, K, inner->relu2_linear_bwd(dw, dfc, dc, w, fc, M, N, K));
+    WRAP_SHAPE("relu2_linear_bwd", cost_relu2_linear_bwd(M, N, K), M, N, K,
+               inner->relu2_linear_bwd(dw, dfc, dc, w, fc, M, N, K));
 }
 static void p_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
                          float cap, float dscale) {
@@ -96,8 +101,9 @@ static void p_softcap_ce(float *losses, float *dlogits, const float *logits, con
 
 static void p_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
                       int N, int V, int C, float cap, float dscale) {
-    WRAP_SHAPE(!dlogits ? "head_ce" : dx ? "head_ce_dx" : "head_ce_grad", cost_head_ce(N, V, C, dlogits != NULL, dx != NULL), N, V, C,
-         inner->head_ce(losses, dlogits, dx, x, w, targets, N, V, C, cap, dscale));
+    WRAP_SHAPE(!dlogits ? "head_ce" : dx ? "head_ce_dx" : "head_ce_grad",
+               cost_head_ce(N, V, C, dlogits != NULL, dx != NULL), N, V, C,
+               inner->head_ce(losses, dlogits, dx, x, w, targets, N, V, C, cap, dscale));
 }
 
 static void p_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C) {

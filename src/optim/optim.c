@@ -118,20 +118,25 @@ static double tensor_cost(const OptimConfig *cfg, const ParamTensor *p) {
 // first, ties in parameter order, so that the last ones handed out are short and no thread waits
 // long for another's big matrix at the end (longest processing time first). In parameter order
 // kit-d10 ended with layer 9's two 640 x 2560 matrices, each ~3x a 640 x 640 one.
+typedef struct {
+    double cost;
+    int index;
+} MatrixCost;
+
 static int by_cost_desc(const void *pa, const void *pb) {
-    const double *a = pa, *b = pb;  // {cost, index}
-    if (a[0] != b[0]) return a[0] < b[0] ? 1 : -1;
-    return a[1] < b[1] ? -1 : a[1] > b[1];
+    const MatrixCost *a = pa, *b = pb;
+    if (a->cost != b->cost) return a->cost < b->cost ? 1 : -1;
+    return (a->index > b->index) - (a->index < b->index);
 }
 
 static void plan_muon_order(Optimizer *o) {
     int n = 0;
-    double(*key)[2] = xmalloc((size_t)(o->own_hi - o->own_lo + 1) * sizeof *key);
+    MatrixCost *key = xmalloc((size_t)(o->own_hi - o->own_lo + 1) * sizeof *key);
     for (int i = o->own_lo; i < o->own_hi; i++)
-        if (o->slot[i].kind == PARAM_MATRIX) key[n][0] = tensor_cost(&o->cfg, &o->params[i]), key[n][1] = i, n++;
+        if (o->slot[i].kind == PARAM_MATRIX) key[n++] = (MatrixCost){tensor_cost(&o->cfg, &o->params[i]), i};
     qsort(key, (size_t)n, sizeof *key, by_cost_desc);
     o->muon_order = xmalloc((size_t)(n ? n : 1) * sizeof *o->muon_order);
-    for (int j = 0; j < n; j++) o->muon_order[j] = (int)key[j][1];
+    for (int j = 0; j < n; j++) o->muon_order[j] = key[j].index;
     o->n_muon_order = n;
     free(key);
 }
@@ -314,7 +319,8 @@ void optim_step(Optimizer *o, float *params, const float *grads, const OptimSche
         if (!side_by_side || o->slot[i].kind != PARAM_MATRIX) update_tensor(o, i, params, grads, s, t, 0);
     if (!side_by_side) return;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(workers)
-    for (int j = 0; j < o->n_muon_order; j++) update_tensor(o, o->muon_order[j], params, grads, s, t, omp_get_thread_num());
+    for (int j = 0; j < o->n_muon_order; j++)
+        update_tensor(o, o->muon_order[j], params, grads, s, t, omp_get_thread_num());
 }
 
 const OptimStateTensor *optim_state_find(const Optimizer *o, const char *name) {

@@ -294,9 +294,10 @@ static int should_stop(const TrainConfig *cfg, const TrainCounters *c, int *why)
 
 static int write_summary(const TrainConfig *cfg, const TrainResult *res, const char *tokenizer_id);
 
+#define PROFILE_TOP_SHAPES 12  // (op, shape) rows printed after the per-op table
+
 // After a profiling run: trace.json, profile.csv, profile_shapes.csv, roofline.json in the run
 // folder, and the tables (the per-op one, then the costliest (op, shape) rows).
-#define PROFILE_TOP_SHAPES 12
 static int write_profile(const TrainConfig *cfg, double faults_per_step) {
     prof_enable(0);
     kernels_set_profiling(0);

@@ -399,8 +399,8 @@ static void test_pinned_weights_give_the_same_bits(void **state) {
 typedef void (*Relu2LinBwd)(float *, float *, const float *, const float *, const float *, int, int, int);
 
 
-static void relu2_linear_bwd_threads(Relu2LinBwd f, float *dw, float *dfc, const float *dc, const float *w, const float *fc,
-                              int M, int N, int K, const float *dw0, int threads) {
+static void relu2_linear_bwd_threads(Relu2LinBwd f, float *dw, float *dfc, const float *dc, const float *w,
+                                     const float *fc, int M, int N, int K, const float *dw0, int threads) {
     int prev = omp_get_max_threads();
     omp_set_num_threads(threads);
     memcpy(dw, dw0, (size_t)N * K * sizeof *dw);

@@ -2,9 +2,9 @@
 # tests/profile/test_profile_cli.sh — `frontier profile` on a tiny model: trace.json is valid
 # trace-event JSON whose complete events nest properly on every lane (what Perfetto and
 # chrome://tracing require), with step, phase, layer and op spans and a tok/s counter;
-# profile.csv has one row per op, profile_shapes.csv one per (op, shape); the printed coverage is >= 95% of the step; and Chromium's
-# DevTools trace engine (npm @paulirish/trace_engine, pinned by the lockfile here) imports every
-# span with no warnings.
+# profile.csv has one row per op, profile_shapes.csv one per (op, shape); the printed coverage
+# is >= 95% of the step; and Chromium's DevTools trace engine (npm @paulirish/trace_engine, pinned
+# by the lockfile here) imports every span with no warnings.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
