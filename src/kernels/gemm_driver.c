@@ -202,6 +202,27 @@ static void prefetch_a_part(const GemmArgs *x, int i, int h, int pc, int kc, int
         __builtin_prefetch(a + ((size_t)(i + t / lines) * x->lda + pc + (size_t)(t % lines) * per_line) * elem, 0, 1);
 }
 
+// Row pairs read in place (pairs_in_place) are not packed, so nothing above fetches them ahead:
+// each kernel call reads one strip's kc/2 pair words, h 32-bit words from each of kc/2 lines a
+// pair stride apart (the head's dlogits: 32 KiB), and the next strip's lines come from memory
+// as the kernel reaches them. This prefetches part `part` of `parts` of the next strip's pair
+// words (rows [i, i+h), depth [pc, pc+kc)) into L2 while the current strip's calls run: both
+// lines of each piece, since a 14-word piece straddles two lines in most strips.
+//   cpu training, 3 alternated pairs of `frontier profile --steps 30` (2026-12-02): head_dw
+//   449-418 -> 429-397 ms, matmul_tn 128x128x4096 138-109 -> 113-105 ms, relu2_linear_bwd
+//   235-183 -> 209-179 ms, the step 2-6% shorter in each pair; `frontier kernels bench --op
+//   head_dw`, 5 alternated pairs: 13.6-14.1 -> 13.0-13.4 ms. Into L1 (locality 3) was no
+//   better than L2 (1 or 2) in isolation.
+static void prefetch_pairs_part(const GemmArgs *x, int i, int h, int pc, int kc, int part, int parts) {
+    int np = (kc + 1) / 2, p0 = np * part / parts, p1 = np * (part + 1) / parts;
+    const uint16_t *first = x->a16 + (size_t)(pc / 2) * x->a16_pairs + 2 * (size_t)i;
+    for (int p = p0; p < p1; p++) {
+        const uint16_t *piece = first + (size_t)p * x->a16_pairs;
+        __builtin_prefetch(piece, 0, 2);
+        __builtin_prefetch(piece + 2 * (size_t)h - 1, 0, 2);
+    }
+}
+
 // TN products (the weight gradients dW += dyᵀ x) read both operands as K rows, and in training
 // both arrive cold (the head's streams evict them): packed one k block at a time, each block
 // first waited on memory (q proj dW 128x128x4096: 0.32 ms warm, 0.78 cold in `frontier kernels
@@ -545,6 +566,8 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 for (int jr = j_first; jr < j_end; jr += g->nr) {
                     if (strips == 1 && next < m1 && !x->a16_direct && !x->a16_pairs)  // a or a16 rows packed next
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
+                    else if (next < m1 && pairs_in_place(x))  // the pairs the next strip reads in place
+                        prefetch_pairs_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
                     if (pf) prefetch_tn_rows(x, pf_k0, pf_k1, m0, m1, jc, jc + nc, pf_call++, pf_calls);
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes + (size_t)(k0 - pc) * g->nr * g->elem;
                     int w = imin(g->nr, nc - jr);
