@@ -223,6 +223,21 @@ static void prefetch_pairs_part(const GemmArgs *x, int i, int h, int pc, int kc,
     }
 }
 
+// ReLU²'s backward finishes each strip of C from the strip's rows of fc (relu2_grad_rows), which
+// come from memory (the forward wrote them long before: cpu 8 MiB, kit-d10 20 MiB per layer). In
+// the last k block this prefetches part `part` of `parts` of the next strip's rows [i, i+h),
+// columns [jc, jc+nc), into L2 while the current strip's kernel calls run.
+//   3-4 alternated pairs of training profiles (2026-12-02), relu2_linear_bwd's share of the step:
+//   cpu (`frontier profile --steps 30`) 8.4/8.1/8.1/7.8% -> 7.5/7.8/7.4/7.7%; kit-d10 (`frontier
+//   profile --preset kit-d10 --seq-len 1024 --batch-tokens 4096 --device-batch 2 --steps 4`)
+//   12.8/13.0/13.0% -> 12.6/12.6/12.6%. Its time moved with the machine's spells (cpu 243-218 ->
+//   237-204 ms per 30 steps), so the share is the steadier figure.
+static void prefetch_grad_part(const GemmArgs *x, int i, int h, int jc, int nc, int part, int parts) {
+    int per_row = (nc + 15) / 16, n = h * per_row;
+    for (int t = n * part / parts, t1 = n * (part + 1) / parts; t < t1; t++)
+        __builtin_prefetch(x->relu2_grad + (size_t)(i + t / per_row) * x->N + jc + 16 * (t % per_row), 0, 2);
+}
+
 // TN products (the weight gradients dW += dyᵀ x) read both operands as K rows, and in training
 // both arrive cold (the head's streams evict them): packed one k block at a time, each block
 // first waited on memory (q proj dW 128x128x4096: 0.32 ms warm, 0.78 cold in `frontier kernels
@@ -568,6 +583,8 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
                     else if (next < m1 && pairs_in_place(x))  // the pairs the next strip reads in place
                         prefetch_pairs_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
+                    if (x->relu2_grad && next < m1 && pc + kc == x->K)  // fc rows of the next strip's epilogue
+                        prefetch_grad_part(x, next, imin(g->mr, m1 - next), jc, nc, jr / g->nr, parts);
                     if (pf) prefetch_tn_rows(x, pf_k0, pf_k1, m0, m1, jc, jc + nc, pf_call++, pf_calls);
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes + (size_t)(k0 - pc) * g->nr * g->elem;
                     int w = imin(g->nr, nc - jr);
