@@ -46,6 +46,7 @@ typedef struct {
     const GemmImpl *g; // the products' bf16 GEMM: AVX512_BF16's or AMX's
     int B, T, H, Hkv, D, group;
     int window;        // query i sees keys i-window .. i; 0 = all up to i
+    int band;          // zeros a causal product reads beyond a row's visible keys (zero_band)
     float scale;
     size_t ldq, ldkv;  // row strides of q/out/dout (H·D) and k/v (Hkv·D)
     size_t ldp;        // row stride of the bf16 P and dS blocks (p_stride)
@@ -58,8 +59,24 @@ static size_t p_stride(int T) {
     return ld / 32 % 2 ? ld : ld + 32;
 }
 
+// The bf16 P and dS rows are read by the causal nn and tn products, which skip the depth beyond
+// a strip's diagonal (and before its window) in whole micro-tiles: a row's entries are read up to
+// its strip's other rows and the depth step's rounding past its last visible key (nn: strip rows
+// from i read depth < round_up(i + mr + diag, kstep); tn likewise over the queries), and as far
+// before its first one with a window. Only those entries must be zero; the rest of the row, up to
+// the block's width, is never read. Zeroing whole rows (on average half the block: 128 entries
+// per row at kit-d10's 256-row blocks, twice in the backward) cost more than the softmax's exps.
+static int zero_band(const GemmImpl *g) { return g->mr + g->kstep; }
+
 static Shape shape_of(const GemmImpl *g, int B, int T, int H, int Hkv, int D, int window) {
-    return (Shape){g, B, T, H, Hkv, D, H / Hkv, window, 1.0f / sqrtf((float)D), (size_t)H * D, (size_t)Hkv * D, p_stride(T)};
+    return (Shape){g, B, T, H, Hkv, D, H / Hkv, window, zero_band(g), 1.0f / sqrtf((float)D), (size_t)H * D,
+                   (size_t)Hkv * D, p_stride(T)};
+}
+
+// Zero row entries [a, b) clipped to [0, n) (the band around a row's visible keys).
+static inline void zero_span(uint16_t *row, int a, int b, int n) {
+    a = a < 0 ? 0 : a, b = b < n ? b : n;
+    if (a < b) memset(row + a, 0, (size_t)(b - a) * sizeof *row);
 }
 
 // Lanes [lo, hi) of the 16 from j.
@@ -74,8 +91,8 @@ static inline __attribute__((always_inline)) BF16_FN void store_bf16(uint16_t *d
 }
 
 // Row i of a score block n wide (row: S, fp32, overwritten with the exps): P = softmax(S·scale)
-// over the keys lo <= j <= i into p (bf16), 0 elsewhere; returns lse.
-static BF16_FN float softmax_causal(float *row, uint16_t *p, int lo, int i, int n, float scale) {
+// over the keys lo <= j <= i into p (bf16), 0 for `band` keys either side; returns lse.
+static BF16_FN float softmax_causal(float *row, uint16_t *p, int lo, int i, int n, float scale, int band) {
     int m = i + 1, j0 = lo / 16 * 16;
     __m512 vs = _mm512_set1_ps(scale), mx = _mm512_set1_ps(-INFINITY);
     for (int j = j0; j < m; j += 16) {
@@ -92,33 +109,31 @@ static BF16_FN float softmax_causal(float *row, uint16_t *p, int lo, int i, int 
     }
     double l = v_hsum_pd(sum);
     __m512 inv = _mm512_set1_ps((float)(1.0 / l));
-    memset(p, 0, (size_t)lo * sizeof *p);
+    zero_span(p, lo - band, lo, n);
     for (int j = j0; j < m; j += 16) {
         __mmask16 k = lanes_between(j, lo, m);
         store_bf16(p + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, row + j), inv));
     }
-    if (m < n) memset(p + m, 0, (size_t)(n - m) * sizeof *p);
+    zero_span(p, m, m + band, n);
     return top + (float)log(l);
 }
 
 // Row i of S and dP (fp32, n wide): P = exp(S·scale - lse), dS = P (dP - D_i)·scale for
-// lo <= j <= i, 0 elsewhere, both into bf16 rows p and ds.
+// lo <= j <= i, 0 for `band` keys either side, both into bf16 rows p and ds.
 static BF16_FN void grad_causal(const float *srow, const float *dprow, uint16_t *p, uint16_t *ds, int lo, int i,
-                                int n, float scale, float lse, float di) {
+                                int n, float scale, float lse, float di, int band) {
     int m = i + 1;
     __m512 vs = _mm512_set1_ps(scale), vl = _mm512_set1_ps(lse), vd = _mm512_set1_ps(di);
-    memset(p, 0, (size_t)lo * sizeof *p);
-    memset(ds, 0, (size_t)lo * sizeof *ds);
+    zero_span(p, lo - band, lo, n);
+    zero_span(ds, lo - band, lo, n);
     for (int j = lo / 16 * 16; j < m; j += 16) {
         __mmask16 k = lanes_between(j, lo, m);
         __m512 pj = _mm512_maskz_mov_ps(k, v_exp(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(k, srow + j), vs, vl)));
         store_bf16(p + j, k, pj);
         store_bf16(ds + j, k, _mm512_mul_ps(_mm512_mul_ps(pj, _mm512_sub_ps(_mm512_maskz_loadu_ps(k, dprow + j), vd)), vs));
     }
-    if (m < n) {
-        memset(p + m, 0, (size_t)(n - m) * sizeof *p);
-        memset(ds + m, 0, (size_t)(n - m) * sizeof *ds);
-    }
+    zero_span(p, m, m + band, n);
+    zero_span(ds, m, m + band, n);
 }
 
 static AVX512_FN float row_dot(const float *a, const float *b, int D) {
@@ -169,7 +184,11 @@ static Work work_acquire(const Shape *s) {
     size_t nt = lines(gemm_packed_bytes(g, s->T, s->D)), nn = lines(gemm_packed_bytes(g, s->D, s->T));
     size_t dt = lines((size_t)block_rows(s->T) * sizeof(float));
     Work w;
-    char *p = w.mem = kept_claim(work_pool, WORK_SLOTS, 2 * st + 2 * pt + 2 * nt + 2 * nn + dt, &w.slot);  // written before read
+    size_t bytes = 2 * st + 2 * pt + 2 * nt + 2 * nn + dt;
+    char *p = w.mem = kept_claim(work_pool, WORK_SLOTS, bytes, &w.slot);  // written before read
+    // lab checks: NaN everywhere (fp32 and bf16), so a product reading P or dS entries the
+    // softmax left unwritten (outside zero_band) fails the check instead of reading old zeros
+    if (gemm_poisoning()) memset(p, 0xff, bytes);
     w.S = (float *)p, p += st;
     w.dP = (float *)p, p += st;
     w.P = (uint16_t *)p, p += pt;
@@ -206,7 +225,7 @@ static void fwd_task(const Shape *s, Work *w, float *out, float *lse, const floa
                                    .packed_b = w->k_nt, .packed_N = T, .packed_K = D}, i0);  // S = Q Kᵀ
             for (int r = 0; r < rb; r++)
                 l[i0 + r] = softmax_causal(w->S + (size_t)r * n, w->P + (size_t)r * s->ldp, attention_first_key(i0 + r, s->window), i0 + r,
-                                           n, s->scale);
+                                           n, s->scale, s->band);
             block_product(s, (GemmOp){.layout = GEMM_NN, .M = rb, .N = D, .K = n, .c = out + at, .ldc = s->ldq, .a16 = w->P,
                                    .lda = s->ldp, .packed_b = w->v_nn, .packed_N = D, .packed_K = T}, i0);  // O = P V
         }
@@ -257,7 +276,7 @@ static void bwd_task(const Shape *s, Work *w, float *dq, float *dk, float *dv, c
             for (int r = 0; r < rb; r++)
                 grad_causal(w->S + (size_t)r * n, w->dP + (size_t)r * n, w->P + (size_t)r * s->ldp,
                             w->dS + (size_t)r * s->ldp, attention_first_key(i0 + r, s->window), i0 + r, n, s->scale, l[i0 + r],
-                            w->di[r]);
+                            w->di[r], s->band);
             block_product(s, (GemmOp){.layout = GEMM_TN, .M = n, .N = D, .K = rb, .accumulate = 1, .c = dv + koff,
                                    .ldc = s->ldkv, .a16 = w->P, .lda = s->ldp, .b = dOb, .ldb = s->ldq}, i0);  // dV += Pᵀ dO
             block_product(s, (GemmOp){.layout = GEMM_NN, .M = rb, .N = D, .K = n, .c = dq + at, .ldc = s->ldq, .a16 = w->dS,

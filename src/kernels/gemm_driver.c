@@ -36,6 +36,7 @@ static KeptBuf pool[POOL_SLOTS];
 static atomic_int poison;
 
 void gemm_set_poison(int on) { atomic_store(&poison, on); }
+int gemm_poisoning(void) { return atomic_load(&poison); }
 
 static char *buf_acquire(int *slot) {
     char *buf = kept_claim(pool, POOL_SLOTS, A_BYTES + B_BYTES, slot);

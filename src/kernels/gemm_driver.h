@@ -109,6 +109,7 @@ typedef struct {
 
 // For the lab's checks: fill every packing buffer with NaN before use (see gemm_driver.c).
 void gemm_set_poison(int on);
+int gemm_poisoning(void);  // 1 while it is on: other workspaces the products read (attention's) do the same
 
 void gemm_run(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
               int K, int accumulate);
