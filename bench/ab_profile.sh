@@ -12,6 +12,8 @@
 #   --top N       rows for the N costliest (op, shape) pairs (default 12); rows whose share moved
 #                 by more than a point are added
 #   --out FILE    also write the table, with date, machine and command, to FILE
+#   --keep DIR    keep the runs' profile_shapes.csv and logs in DIR (A_1, B_1, ...), to tabulate
+#                 again with bench/ab_profile.py --top N --a DIR/A_* --b DIR/B_*
 #   PROFILE_ARGS  `frontier profile`'s options, the same for both (default: --steps 30, cpu preset)
 #
 # Why: on a shared 2-vCPU machine the speed drifts ±10-20% between minutes, so one run of each,
@@ -26,10 +28,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-usage() { sed -n '4,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "bench/ab_profile.sh: $*" >&2; exit 2; }
 
-PAIRS=3 TOP=12 OUT= ENV_A=() ENV_B=() SIDES=() PROFILE_ARGS=()
+PAIRS=3 TOP=12 OUT= KEEP= ENV_A=() ENV_B=() SIDES=() PROFILE_ARGS=()
 while [ $# -gt 0 ]; do
   case $1 in
     --pairs) [ $# -ge 2 ] || usage; PAIRS=$2; shift 2 ;;
@@ -37,6 +39,7 @@ while [ $# -gt 0 ]; do
     --env-a) [ $# -ge 2 ] || usage; ENV_A+=("$2"); shift 2 ;;
     --env-b) [ $# -ge 2 ] || usage; ENV_B+=("$2"); shift 2 ;;
     --out) [ $# -ge 2 ] || usage; OUT=$2; shift 2 ;;
+    --keep) [ $# -ge 2 ] || usage; KEEP=$2; shift 2 ;;
     --help|-h) usage ;;
     --) shift; PROFILE_ARGS=("$@"); break ;;
     -*) die "unknown option '$1' (see --help)" ;;
@@ -50,6 +53,10 @@ for e in "${ENV_A[@]}" "${ENV_B[@]}"; do
   [[ $e =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env-a/--env-b take VAR=VALUE (got '$e')"
 done
 [ ${#PROFILE_ARGS[@]} -gt 0 ] || PROFILE_ARGS=(--steps 30)
+if [ -n "$KEEP" ]; then
+  mkdir -p "$KEEP" || die "cannot create --keep '$KEEP'"
+  [ -z "$(ls -A "$KEEP")" ] || die "--keep '$KEEP' is not empty (runs from another comparison would mix in)"
+fi
 
 tmp=$(mktemp -d)
 worktrees=()
@@ -64,12 +71,14 @@ trap cleanup EXIT
 build() {
   local side=$1 name=$2
   if [ "$side" = . ]; then
-    make -s frontier >"$tmp/build_$name.log" 2>&1 || { tail -20 "$tmp/build_$name.log" >&2; die "building the working tree failed"; }
+    make -s frontier >"$tmp/build_$name.log" 2>&1 ||
+      { tail -20 "$tmp/build_$name.log" >&2; die "building the working tree failed"; }
     printf -v "BIN_$name" '%s' "$PWD/frontier"
     return
   fi
   local rev
-  rev=$(git rev-parse --verify --quiet "$side^{commit}") || die "'$side' is not a git revision (nor '.', the working tree)"
+  rev=$(git rev-parse --verify --quiet "$side^{commit}") ||
+    die "'$side' is not a git revision (nor '.', the working tree)"
   local wt=$tmp/wt_$name
   git worktree add --detach "$wt" "$rev" >/dev/null 2>&1 || die "git worktree add for '$side' failed"
   worktrees+=("$wt")
@@ -134,6 +143,9 @@ table=$tmp/table.md
   /usr/bin/python3 bench/ab_profile.py --top "$TOP" --a $(runs a) --b $(runs b)
 } >"$table"
 cat "$table"
+if [ -n "$KEEP" ]; then
+  for d in "$tmp"/runs/*; do cp -r "$d" "$KEEP/$(basename "$d" | tr ab AB)"; done
+fi
 if [ -n "$OUT" ]; then
   cp "$table" "$OUT.tmp.$$" && mv "$OUT.tmp.$$" "$OUT" || die "cannot write --out '$OUT'"
 fi

@@ -64,8 +64,12 @@ static size_t p_stride(int T) {
 // its strip's other rows and the depth step's rounding past its last visible key (nn: strip rows
 // from i read depth < round_up(i + mr + diag, kstep); tn likewise over the queries), and as far
 // before its first one with a window. Only those entries must be zero; the rest of the row, up to
-// the block's width, is never read. Zeroing whole rows (on average half the block: 128 entries
-// per row at kit-d10's 256-row blocks, twice in the backward) cost more than the softmax's exps.
+// the block's width, is never read. The softmax used to zero all of it: on average half the block
+// (128 entries per row at kit-d10's 256-row blocks, twice in the backward), with memset ~5% of
+// `frontier kernels bench --op attention_bwd`'s samples (perf, dK and dV's zeroing included). In
+// training the change did not show: alternated profiles (bench/ab_profile.sh HEAD .) gave
+// attention_bwd 0.986x on cpu (5 pairs) and 0.996x on kit-d10 (3 pairs). Under the lab's poison
+// the workspace starts as NaN (work_acquire), so a band too narrow fails `frontier kernels check`.
 static int zero_band(const GemmImpl *g) { return g->mr + g->kstep; }
 
 static Shape shape_of(const GemmImpl *g, int B, int T, int H, int Hkv, int D, int window) {

@@ -213,7 +213,14 @@ static void prefetch_a_part(const GemmArgs *x, int i, int h, int pc, int kc, int
 //   449-418 -> 429-397 ms, matmul_tn 128x128x4096 138-109 -> 113-105 ms, relu2_linear_bwd
 //   235-183 -> 209-179 ms, the step 2-6% shorter in each pair; `frontier kernels bench --op
 //   head_dw`, 5 alternated pairs: 13.6-14.1 -> 13.0-13.4 ms. Into L1 (locality 3) was no
-//   better than L2 (1 or 2) in isolation.
+//   better than L2 (1 or 2) in isolation. kit-d10 (head_dw 2048x8192x640, 20 panels per strip):
+//   no change (bench/ab_profile.sh, 3 pairs: head_dw 1.02x, the step 0.98x).
+// Tried for head_dw and not kept (`frontier kernels bench --op head_dw`, alternated, 2026-12-02):
+// other depth blocks (256, 1024, 2048 instead of 512: 15.0, 14.5-14.7, 15.9 ms against 15.0-15.2;
+// the C re-sweeps are not what bounds it), and packing each strip's pairs into an MR-wide panel
+// instead of reading them in place (16.4-16.7 ms against 15.0-15.2). Nor, in the fused head's
+// logits product (rows_strip), prefetching the next B panels (39-40 -> 41-42 ms for head_ce: the
+// panels are read in order, which the hardware prefetchers already follow).
 static void prefetch_pairs_part(const GemmArgs *x, int i, int h, int pc, int kc, int part, int parts) {
     int np = (kc + 1) / 2, p0 = np * part / parts, p1 = np * (part + 1) / parts;
     const uint16_t *first = x->a16 + (size_t)(pc / 2) * x->a16_pairs + 2 * (size_t)i;
@@ -912,6 +919,10 @@ void gemm_relu2_linear_fwd(const GemmImpl *g, float *c, const float *fc, const f
     run_args(&x);
 }
 
+// Not kept (2026-12-02): running the two products a token chunk at a time (the nn's rows, then the
+// tn's depth, 1024 or 2048 tokens), so that the tn would find the chunk's fc rows still in cache
+// after the nn's epilogue read them: cpu `frontier kernels bench --op relu2_linear_bwd --cold`,
+// 3 alternated rounds, 3.96-4.09 ms whole against 4.21-4.77 (1024) and 4.85-5.08 (2048).
 void gemm_relu2_linear_bwd(const GemmImpl *g, float *dw, float *dfc, const float *dc, const float *w, const float *fc,
                            int M, int N, int K) {
     // dw (N, K) += dcᵀ (N, M) @ relu²(fc) (M, K): tn, depth M

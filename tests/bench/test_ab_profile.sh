@@ -70,11 +70,16 @@ else  # a copy without its git history: the working tree alone
 fi
 
 # one real A/B: the working tree against itself, 1 pair of 2-step profiles, the table also to --out
-out=$(bash bench/ab_profile.sh --pairs 1 --out "$tmp/ab.md" . . -- --steps 2 2>&1); rc=$?
+out=$(bash bench/ab_profile.sh --pairs 1 --out "$tmp/ab.md" --keep "$tmp/keep" . . -- --steps 2 2>&1); rc=$?
 echo "$out" | tail -20
 [ $rc = 0 ] && ok "A/B run exits 0" || bad "A/B run exit $rc"
 grep -q '^| \*\*whole step\*\* | [0-9.]* | [0-9.]* | [0-9.]* | 100 | 100 | [01]/1 |$' <<<"$out" && ok "whole-step row" || bad "no whole-step row"
 grep -q '^| head_ce_dx 4096x8192x128 |' <<<"$out" && ok "the head's row" || bad "no head_ce_dx row"
 grep -q '^- command: `frontier profile --steps 2`, 1 alternated pairs' <<<"$out" && ok "command recorded" || bad "command missing"
 cmp -s <(sed -n '/^A\/B of training profiles/,$p' <<<"$out") "$tmp/ab.md" && ok "--out holds the table" || bad "--out differs from the printed table"
+# --keep: the runs stay, and tabulate again to the same rows
+again=$($PY bench/ab_profile.py --a "$tmp/keep/A_1" --b "$tmp/keep/B_1" 2>&1)
+[ -n "$again" ] && grep -qxF -- "$(grep -m1 '^| head_ce_dx' <<<"$out")" <<<"$again" && ok "--keep's runs tabulate again" ||
+  bad "--keep's runs do not give the same head_ce_dx row"
+check "--keep not empty" 2 "is not empty" bash bench/ab_profile.sh --keep "$tmp/keep" . .
 [ "$fails" -eq 0 ]
