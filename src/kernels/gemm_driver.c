@@ -203,48 +203,21 @@ static void prefetch_a_part(const GemmArgs *x, int i, int h, int pc, int kc, int
         __builtin_prefetch(a + ((size_t)(i + t / lines) * x->lda + pc + (size_t)(t % lines) * per_line) * elem, 0, 1);
 }
 
-// Row pairs read in place (pairs_in_place) are not packed, so nothing above fetches them ahead:
-// each kernel call reads one strip's kc/2 pair words, h 32-bit words from each of kc/2 lines a
-// pair stride apart (the head's dlogits: 32 KiB), and the next strip's lines come from memory
-// as the kernel reaches them. This prefetches part `part` of `parts` of the next strip's pair
-// words (rows [i, i+h), depth [pc, pc+kc)) into L2 while the current strip's calls run: both
-// lines of each piece, since a 14-word piece straddles two lines in most strips.
-//   cpu training, 3 alternated pairs of `frontier profile --steps 30` (2026-12-02): head_dw
-//   449-418 -> 429-397 ms, matmul_tn 128x128x4096 138-109 -> 113-105 ms, relu2_linear_bwd
-//   235-183 -> 209-179 ms, the step 2-6% shorter in each pair; `frontier kernels bench --op
-//   head_dw`, 5 alternated pairs: 13.6-14.1 -> 13.0-13.4 ms. Into L1 (locality 3) was no
-//   better than L2 (1 or 2) in isolation. kit-d10 (head_dw 2048x8192x640, 20 panels per strip):
-//   no change (bench/ab_profile.sh, 3 pairs: head_dw 1.02x, the step 0.98x).
-// Tried for head_dw and not kept (`frontier kernels bench --op head_dw`, alternated, 2026-12-02):
-// other depth blocks (256, 1024, 2048 instead of 512: 15.0, 14.5-14.7, 15.9 ms against 15.0-15.2;
-// the C re-sweeps are not what bounds it), and packing each strip's pairs into an MR-wide panel
-// instead of reading them in place (16.4-16.7 ms against 15.0-15.2). Nor, in the fused head's
-// logits product (rows_strip), prefetching the next B panels (39-40 -> 41-42 ms for head_ce: the
-// panels are read in order, which the hardware prefetchers already follow).
-static void prefetch_pairs_part(const GemmArgs *x, int i, int h, int pc, int kc, int part, int parts) {
-    int np = (kc + 1) / 2, p0 = np * part / parts, p1 = np * (part + 1) / parts;
-    const uint16_t *first = x->a16 + (size_t)(pc / 2) * x->a16_pairs + 2 * (size_t)i;
-    for (int p = p0; p < p1; p++) {
-        const uint16_t *piece = first + (size_t)p * x->a16_pairs;
-        __builtin_prefetch(piece, 0, 2);
-        __builtin_prefetch(piece + 2 * (size_t)h - 1, 0, 2);
-    }
-}
-
-// ReLU²'s backward finishes each strip of C from the strip's rows of fc (relu2_grad_rows), which
-// come from memory (the forward wrote them long before: cpu 8 MiB, kit-d10 20 MiB per layer). In
-// the last k block this prefetches part `part` of `parts` of the next strip's rows [i, i+h),
-// columns [jc, jc+nc), into L2 while the current strip's kernel calls run.
-//   3-4 alternated pairs of training profiles (2026-12-02), relu2_linear_bwd's share of the step:
-//   cpu (`frontier profile --steps 30`) 8.4/8.1/8.1/7.8% -> 7.5/7.8/7.4/7.7%; kit-d10 (`frontier
-//   profile --preset kit-d10 --seq-len 1024 --batch-tokens 4096 --device-batch 2 --steps 4`)
-//   12.8/13.0/13.0% -> 12.6/12.6/12.6%. Its time moved with the machine's spells (cpu 243-218 ->
-//   237-204 ms per 30 steps), so the share is the steadier figure.
-static void prefetch_grad_part(const GemmArgs *x, int i, int h, int jc, int nc, int part, int parts) {
-    int per_row = (nc + 15) / 16, n = h * per_row;
-    for (int t = n * part / parts, t1 = n * (part + 1) / parts; t < t1; t++)
-        __builtin_prefetch(x->relu2_grad + (size_t)(i + t / per_row) * x->N + jc + 16 * (t % per_row), 0, 2);
-}
+// Tried and removed (2026-12-02): prefetching, during a strip's kernel calls, (a) the next strip's
+// row pairs read in place (head_dw's dlogits, the narrow-A weight gradients' converted dy: nothing
+// fetches them ahead, since they are not packed) and (b) the fc rows of the next strip's ReLU²
+// backward epilogue. (a) ran head_dw 13.6-14.1 -> 13.0-13.4 ms in isolation (`frontier kernels
+// bench --op head_dw`, 5 alternated pairs), and 3-4 alternated pairs of cpu training profiles
+// looked better for both (the step 2-6% shorter in each pair; relu2_linear_bwd's share 7.8-8.4%
+// -> 7.4-7.8%). But 6 pairs of the built binaries did not (`bench/ab_profile.sh --pairs 6`: the
+// session's build against its start 0.978x then 1.009x for the step, faster in 2/6 and 1/6
+// pairs; HEAD against HEAD with both prefetches off 0.997x, 3/6, head_dw 5/6 pairs *faster*
+// without). Three lucky pairs happen one time in eight. Also not kept for head_dw
+// (`frontier kernels bench --op head_dw`, alternated): other depth blocks (256, 1024, 2048
+// instead of 512: 15.0, 14.5-14.7, 15.9 ms against 15.0-15.2), and packing each strip's pairs into
+// an MR-wide panel instead of reading them in place (16.4-16.7 ms against 15.0-15.2). Nor, in the
+// fused head's logits product (rows_strip), prefetching the next B panels (head_ce 39-40 -> 41-42
+// ms: the panels are read in order, which the hardware prefetchers already follow).
 
 // TN products (the weight gradients dW += dyᵀ x) read both operands as K rows, and in training
 // both arrive cold (the head's streams evict them): packed one k block at a time, each block
@@ -589,10 +562,6 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                 for (int jr = j_first; jr < j_end; jr += g->nr) {
                     if (strips == 1 && next < m1 && !x->a16_direct && !x->a16_pairs)  // a or a16 rows packed next
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
-                    else if (next < m1 && pairs_in_place(x))  // the pairs the next strip reads in place
-                        prefetch_pairs_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
-                    if (x->relu2_grad && next < m1 && pc + kc == x->K)  // fc rows of the next strip's epilogue
-                        prefetch_grad_part(x, next, imin(g->mr, m1 - next), jc, nc, jr / g->nr, parts);
                     if (pf) prefetch_tn_rows(x, pf_k0, pf_k1, m0, m1, jc, jc + nc, pf_call++, pf_calls);
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes + (size_t)(k0 - pc) * g->nr * g->elem;
                     int w = imin(g->nr, nc - jr);
