@@ -8,12 +8,14 @@ Each RUN is a folder written by `frontier profile` (its profile_shapes.csv) hold
 profile.log, what the command printed (for the step time and the number of profiled steps). The
 i-th runs of A and B form pair i. Per row: the median over runs of ms per profiled step for A and
 B, their ratio B/A, the median share of the step (% of step: steadier than times on a machine whose
-speed drifts, since both sides of a run see the same spell), and in how many pairs B was faster.
+speed drifts, since both sides of a run see the same spell), and in how many pairs B was faster;
+then, for the whole step, the sign test's p-value.
 Rows: the --top costliest (op, shape) rows by A's median share, then any other row whose median
 share differs by more than a point.
 """
 import argparse
 import csv
+import math
 import os
 import re
 import statistics
@@ -49,12 +51,10 @@ def read_run(run):
     return shapes, float(step.group(1)), float(step.group(2))
 
 
-def median_or_none(values):
-    return statistics.median(values) if values else None
-
-
-def fmt(v, spec):
-    return format(v, spec) if v is not None else "—"
+def sign_test(wins, pairs):
+    """Two-sided sign-test p-value: how often a change that does nothing wins or loses this lopsidedly."""
+    tail = min(wins, pairs - wins)
+    return min(1.0, 2 * sum(math.comb(pairs, i) for i in range(tail + 1)) / 2**pairs)
 
 
 def compare(a_runs, b_runs, top):
@@ -75,9 +75,9 @@ def compare(a_runs, b_runs, top):
     lines = ["| op, shape | A ms/step | B ms/step | B/A | A % of step | B % of step | B faster in |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     step_a, step_b = [r[1] for r in a_runs], [r[1] for r in b_runs]
-    wins = sum(b < a for a, b in zip(step_a, step_b))
+    step_wins = sum(b < a for a, b in zip(step_a, step_b))
     ma, mb = statistics.median(step_a), statistics.median(step_b)
-    lines.append(f"| **whole step** | {ma:.2f} | {mb:.2f} | {mb / ma:.3f} | 100 | 100 | {wins}/{pairs} |")
+    lines.append(f"| **whole step** | {ma:.2f} | {mb:.2f} | {mb / ma:.3f} | 100 | 100 | {step_wins}/{pairs} |")
     for k in chosen:
         a, b = column(a_runs, k, 0), column(b_runs, k, 0)
         wins = sum(y < x for x, y in zip(a, b))
@@ -90,6 +90,9 @@ def compare(a_runs, b_runs, top):
     lines.append("")
     lines.append(f"Median tok/s: A {tok_a:.0f}, B {tok_b:.0f} ({tok_b / tok_a:.3f}x). "
                  f"{pairs} alternated pairs (A first in odd pairs, B first in even ones).")
+    lines.append(f"The step: B faster in {step_wins}/{pairs} pairs, sign test p = {sign_test(step_wins, pairs):.3f} "
+                 f"(the chance of a split at least this lopsided from a change that does nothing; "
+                 f"{pairs} pairs can reach p = {sign_test(pairs, pairs):.3f} at best).")
     return lines
 
 

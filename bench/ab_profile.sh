@@ -6,7 +6,8 @@
 #                            [--out FILE] A B [-- PROFILE_ARGS...]
 #   A, B          each a git revision (built in a temporary worktree) or "." (the working tree's
 #                 ./frontier, built by make first)
-#   --pairs N     runs of each (default 3); pair i runs A then B when i is odd, B then A when even
+#   --pairs N     runs of each (default 6: fewer cannot reach p < 0.05 in the sign test); pair i
+#                 runs A then B when i is odd, B then A when even
 #   --env-a/-b    environment for A's / B's runs only (FRONTIER_KERNELS=..., OMP_NUM_THREADS=...),
 #                 so one build can be compared with itself under two settings
 #   --top N       rows for the N costliest (op, shape) pairs (default 12); rows whose share moved
@@ -20,18 +21,18 @@
 # or a microbenchmark, says little (docs/perf.md). Alternated pairs see the same spells; the
 # table gives per-row medians, the ratio, the median share of the step (steadier than times,
 # since A's and B's shares in one spell are measured against their own step), and in how many
-# pairs B was faster. Examples:
+# pairs B was faster, with the sign test's p-value for the step. Examples:
 #   bench/ab_profile.sh HEAD~1 .                          # the last commit against the working tree
-#   bench/ab_profile.sh --pairs 4 . . --env-b FRONTIER_KERNELS=avx512,attention_bwd=ref
+#   bench/ab_profile.sh . . --env-b FRONTIER_KERNELS=avx512,attention_bwd=ref
 #   bench/ab_profile.sh main . -- --preset kit-d10 --seq-len 1024 --batch-tokens 4096 --device-batch 2 --steps 4
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
-usage() { sed -n '4,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "bench/ab_profile.sh: $*" >&2; exit 2; }
 
-PAIRS=3 TOP=12 OUT= KEEP= ENV_A=() ENV_B=() SIDES=() PROFILE_ARGS=()
+PAIRS=6 TOP=12 OUT= KEEP= ENV_A=() ENV_B=() SIDES=() PROFILE_ARGS=()
 while [ $# -gt 0 ]; do
   case $1 in
     --pairs) [ $# -ge 2 ] || usage; PAIRS=$2; shift 2 ;;

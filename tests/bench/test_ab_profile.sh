@@ -36,6 +36,13 @@ expect() {  # a line the table must hold, exactly
 expect "| **whole step** | 105.00 | 105.00 | 1.000 | 100 | 100 | 1/2 |"
 expect "| matmul_nt 4096x128x128 | 11.000 | 8.500 | 0.773 | 10.50 | 8.20 | 2/2 |"
 expect "| attn 16x256x128 | 5.500 | 4.750 | 0.864 | 5.25 | 4.70 | 1/2 |"
+# the sign test: 1 of 2 pairs is no evidence at all (p = 1), and 2 pairs cannot reach below 0.5
+expect "The step: B faster in 1/2 pairs, sign test p = 1.000 (the chance of a split at least this lopsided from a change that does nothing; 2 pairs can reach p = 0.500 at best)."
+for case in "6 6 0.031" "5 6 0.219" "0 6 0.031" "3 6 1.000" "9 10 0.021"; do
+  set -- $case
+  got=$($PY -c "import importlib.util as u; s=u.spec_from_file_location('m','bench/ab_profile.py'); m=u.module_from_spec(s); s.loader.exec_module(m); print(f'{m.sign_test($1, $2):.3f}')")
+  [ "$got" = "$3" ] && ok "sign test $1/$2 = $3" || bad "sign test $1/$2: $got, expected $3"
+done
 # a row only B has: 0 in A's runs, listed because its share moved by more than a point
 expect "| head 4096x8192x128 | 0.000 | 15.000 | — | 0.00 | 12.50 | 0/2 |"
 # --top 1: only the costliest row by A's share, plus the rows whose share moved > 1 point
