@@ -3,7 +3,7 @@
 # builds (or two settings), compared per (op, shape) and for the whole step.
 #
 # usage: bench/ab_profile.sh [--pairs N] [--top N] [--env-a VAR=VALUE]... [--env-b VAR=VALUE]...
-#                            [--out FILE] A B [-- PROFILE_ARGS...]
+#                            [--out FILE] [--keep DIR] A B [-- PROFILE_ARGS...]
 #   A, B          each a git revision (built in a temporary worktree) or "." (the working tree's
 #                 ./frontier, built by make first)
 #   --pairs N     runs of each (default 6: fewer cannot reach p < 0.05 in the sign test); pair i
