@@ -211,7 +211,8 @@ static int write_core_json(const char *run_dir, const CoreResult *res, int max_p
     cJSON_AddNumberToObject(o, "max_per_task", max_per_task);
     cJSON_AddNumberToObject(o, "tokens", (double)res->tokens);
     cJSON_AddNumberToObject(o, "seconds", res->seconds);
-    cJSON_AddStringToObject(o, "kernels", kernels()->name);  // what the time was measured with
+    char kdesc[256];
+    cJSON_AddStringToObject(o, "kernels", kernels_description(kdesc, sizeof kdesc));  // what the time was measured with
     cJSON_AddStringToObject(o, "precision", kernels_precision_name(kernels_precision()));
     cJSON_AddNumberToObject(o, "threads", omp_get_max_threads());
     cJSON_AddNumberToObject(o, "ranks", dist_world());
@@ -371,7 +372,8 @@ int cmd_eval(int argc, char **argv) {
     printf("tokens   %lld scored, %lld target positions, %lld rows of T=%d (B=%d)\n", (long long)res.tokens,
            (long long)res.positions, (long long)res.rows, res.T, batch);
     printf("seconds  %.2f\n", res.seconds);
-    printf("kernels  %s (--precision %s)\n", kernels()->name, kernels_precision_name(kernels_precision()));
+    char kdesc[256];
+    printf("kernels  %s (--precision %s)\n", kernels_description(kdesc, sizeof kdesc), kernels_precision_name(kernels_precision()));
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "val_bpb", res.bpb);
     cJSON_AddNumberToObject(j, "tokens", (double)res.tokens);

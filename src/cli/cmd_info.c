@@ -41,6 +41,8 @@ static void print_kernels(void) {
     const Kernels *k = kernels();
     const char *env = getenv("FRONTIER_KERNELS");
     printf("\nkernels:        %s (%s)\n", k->name, env && *env ? "FRONTIER_KERNELS" : "the best this CPU runs");
+    char ablated[128];
+    if (*kernels_ablation_name(ablated, sizeof ablated)) printf("ablated:        %s (FRONTIER_ABLATE)\n", ablated);
     // The ops with products take a bf16 twin in bf16 training: name it next to the fp32 op.
     const char *twin[KERNEL_OP_COUNT] = {0};
     KernelPrecision p = kernels_precision_auto(), was = kernels_precision();

@@ -38,6 +38,12 @@ static atomic_int poison;
 void gemm_set_poison(int on) { atomic_store(&poison, on); }
 int gemm_poisoning(void) { return atomic_load(&poison); }
 
+static atomic_uint ablation;  // GEMM_ABLATE_* bits
+
+void gemm_set_ablation(unsigned bits) { atomic_store(&ablation, bits); }
+unsigned gemm_ablation(void) { return atomic_load(&ablation); }
+static int ablated(unsigned bit) { return (atomic_load_explicit(&ablation, memory_order_relaxed) & bit) != 0; }
+
 static char *buf_acquire(int *slot) {
     char *buf = kept_claim(pool, POOL_SLOTS, A_BYTES + B_BYTES, slot);
     if (atomic_load(&poison)) memset(buf, 0xff, A_BYTES + B_BYTES);
@@ -269,6 +275,7 @@ static void pack_a_block(const GemmArgs *x, char *ap, size_t strip_bytes, int i0
 // 4 KiB: the MR rows' current lines would all fall in one L1 set and evict each other.
 #define DIRECT_MAX_COLS 256
 static int use_direct_a(const GemmArgs *x, int cols) {
+    if (ablated(GEMM_ABLATE_DIRECT_A)) return 0;
     return x->g->kernel_rows && !x->a16 && x->layout != GEMM_TN && cols <= DIRECT_MAX_COLS && x->lda % 1024 != 0;
 }
 
@@ -294,7 +301,8 @@ static int use_direct_a(const GemmArgs *x, int cols) {
 #define ROWS16_MIN_DEPTH 512
 static int use_rows16_a(const GemmArgs *x, int cols) {
     if (!x->g->convert_rows16 || !x->g->kernel_rows16 || x->a16 || x->layout == GEMM_TN) return 0;
-    if (x->causal) return x->layout == GEMM_NT;
+    if (x->causal) return x->layout == GEMM_NT && !ablated(GEMM_ABLATE_CAUSAL_ROWS16);
+    if (ablated(GEMM_ABLATE_ROWS16_A)) return 0;
     return cols <= ROWS16_MAX_COLS || (x->K >= ROWS16_MIN_DEPTH && !x->a_relu2);
 }
 static size_t rows16_ld(int kc) { return round_up((size_t)kc + 1, 32) + 32; }
@@ -391,7 +399,7 @@ static void repack(const Pin *p, int s) {
 // this is the first product of g to read them since they were pinned or went stale), else NULL;
 // NULL too for an empty (M, N, K) product.
 static const char *pinned_panels(const GemmImpl *g, const float *b, GemmLayout layout, int M, int N, int K) {
-    if (!n_pins || M <= 0 || N <= 0 || K <= 0) return NULL;
+    if (!n_pins || M <= 0 || N <= 0 || K <= 0 || ablated(GEMM_ABLATE_PINS)) return NULL;
     const char *found = NULL;
     pthread_mutex_lock(&pin_lock);
     for (int i = 0; i < n_pins && !found; i++) {
@@ -636,6 +644,7 @@ static size_t pairs_stride(int M) {
 static size_t pairs_bytes(int M, int K) { return (size_t)ceil_div(K, 2) * pairs_stride(M) * sizeof(uint16_t); }
 
 static int use_pairs_a(const GemmArgs *x) {
+    if (ablated(GEMM_ABLATE_TN_PAIRS)) return 0;
     return x->layout == GEMM_TN && x->a && !x->a16 && !x->causal && !x->upper && x->g->kernel_pairs &&
            x->g->convert_pairs && x->N <= PAIRS_MAX_N && x->K >= PAIRS_MIN_K && pairs_bytes(x->M, x->K) <= PAIRS_MAX_BYTES;
 }

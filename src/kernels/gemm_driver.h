@@ -111,6 +111,19 @@ typedef struct {
 void gemm_set_poison(int on);
 int gemm_poisoning(void);  // 1 while it is on: other workspaces the products read (attention's) do the same
 
+// Ablation (FRONTIER_ABLATE, kernels.h): switch off one or more of the driver's strategies, each
+// of which gives the same bits as the path it replaces, to measure what it is worth on this
+// machine. Set between products, never during one.
+enum {
+    GEMM_ABLATE_DIRECT_A = 1,       // fp32 A read unpacked by narrow nt/nn blocks (use_direct_a)
+    GEMM_ABLATE_ROWS16_A = 2,       // bf16: A strips converted to rows for narrow or deep nt/nn blocks (use_rows16_a)
+    GEMM_ABLATE_CAUSAL_ROWS16 = 4,  // bf16: the same for causal nt products (attention's S and dP)
+    GEMM_ABLATE_TN_PAIRS = 8,       // bf16: narrow-A tn products convert A once into row pairs (use_pairs_a)
+    GEMM_ABLATE_PINS = 16,          // pinned weights ignored: every product packs its weights (kernels_pin_weight)
+};
+void gemm_set_ablation(unsigned bits);
+unsigned gemm_ablation(void);
+
 void gemm_run(const GemmImpl *impl, GemmLayout layout, float *c, const float *a, const float *b, int M, int N,
               int K, int accumulate);
 

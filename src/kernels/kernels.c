@@ -282,7 +282,71 @@ int kernels_select(const char *spec) {
     return 0;
 }
 
-int kernels_init(void) { return kernels_select(getenv("FRONTIER_KERNELS")); }
+int kernels_init(void) {
+    if (kernels_select(getenv("FRONTIER_KERNELS"))) return -1;
+    return kernels_set_ablation(getenv("FRONTIER_ABLATE"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// FRONTIER_ABLATE: "name[,name]..."
+// ---------------------------------------------------------------------------------------------
+
+static const struct {
+    const char *name;
+    unsigned bit;
+} ABLATIONS[] = {{"direct_a", GEMM_ABLATE_DIRECT_A},
+                 {"rows16_a", GEMM_ABLATE_ROWS16_A},
+                 {"causal_rows16", GEMM_ABLATE_CAUSAL_ROWS16},
+                 {"tn_pairs", GEMM_ABLATE_TN_PAIRS},
+                 {"pinned_weights", GEMM_ABLATE_PINS}};
+enum { N_ABLATIONS = sizeof ABLATIONS / sizeof *ABLATIONS };
+
+static int bad_ablation(const char *name, const char *why) {
+    char list[200] = "";
+    for (int i = 0; i < N_ABLATIONS; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", ABLATIONS[i].name);
+    return err_set("FRONTIER_ABLATE: %s '%s' (have: %s, or none)", why, name, list);
+}
+
+int kernels_set_ablation(const char *spec) {
+    char buf[256];
+    if (spec && strlen(spec) >= sizeof buf) return err_set("FRONTIER_ABLATE is too long (%zu characters)", strlen(spec));
+    snprintf(buf, sizeof buf, "%s", spec ? spec : "");
+    unsigned bits = 0;
+    char *p = trim(buf);
+    if (*p && strcmp(p, "none")) {
+        for (char *next = p; next;) {
+            char *item = next, *comma = strchr(item, ',');
+            if (comma) *comma = 0;
+            next = comma ? comma + 1 : NULL;
+            item = trim(item);
+            if (!*item) return err_set("FRONTIER_ABLATE: empty item in '%s'", spec);
+            int i = 0;
+            while (i < N_ABLATIONS && strcmp(item, ABLATIONS[i].name)) i++;
+            if (i == N_ABLATIONS) return bad_ablation(item, "unknown name");
+            if (bits & ABLATIONS[i].bit) return bad_ablation(item, "repeated name");
+            bits |= ABLATIONS[i].bit;
+        }
+    }
+    gemm_set_ablation(bits);
+    return 0;
+}
+
+const char *kernels_description(char *buf, size_t cap) {
+    char names[128];
+    kernels_ablation_name(names, sizeof names);
+    snprintf(buf, cap, "%s%s%s", kernels()->name, names[0] ? " ablated=" : "", names);
+    return buf;
+}
+
+const char *kernels_ablation_name(char *buf, size_t cap) {
+    unsigned bits = gemm_ablation();
+    buf[0] = 0;
+    for (int i = 0; i < N_ABLATIONS; i++)
+        if (bits & ABLATIONS[i].bit)
+            snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", buf[0] ? "," : "", ABLATIONS[i].name);
+    return buf;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Matmul precision

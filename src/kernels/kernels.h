@@ -170,9 +170,22 @@ int kernels_parse(const char *spec, KernelSelection *out);
 // Make `spec` (NULL or "" = auto) the active table, as kernels() would from FRONTIER_KERNELS;
 // prints any fallback note on stderr. Not thread-safe: call before the work starts.
 int kernels_select(const char *spec);
-// kernels_select(getenv("FRONTIER_KERNELS")); commands call it early so that a bad value is a
-// usage error (exit 2) rather than a warning.
+// kernels_select(getenv("FRONTIER_KERNELS")) and kernels_set_ablation(getenv("FRONTIER_ABLATE"));
+// commands call it early so that a bad value is a usage error (exit 2) rather than a warning.
 int kernels_init(void);
+
+// Ablation: FRONTIER_ABLATE="name[,name]..." switches off strategies of the GEMM driver that are
+// kept because they measured faster, each giving the same bits as the path it replaces — so
+// `bench/ab_profile.sh --env-b FRONTIER_ABLATE=tn_pairs . .` measures what one is worth on this
+// machine, and a machine where one loses can be told so. Names (gemm_driver.h): direct_a,
+// rows16_a, causal_rows16, tn_pairs, pinned_weights; "" or "none" = none. An unknown or repeated
+// name is an error listing the valid ones: -1 + err_set, and nothing changes.
+int kernels_set_ablation(const char *spec);
+// The names in effect, comma-separated ("" when none) into buf.
+const char *kernels_ablation_name(char *buf, size_t cap);
+// The active table's name, then " ablated=<names>" when FRONTIER_ABLATE is in effect, into buf:
+// what a run's summary and log record as its kernels ("avx512+bf16 ablated=tn_pairs").
+const char *kernels_description(char *buf, size_t cap);
 
 // ---------------------------------------------------------------------------------------------
 // Pinned weights. matmul_nt(c, a, w, M, N, K, acc) packs w into the GEMM's micro-panels on every

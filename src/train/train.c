@@ -418,12 +418,13 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     int64_t tok_step = cfg->batch_tokens;
     if (!cfg->resume) r.ctr.startup_s = now_seconds() - t_start;
     dist_bcast_f64(&r.ctr.startup_s, 1, 0);
+    char kdesc[sizeof res->kernels];
     if (!cfg->quiet)
         fprintf(stderr, "train: %zu params, %.1f MFLOP/token, batch %lld tokens = %d x %d x %d accum%s, %s %s, "
                 "kernels %s, start-up %.1fs\n",
                 model_config_num_params(&cfg->model), flops_tok / 1e6, (long long)tok_step, r.micro_rows,
                 cfg->model.seq_len, r.grad_accum, r.world > 1 ? " x ranks" : "", cfg->steps ? "steps" : "budget",
-                cfg->steps ? "fixed" : "wall-clock", kernels()->name, r.ctr.startup_s);
+                cfg->steps ? "fixed" : "wall-clock", kernels_description(kdesc, sizeof kdesc), r.ctr.startup_s);
     if (!cfg->quiet && r.world > 1)
         fprintf(stderr, "train: %d ranks (%s); optimizer state %.1f MiB per rank instead of %.1f MiB (ZeRO-1)\n",
                 r.world, dist_backend(), r.opt->n_state_own * 4.0 / (1 << 20), r.opt->n_state * 4.0 / (1 << 20));
@@ -489,7 +490,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->params = model_config_num_params(&cfg->model);
     res->flops_per_token = flops_tok;
     res->stopped_by = why;
-    snprintf(res->kernels, sizeof res->kernels, "%s", kernels()->name);
+    kernels_description(res->kernels, sizeof res->kernels);
     model_unpin_weights();  // evaluation pins what it reads (and frees the backward's copies)
     kernels_set_precision(KP_FP32);  // evaluate the fp32 master weights in fp32, whatever trained them
     if (cfg->profile_steps > 0 && r.rank == 0 && write_profile(cfg, res->faults_per_step) != 0) goto done;

@@ -64,7 +64,7 @@ typedef struct {
     int ranks;                      // data-parallel processes (1 without mpirun)
     int64_t optim_state_bytes;      // optimizer state of the whole model
     int64_t optim_state_bytes_per_rank;  // held by the busiest rank (ZeRO-1 sharding)
-    char kernels[176];              // the kernel table of the training steps, e.g. "avx512+bf16"
+    char kernels[256];              // the kernel table of the training steps, e.g. "avx512+bf16" (kernels_description)
 } TrainResult;
 
 // Train, save, evaluate; writes the run folder. 0, or -1 + err (a NaN loss, bad data, ...).

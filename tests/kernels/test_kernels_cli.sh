@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/kernels/test_kernels_cli.sh — `frontier kernels check|bench`, FRONTIER_KERNELS and
+# tests/kernels/test_kernels_cli.sh — `frontier kernels check|bench`, FRONTIER_KERNELS, FRONTIER_ABLATE and
 # `frontier info` (per-op variants, --peak with its cache). Runs from the project root with
 # ./frontier built. Only exit codes and output are checked, never timings.
 set -uo pipefail
@@ -19,6 +19,10 @@ check "check bad threads"          2 "--threads expects a list"         $F kerne
 check "bad FRONTIER_KERNELS"       2 "unknown kernel variant 'avx9'"    env FRONTIER_KERNELS=avx9 $F kernels check --quick
 check "bad override op"            2 "unknown op 'matmul'"              env FRONTIER_KERNELS=ref,matmul=ref $F info
 check "info lists op variants"     0 "softcap_ce"                       $F info
+check "bad FRONTIER_ABLATE"        2 "unknown name 'pairs' (have: direct_a" env FRONTIER_ABLATE=pairs $F info
+check "FRONTIER_ABLATE empty item"  2 "empty item in 'tn_pairs,'"       env FRONTIER_ABLATE=tn_pairs, $F kernels check --quick
+check "bad FRONTIER_ABLATE in train" 2 "repeated name 'direct_a'"       env FRONTIER_ABLATE=direct_a,direct_a $F train --steps 1
+check "info names the ablations"   0 "ablated:        tn_pairs,pinned_weights (FRONTIER_ABLATE)" env FRONTIER_ABLATE=" pinned_weights, tn_pairs" $F info
 check "info with an override"      0 "ref,matmul_nt=ref"                env FRONTIER_KERNELS=ref,matmul_nt=ref $F info
 want=fp32; grep -qw avx512_bf16 /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && want=bf16
 check "info says the default precision" 0 "precision:      $want by default" $F info

@@ -5,6 +5,9 @@
 #include <math.h>
 #include <omp.h>
 
+#include "kernels/cpu.h"
+#include "kernels/gemm_driver.h"
+#include "kernels/kernels.h"
 #include "kernels/ref.h"
 #include "model/model.h"
 #include "util/rng.h"
@@ -330,6 +333,57 @@ static void test_forward_train_equals_forward_then_backward(void **state) {
     model_free(&m);
 }
 
+// FRONTIER_ABLATE's switches each turn a GEMM-driver strategy off for the path it replaces, and
+// promise the same bits. One training step's loss and gradients (weights pinned for the forward
+// and the backward, as training does) with each switch alone and all of them, against none: in
+// bf16 (tn_pairs, rows16_a, causal_rows16, pinned_weights) and fp32 (direct_a, pinned_weights). The
+// shape reaches each path: 1024 positions (tn products' depth >= 1024, the row pairs' gate),
+// products 32 to 256 wide (narrow blocks), T = 256 causal attention.
+static void ablated_step(Model *m, RunState *s, const int32_t *in, const int32_t *tg, unsigned bits, float *loss,
+                         float *g) {
+    gemm_set_ablation(bits);
+    model_pin_weights(m, 1);
+    model_zero_grad(m);
+    *loss = model_forward_train(m, s, in, tg, 4, 256, 0.5f);
+    model_backward(m, s, in, tg, 0.5f);
+    memcpy(g, m->grad, m->params.total * sizeof *g);
+    model_unpin_weights();
+    gemm_set_ablation(0);
+}
+
+static void test_ablations_give_the_same_bits(void **state) {
+    (void)state;
+    if (!kernels_variant_available(KV_AVX512, NULL)) skip();
+    ModelConfig cfg = {.depth = 2, .n_embd = 64, .n_head = 2, .n_kv_head = 1, .head_dim = 32, .seq_len = 256,
+                       .vocab_size = 300, .mlp_ratio = 4, .rope_base = 10000.0f, .softcap = 15.0f, .qk_norm = 1};
+    Model m;
+    RunState s;
+    int32_t *in = malloc(1024 * sizeof *in), *tg = malloc(1024 * sizeof *tg);
+    random_model(&m, &s, &cfg, 5, 6, 4, 256, in, tg);
+    for (size_t i = 0; i < m.params.total; i++) m.param[i] *= 0.3f;  // logits inside the cap's useful range
+    float *want = malloc(m.params.total * sizeof *want), *got = malloc(m.params.total * sizeof *got);
+    static const unsigned bf16_bits[] = {GEMM_ABLATE_TN_PAIRS, GEMM_ABLATE_ROWS16_A, GEMM_ABLATE_CAUSAL_ROWS16,
+                                         GEMM_ABLATE_PINS, 31};
+    static const unsigned fp32_bits[] = {GEMM_ABLATE_DIRECT_A, GEMM_ABLATE_PINS, 31};
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        if (bf16 && !cpu_info()->avx512_bf16) continue;
+        assert_int_equal(kernels_set_precision(bf16 ? KP_BF16 : KP_FP32), 0);
+        float want_loss, loss;
+        ablated_step(&m, &s, in, tg, 0, &want_loss, want);
+        const unsigned *bits = bf16 ? bf16_bits : fp32_bits;
+        int n = bf16 ? 5 : 3;
+        for (int i = 0; i < n; i++) {
+            ablated_step(&m, &s, in, tg, bits[i], &loss, got);
+            assert_memory_equal(&want_loss, &loss, sizeof loss);
+            assert_memory_equal(want, got, m.params.total * sizeof *got);
+        }
+    }
+    assert_int_equal(kernels_set_precision(KP_FP32), 0);
+    free(want), free(got), free(in), free(tg);
+    runstate_free(&s);
+    model_free(&m);
+}
+
 // The head runs in chunks of s->head_rows positions. Ragged chunks (5, 5, 5, 1 of 16 positions)
 // give the one-chunk loss and gradients: the positions are independent, so only lm_head's
 // gradient (summed over positions chunk by chunk) may differ, by rounding. Both the training
@@ -525,6 +579,7 @@ int main(void) {
         cmocka_unit_test(test_model_threads_invariant),
         cmocka_unit_test(test_forward_train_equals_forward_then_backward),
         cmocka_unit_test(test_head_chunks_equal_one_chunk),
+        cmocka_unit_test(test_ablations_give_the_same_bits),
         cmocka_unit_test(test_prefix_scoring_equals_full_forward),
         cmocka_unit_test(test_init_statistics),
     };
