@@ -291,7 +291,9 @@ static int use_direct_a(const GemmArgs *x, int cols) {
 // profiles, attention_bwd 143-152 -> 131-133 ms per 30 steps, attention_fwd 65-70 -> 61-63;
 // and at any width (kit-d10's T = 1024: query blocks up to 1024 keys wide), `frontier kernels
 // bench --preset kit-d10 --variant avx512_bf16`, 3 alternated pairs: attention_fwd 12.6-13.3 ->
-// 12.3-12.5 ms, attention_bwd 31.4-33.5 -> 30.0-32.4 ms.
+// 12.3-12.5 ms, attention_bwd 31.4-33.5 -> 30.0-32.4 ms. Re-measured with 6 pairs of cpu training
+// profiles (FRONTIER_ABLATE=rows16_a / causal_rows16, docs/profiling.md, 2026-12-02): the step
+// 1.9% / 1.3% longer without, 0/6 each; the narrow products 13-32%, attention 10-11%.
 // Not for shallow wide ones (cpu's 512-wide products at K = 128: no gain, relu2_linear_bwd
 // 5-14% slower), nor for relu²(A) in a wide block (kit-d10's relu2_linear_fwd was ~10% slower:
 // the whole strip goes through scratch as relu² before its conversion, where packing takes it
@@ -605,8 +607,9 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
 //   `frontier kernels bench --op matmul_tn --cold`, 2 alternated pairs: 128x128x4096 0.56-0.61 ->
 //   0.45-0.50 ms, 128x512x4096 1.48-1.52 -> 1.26-1.32, 512x128x4096 1.31-1.39 -> 1.16-1.21.
 //   cpu training profiles, 3 pairs of 30 steps: matmul_tn 231-234 -> 182-196 ms,
-//   relu2_linear_bwd 185-189 -> 172-179 ms, the step 2-3% shorter. Warm (not training's case)
-//   the 128x128 products are slower, 0.26-0.29 -> 0.33-0.35 ms.
+//   relu2_linear_bwd 185-189 -> 172-179 ms, the step 2-3% shorter. Re-measured with 6 pairs
+//   (FRONTIER_ABLATE=tn_pairs, docs/profiling.md, 2026-12-02): the step 4.2% longer without, 0/6.
+//   Warm (not training's case) the 128x128 products are slower, 0.26-0.29 -> 0.33-0.35 ms.
 // Not where it lost (2 threads, cold; avx512bf16_matmul_tn timed with this gate forced open in a
 // scratch build, so no command here repeats it): a pair buffer beyond the caches (2560x640x4096,
 // 21 MiB: 9-10% slower), wide B blocks that re-read the in-place strip for many column panels
