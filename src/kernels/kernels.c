@@ -210,24 +210,41 @@ static int parse_item(char *item, int first, int *base, int over[KERNEL_OP_COUNT
     return 0;
 }
 
-// Split spec into the base variant (-1: auto) and per-op overrides (-1: none).
-static int parse_items(const char *spec, int *base, int over[KERNEL_OP_COUNT]) {
+// fn(item, index, ctx) for each comma-separated item of spec, the value of environment variable
+// `var`, trimmed; an empty spec has none. An empty item, a spec too long, or fn's -1 (+ err_set)
+// stop it with -1.
+typedef int (*ItemFn)(char *item, int index, void *ctx);
+static int for_each_item(const char *var, const char *spec, ItemFn fn, void *ctx) {
     char buf[512];
-    if (strlen(spec) >= sizeof buf) return err_set("FRONTIER_KERNELS is too long (%zu characters)", strlen(spec));
+    if (strlen(spec) >= sizeof buf) return err_set("%s is too long (%zu characters)", var, strlen(spec));
     strcpy(buf, spec);
-    *base = -1;
-    for (int i = 0; i < KERNEL_OP_COUNT; i++) over[i] = -1;
-    if (!*trim(buf)) return 0;  // empty: auto
+    if (!*trim(buf)) return 0;
     char *p = buf;
-    for (int first = 1;; first = 0) {
+    for (int index = 0;; index++) {
         char *comma = strchr(p, ',');
         if (comma) *comma = 0;
         char *item = trim(p);
-        if (!*item) return err_set("FRONTIER_KERNELS: empty item in '%s'", spec);
-        if (parse_item(item, first, base, over)) return -1;
+        if (!*item) return err_set("%s: empty item in '%s'", var, spec);
+        if (fn(item, index, ctx)) return -1;
         if (!comma) return 0;
         p = comma + 1;
     }
+}
+
+typedef struct {
+    int *base, *over;
+} Overrides;
+
+static int kernels_item(char *item, int index, void *ctx) {
+    Overrides *o = ctx;
+    return parse_item(item, index == 0, o->base, o->over);
+}
+
+// Split spec into the base variant (-1: auto) and per-op overrides (-1: none).
+static int parse_items(const char *spec, int *base, int over[KERNEL_OP_COUNT]) {
+    *base = -1;
+    for (int i = 0; i < KERNEL_OP_COUNT; i++) over[i] = -1;
+    return for_each_item("FRONTIER_KERNELS", spec, kernels_item, &(Overrides){base, over});
 }
 
 int kernels_parse(const char *spec, KernelSelection *out) {
@@ -308,26 +325,22 @@ static int bad_ablation(const char *name, const char *why) {
     return err_set("FRONTIER_ABLATE: %s '%s' (have: %s, or none)", why, name, list);
 }
 
+static int ablation_item(char *item, int index, void *ctx) {
+    (void)index;
+    unsigned *bits = ctx;
+    int i = 0;
+    while (i < N_ABLATIONS && strcmp(item, ABLATIONS[i].name)) i++;
+    if (i == N_ABLATIONS) return bad_ablation(item, "unknown name");
+    if (*bits & ABLATIONS[i].bit) return bad_ablation(item, "repeated name");
+    *bits |= ABLATIONS[i].bit;
+    return 0;
+}
+
 int kernels_set_ablation(const char *spec) {
-    char buf[256];
-    if (spec && strlen(spec) >= sizeof buf) return err_set("FRONTIER_ABLATE is too long (%zu characters)", strlen(spec));
-    snprintf(buf, sizeof buf, "%s", spec ? spec : "");
+    char whole[512];
+    snprintf(whole, sizeof whole, "%s", spec ? spec : "");
     unsigned bits = 0;
-    char *p = trim(buf);
-    if (*p && strcmp(p, "none")) {
-        for (char *next = p; next;) {
-            char *item = next, *comma = strchr(item, ',');
-            if (comma) *comma = 0;
-            next = comma ? comma + 1 : NULL;
-            item = trim(item);
-            if (!*item) return err_set("FRONTIER_ABLATE: empty item in '%s'", spec);
-            int i = 0;
-            while (i < N_ABLATIONS && strcmp(item, ABLATIONS[i].name)) i++;
-            if (i == N_ABLATIONS) return bad_ablation(item, "unknown name");
-            if (bits & ABLATIONS[i].bit) return bad_ablation(item, "repeated name");
-            bits |= ABLATIONS[i].bit;
-        }
-    }
+    if (strcmp(trim(whole), "none") && for_each_item("FRONTIER_ABLATE", spec ? spec : "", ablation_item, &bits)) return -1;
     gemm_set_ablation(bits);
     return 0;
 }
