@@ -209,15 +209,25 @@ BF16_INLINE void store_pair_rows(uint32_t *dst, __m512 v[16], int W, int r0, int
         _mm512_mask_storeu_ps((float *)dst + (size_t)(k0 / 2 + p) * W + r0, store, v[p]);
 }
 
-BF16_INLINE void pack_bf16_transposed(uint32_t *dst, const float *src, size_t ld, int W, int w, int kc) {
+// max(x, 0)², with relu2_fwd's operand order (a NaN or -0 gives +0) and its single rounding.
+BF16_INLINE __m512 relu2_ps(__m512 x) {
+    __m512 r = _mm512_max_ps(x, _mm512_setzero_ps());
+    return _mm512_mul_ps(r, r);
+}
+
+// With `relu2` (a constant at every call), of max(x, 0)² (see pack_bf16_copy_at).
+BF16_INLINE void pack_bf16_transposed(uint32_t *dst, const float *src, size_t ld, int W, int w, int kc, int relu2) {
     for (int r0 = 0; r0 < W; r0 += 16)
         for (int k0 = 0; k0 < kc; k0 += 32) {
             __mmask16 m0 = lanes(kc - k0), m1 = lanes(kc - k0 - 16);
             __m512 v[16];
             for (int i = 0; i < 16; i++) {
+                v[i] = _mm512_setzero_ps();  // rows past w: padding
+                if (i >= w - r0) continue;
                 const float *row = src + (size_t)(r0 + i) * ld + k0;
-                v[i] = i < w - r0 ? _mm512_castsi512_ps(bf16x32(_mm512_maskz_loadu_ps(m0, row), _mm512_maskz_loadu_ps(m1, row + 16)))
-                                  : _mm512_setzero_ps();
+                __m512 lo = _mm512_maskz_loadu_ps(m0, row), hi = _mm512_maskz_loadu_ps(m1, row + 16);
+                if (relu2) lo = relu2_ps(lo), hi = relu2_ps(hi);
+                v[i] = _mm512_castsi512_ps(bf16x32(lo, hi));
             }
             store_pair_rows(dst, v, W, r0, k0, kc);
         }
@@ -231,19 +241,23 @@ BF16_INLINE void store_interleaved(uint16_t *dst, size_t pstride, __m512i both, 
                              v_pair_rows16(both));
 }
 
-// Columns [w, W) are written as zeros; a packed panel's pair rows are 2W apart.
-BF16_INLINE void pack_bf16_copy_at(uint16_t *dst, size_t pstride, const float *src, size_t ld, int W, int w, int kc) {
+// Columns [w, W) are written as zeros; a packed panel's pair rows are 2W apart. With `relu2`
+// (a constant at every call) each value is packed as max(x, 0)², formed in the registers: the
+// same bits as relu2_rows into scratch and packing that, without the scratch round trip.
+BF16_INLINE void pack_bf16_copy_at(uint16_t *dst, size_t pstride, const float *src, size_t ld, int W, int w, int kc,
+                                   int relu2) {
     for (int k = 0; k < kc; k += 2)
         for (int r0 = 0; r0 < W; r0 += 16) {
             __mmask16 m = lanes(w - r0);
             __m512 even = _mm512_maskz_loadu_ps(m, src + (size_t)k * ld + r0);
             __m512 odd = k + 1 < kc ? _mm512_maskz_loadu_ps(m, src + (size_t)(k + 1) * ld + r0) : _mm512_setzero_ps();
+            if (relu2) even = relu2_ps(even), odd = relu2_ps(odd);
             store_interleaved(dst, pstride, bf16x32(even, odd), W, r0, k);
         }
 }
 
 BF16_INLINE void pack_bf16_copy(uint16_t *dst, const float *src, size_t ld, int W, int w, int kc) {
-    pack_bf16_copy_at(dst, 2 * (size_t)W, src, ld, W, w, kc);
+    pack_bf16_copy_at(dst, 2 * (size_t)W, src, ld, W, w, kc, 0);
 }
 
 // Sources already in bf16 (the fused head's dlogits): the same layouts, no conversion. Rounded
@@ -276,32 +290,46 @@ static BF16_FN void pack_a16_bf16(void *dst, const uint16_t *src, size_t ld, int
 }
 
 static BF16_FN void pack_a_bf16(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
-    if (transpose) pack_bf16_transposed(dst, src, ld, MR, w, kc);
+    if (transpose) pack_bf16_transposed(dst, src, ld, MR, w, kc, 0);
     else pack_bf16_copy(dst, src, ld, MR, w, kc);
 }
 static BF16_FN void pack_b_bf16(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
-    if (transpose) pack_bf16_transposed(dst, src, ld, NR, w, kc);
+    if (transpose) pack_bf16_transposed(dst, src, ld, NR, w, kc, 0);
     else pack_bf16_copy(dst, src, ld, NR, w, kc);
+}
+static BF16_FN void pack_a_relu2_bf16(void *dst, const float *src, size_t ld, int w, int kc) {
+    pack_bf16_transposed(dst, src, ld, MR, w, kc, 1);
+}
+static BF16_FN void pack_b_relu2_bf16(void *dst, const float *src, size_t ld, int w, int kc) {
+    pack_bf16_copy_at(dst, 2 * (size_t)NR, src, ld, NR, w, kc, 1);
 }
 
 // GemmImpl.convert_rows16: each row's 32 values at a time, converted and stored in order (no
-// transpose), the same vcvtne2ps2bf16 rounding as the packers.
-BF16_FN void avx512bf16_convert_rows16(uint16_t *dst, size_t ld16, const float *src, size_t lda, int h, int kc) {
+// transpose), the same vcvtne2ps2bf16 rounding as the packers; with `relu2`, of max(x, 0)².
+BF16_INLINE void convert_rows16_at(uint16_t *dst, size_t ld16, const float *src, size_t lda, int h, int kc, int relu2) {
     for (int r = 0; r < h; r++) {
         const float *s = src + (size_t)r * lda;
         uint16_t *d = dst + (size_t)r * ld16;
         for (int k0 = 0; k0 < kc; k0 += 32) {
             __m512 lo = _mm512_maskz_loadu_ps(lanes(kc - k0), s + k0), hi = _mm512_maskz_loadu_ps(lanes(kc - k0 - 16), s + k0 + 16);
+            if (relu2) lo = relu2_ps(lo), hi = relu2_ps(hi);
             _mm512_mask_storeu_epi16(d + k0, v_mask_first32(kc - k0), bf16x32(lo, hi));
         }
         if (kc % 2) d[kc] = 0;
     }
 }
 
+BF16_FN void avx512bf16_convert_rows16(uint16_t *dst, size_t ld16, const float *src, size_t lda, int h, int kc) {
+    convert_rows16_at(dst, ld16, src, lda, h, kc, 0);
+}
+static BF16_FN void convert_rows16_relu2(uint16_t *dst, size_t ld16, const float *src, size_t lda, int h, int kc) {
+    convert_rows16_at(dst, ld16, src, lda, h, kc, 1);
+}
+
 // GemmImpl.convert_pairs: a TN product's A interleaved into row pairs as the packers do, but w
 // wide (no padding) at the pairs' own stride.
 static BF16_FN void avx512bf16_convert_pairs(uint16_t *dst, size_t pair_stride, const float *src, size_t lda, int w, int kc) {
-    pack_bf16_copy_at(dst, pair_stride, src, lda, w, w, kc);
+    pack_bf16_copy_at(dst, pair_stride, src, lda, w, w, kc, 0);
 }
 
 // Pair p of row r at ap[p*pstride + r*rstride]: a packed strip (pstride MR, rstride 1), row
@@ -393,7 +421,9 @@ static const GemmImpl AVX512_BF16 = {.mr = MR, .nr = NR, .kstep = 2, .elem = siz
                                      .pack_b = pack_b_bf16, .kernel = kernel_bf16, .pack_a16 = pack_a16_bf16,
                                      .kernel_rows16 = kernel_rows16, .kernel_pairs = kernel_pairs,
                                      .convert_rows16 = avx512bf16_convert_rows16,
+                                     .convert_rows16_relu2 = convert_rows16_relu2,
                                      .convert_pairs = avx512bf16_convert_pairs,
+                                     .pack_a_relu2 = pack_a_relu2_bf16, .pack_b_relu2 = pack_b_relu2_bf16,
                                      .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows,
                                      .mirror_upper = avx512_mirror_upper};
 

@@ -123,6 +123,11 @@ static void zero_depth_padding(const GemmImpl *g, char *bp, size_t panel_bytes, 
 }
 
 // tmp: the thread's scratch for a transformed operand (gemm_block sizes it), or NULL without one.
+// relu²(B) (and relu²(A) below) is formed inside the impl's packer where it has one
+// (pack_b_relu2, pack_a_relu2, convert_rows16_relu2: the AVX512_BF16 impl), instead of written
+// to scratch and packed from there: the same bits, one pass less over L1. cpu training, 6
+// alternated pairs (`bench/ab_profile.sh HEAD .`, 2026-12-02): relu2_linear_bwd -12.7% and
+// relu2_linear_fwd -16.8% (faster in 6/6 each), the step -1.1% (5/6).
 static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc, int nc, int pc, int kc,
                          float *tmp) {
     const GemmImpl *g = x->g;
@@ -140,7 +145,9 @@ static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc
         for (int jr = 0; jr < nc; jr += g->nr) {
             int w = imin(g->nr, nc - jr);
             char *dst = bp + (size_t)(jr / g->nr) * panel_bytes + (size_t)k0 * row_bytes;
-            if (x->b_relu2) {  // this piece as relu², in scratch (PACK_ROWS x NR: stays in L1)
+            if (x->b_relu2 && g->pack_b_relu2) {  // relu² formed while packing
+                g->pack_b_relu2(dst, src + jr, x->ldb, w, rows);
+            } else if (x->b_relu2) {  // this piece as relu², in scratch (PACK_ROWS x NR: stays in L1)
                 g->relu2_rows(tmp, src + jr, x->ldb, rows, w);
                 g->pack_b(dst, tmp, (size_t)w, w, rows, 0);
             } else {
@@ -154,6 +161,10 @@ static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc
 #define RELU2_DEPTH 64  // even, so every piece starts on a k pair
 
 static void pack_a_strip(const GemmArgs *x, char *ap, int i, int h, int pc, int kc, float *tmp) {
+    if (x->a_relu2 && x->g->pack_a_relu2) {  // nt: relu² formed while packing
+        x->g->pack_a_relu2(ap, x->a + (size_t)i * x->lda + pc, x->lda, h, kc);
+        return;
+    }
     if (x->a_relu2) {  // nt: the strip's rows as relu², RELU2_DEPTH at a time in scratch (in L1)
         const GemmImpl *g = x->g;
         for (int k0 = 0; k0 < kc; k0 += RELU2_DEPTH) {
@@ -181,6 +192,10 @@ static void pack_a_strip(const GemmArgs *x, char *ap, int i, int h, int pc, int 
 static void convert_a_strip(const GemmArgs *x, uint16_t *dst, size_t ld16, int i, int h, int pc, int kc, float *tmp) {
     const float *src = x->a + (size_t)i * x->lda + pc;
     size_t lda = x->lda;
+    if (x->a_relu2 && x->g->convert_rows16_relu2) {
+        x->g->convert_rows16_relu2(dst, ld16, src, lda, h, kc);
+        return;
+    }
     if (x->a_relu2) {
         x->g->relu2_rows(tmp, src, lda, h, kc);
         src = tmp, lda = (size_t)kc;
@@ -295,17 +310,20 @@ static int use_direct_a(const GemmArgs *x, int cols) {
 // profiles (FRONTIER_ABLATE=rows16_a / causal_rows16, docs/profiling.md, 2026-12-02): the step
 // 1.9% / 1.3% longer without, 0/6 each; the narrow products 13-32%, attention 10-11%.
 // Not for shallow wide ones (cpu's 512-wide products at K = 128: no gain, relu2_linear_bwd
-// 5-14% slower), nor for relu²(A) in a wide block (kit-d10's relu2_linear_fwd was ~10% slower:
-// the whole strip goes through scratch as relu² before its conversion, where packing takes it
-// 64 deep at a time). The rows are padded so that their lines do not share L1 sets. Same
-// rounding, same k-pair chains: the same bits as the packed strips.
+// 5-14% slower), nor for relu²(A) in a wide block unless the impl forms relu² while converting
+// (convert_rows16_relu2): through scratch, the whole strip is written as relu² before its
+// conversion, and kit-d10's relu2_linear_fwd was ~10% slower than packing it 64 deep at a time;
+// converted directly it is ~3% faster (`frontier kernels bench --preset kit-d10 --rows 2048
+// --variant avx512_bf16 --op relu2_linear_fwd --cold`, 6 alternated pairs: 11.3-13.2 against
+// 11.7-13.2 ms, faster in 5). The rows are padded so that their lines do not share L1 sets.
+// Same rounding, same k-pair chains: the same bits as the packed strips.
 #define ROWS16_MAX_COLS 256
 #define ROWS16_MIN_DEPTH 512
 static int use_rows16_a(const GemmArgs *x, int cols) {
     if (!x->g->convert_rows16 || !x->g->kernel_rows16 || x->a16 || x->layout == GEMM_TN) return 0;
     if (x->causal) return x->layout == GEMM_NT && !ablated(GEMM_ABLATE_CAUSAL_ROWS16);
     if (ablated(GEMM_ABLATE_ROWS16_A)) return 0;
-    return cols <= ROWS16_MAX_COLS || (x->K >= ROWS16_MIN_DEPTH && !x->a_relu2);
+    return cols <= ROWS16_MAX_COLS || (x->K >= ROWS16_MIN_DEPTH && (!x->a_relu2 || x->g->convert_rows16_relu2));
 }
 static size_t rows16_ld(int kc) { return round_up((size_t)kc + 1, 32) + 32; }
 

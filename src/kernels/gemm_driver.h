@@ -95,6 +95,12 @@ typedef struct {
     // stride ld, as x) = 2x·c where x > 0, else +0.
     void (*relu2_rows)(float *dst, const float *src, size_t ld, int rows, int cols);
     void (*relu2_grad_rows)(float *c, const float *x, size_t ld, int rows, int cols);
+    // Optional (NULL: relu2_rows into scratch, then pack_a / pack_b / convert_rows16 from there):
+    // the same bits with relu² formed while packing, in the registers — pack_a's transposed
+    // layout (nt) of max(src, 0)², pack_b's copy layout (nn, tn) of it, and convert_rows16 of it.
+    void (*pack_a_relu2)(void *dst, const float *src, size_t ld, int w, int kc);
+    void (*pack_b_relu2)(void *dst, const float *src, size_t ld, int w, int kc);
+    void (*convert_rows16_relu2)(uint16_t *dst, size_t ld16, const float *src, size_t lda, int h, int kc);
     // Optional: rows [i0, i1) of a symmetric product's lower triangle (j < i) of c (M, M) copied
     // from the upper one, in the ISA's vectors (i0, i1 multiples of 16, or M); NULL: element by
     // element. Threads mirroring disjoint row ranges of a finished upper triangle do not race.

@@ -732,8 +732,8 @@ static void call_relu2_linear(const Case *c) {
 static void check_relu2_linear(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) {
     static const int shapes[][3] = {{1, 1, 1},     {3, 5, 7},      {14, 32, 16},   {15, 33, 31},  {29, 70, 129},
                                     {64, 128, 512}, {300, 128, 512}, {100, 130, 800}, {1024, 128, 512},
-                                    {2085, 40, 70}};
-    int n = quick ? 6 : 10;
+                                    {2085, 40, 70},  {40, 300, 600}};  // the last: a relu²(A) block > 256 wide, >= 512 deep
+    int n = quick ? 6 : 11;
     for (int s = 0; s < n; s++) {
         int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], acc = s % 2;
         size_t nf = (size_t)M * K, nw = (size_t)N * K, nc = (size_t)M * N;
