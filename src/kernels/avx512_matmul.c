@@ -33,8 +33,16 @@ INLINE_FN __mmask16 lanes(int n) {
 // Packing (fp32)
 // ---------------------------------------------------------------------------------------------
 
+// max(x, 0)², with relu2_fwd's operand order (a NaN or -0 gives +0) and its single rounding: the
+// packers below form relu²(operand) with it (`relu2`, a constant at every call) where the driver
+// would otherwise write relu2_rows to scratch and pack that — the same bits, one pass less.
+INLINE_FN __m512 relu2_ps(__m512 x) {
+    __m512 r = _mm512_max_ps(x, _mm512_setzero_ps());
+    return _mm512_mul_ps(r, r);
+}
+
 // dst (kc x W) <- transpose of the w x kc block at src (row stride ld), 16 x 16 at a time.
-INLINE_FN void pack_transposed(float *dst, const float *src, size_t ld, int W, int w, int kc) {
+INLINE_FN void pack_transposed(float *dst, const float *src, size_t ld, int W, int w, int kc, int relu2) {
     for (int r0 = 0; r0 < W; r0 += 16) {
         int valid = w - r0, width = W - r0 < 16 ? W - r0 : 16;
         __mmask16 store = lanes(width);
@@ -48,6 +56,8 @@ INLINE_FN void pack_transposed(float *dst, const float *src, size_t ld, int W, i
             else
                 for (int i = 0; i < 16; i++)
                     r[i] = i < valid ? _mm512_maskz_loadu_ps(load, src + (size_t)(r0 + i) * ld + k0) : _mm512_setzero_ps();
+            if (relu2)
+                for (int i = 0; i < 16; i++) r[i] = relu2_ps(r[i]);
             v_transpose16(r);
             for (int j = 0; j < kn; j++) _mm512_mask_storeu_ps(dst + (size_t)(k0 + j) * W + r0, store, r[j]);
         }
@@ -55,22 +65,30 @@ INLINE_FN void pack_transposed(float *dst, const float *src, size_t ld, int W, i
 }
 
 // dst (kc x W) <- the kc rows of w contiguous floats at src (row stride ld), zero-padded to W.
-INLINE_FN void pack_copy(float *dst, const float *src, size_t ld, int W, int w, int kc) {
+INLINE_FN void pack_copy(float *dst, const float *src, size_t ld, int W, int w, int kc, int relu2) {
     for (int k = 0; k < kc; k++)
         for (int r0 = 0; r0 < W; r0 += 16) {
             __m512 v = _mm512_maskz_loadu_ps(lanes(w - r0), src + (size_t)k * ld + r0);
+            if (relu2) v = relu2_ps(v);
             _mm512_mask_storeu_ps(dst + (size_t)k * W + r0, lanes(W - r0), v);
         }
 }
 
 static TARGET_FN void pack_a(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
-    if (transpose) pack_transposed(dst, src, ld, MR, w, kc);
-    else pack_copy(dst, src, ld, MR, w, kc);
+    if (transpose) pack_transposed(dst, src, ld, MR, w, kc, 0);
+    else pack_copy(dst, src, ld, MR, w, kc, 0);
 }
 
 static TARGET_FN void pack_b(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
-    if (transpose) pack_transposed(dst, src, ld, NR, w, kc);
-    else pack_copy(dst, src, ld, NR, w, kc);
+    if (transpose) pack_transposed(dst, src, ld, NR, w, kc, 0);
+    else pack_copy(dst, src, ld, NR, w, kc, 0);
+}
+
+static TARGET_FN void pack_a_relu2(void *dst, const float *src, size_t ld, int w, int kc) {
+    pack_transposed(dst, src, ld, MR, w, kc, 1);
+}
+static TARGET_FN void pack_b_relu2(void *dst, const float *src, size_t ld, int w, int kc) {
+    pack_copy(dst, src, ld, NR, w, kc, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -168,6 +186,7 @@ static void kernel_rows(int kc, const float *a, size_t lda, const void *bp, floa
 
 static const GemmImpl AVX512_F32 = {.mr = MR, .nr = NR, .kstep = 1, .elem = sizeof(float), .pack_a = pack_a,
                                     .pack_b = pack_b, .kernel = kernel, .kernel_rows = kernel_rows,
+                                    .pack_a_relu2 = pack_a_relu2, .pack_b_relu2 = pack_b_relu2,
                                     .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows,
                                     .mirror_upper = avx512_mirror_upper};
 
@@ -207,12 +226,6 @@ BF16_INLINE void store_pair_rows(uint32_t *dst, __m512 v[16], int W, int r0, int
     __mmask16 store = lanes(W - r0);
     for (int p = 0; p < 16 && k0 + 2 * p < kc; p++)
         _mm512_mask_storeu_ps((float *)dst + (size_t)(k0 / 2 + p) * W + r0, store, v[p]);
-}
-
-// max(x, 0)², with relu2_fwd's operand order (a NaN or -0 gives +0) and its single rounding.
-BF16_INLINE __m512 relu2_ps(__m512 x) {
-    __m512 r = _mm512_max_ps(x, _mm512_setzero_ps());
-    return _mm512_mul_ps(r, r);
 }
 
 // With `relu2` (a constant at every call), of max(x, 0)² (see pack_bf16_copy_at).
