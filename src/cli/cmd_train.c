@@ -4,7 +4,8 @@
 // on the command line win). The full set is written to RUN_DIR/config.json, which is also what
 // `--resume RUN_DIR` reads back: on resume, a flag that contradicts the saved config is an error
 // (except the ones that only say how long to go on: --budget, --steps, --stop-after, --quiet,
-// --threads).
+// --threads). The saved --stop-after is not kept: it stands for the interruption that the
+// resume is continuing from.
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -72,7 +73,7 @@ static Option *train_options(Flags *f, int with_resume) {
         O("preset", OPT_STRING, preset, "NAME", "model preset: cpu (d2, T 256) or kit-d10 (the competition baseline)"),
         O("budget", OPT_STRING, budget, "TIME", "wall-clock training budget: 90s, 5m, 1h, or seconds"),
         R("steps", OPT_INT64, steps, "N", "run exactly N optimizer steps instead of a budget (0 = use the budget)", 0, INT64_MAX),
-        R("stop-after", OPT_INT64, stop_after, "N", "stop and save after N steps as if interrupted (for resume tests)", 0, INT64_MAX),
+        R("stop-after", OPT_INT64, stop_after, "N", "stop and save after N steps as if interrupted (for resume tests; --resume goes on past it)", 0, INT64_MAX),
         R("depth", OPT_INT, depth, "L", "layers; also sets width 64*L (rounded to head-dim) and heads, unless given", 1, 256),
         R("n-embd", OPT_INT, n_embd, "C", "residual width", 1, 65536),
         R("n-head", OPT_INT, n_head, "H", "query heads", 1, 1024),
@@ -230,6 +231,7 @@ static int apply_resume(Option *opts, Flags *f) {
     if (rc != 0) err_prefix("--resume %s", f->resume);
     free(path);
     Flags saved = *f;
+    saved.stop_after = 0;  // the interruption being resumed from, not a setting of the run
     n = 0;
     for (Option *o = opts; o->name && rc == 0; o++, n++) {
         int resumable = 0;

@@ -292,6 +292,22 @@ static int should_stop(const TrainConfig *cfg, const TrainCounters *c, int *why)
     return c->step >= cfg->excluded_steps && c->timed_s + max_recent_step(c) >= cfg->budget_s;
 }
 
+// A resumed run that would stop before its first step is a mistake in the command, not a run:
+// refused before the run folder is touched (the summary would otherwise be rewritten with no
+// step's loss).
+static int nothing_to_resume(const TrainConfig *cfg, const TrainCounters *c) {
+    int why = 0;
+    if (!should_stop(cfg, c, &why)) return 0;
+    if (why == 2)
+        return err_set("--stop-after %lld is not after step %lld, where the run in %s stopped: nothing to resume; "
+                       "give a later --stop-after, or none", (long long)cfg->stop_after, (long long)c->step, cfg->resume);
+    if (why == 1)
+        return err_set("the run in %s already ran its %lld steps: nothing to resume; give a larger --steps to train on",
+                       cfg->resume, (long long)cfg->steps);
+    return err_set("the run in %s already used its %.0f s budget (%.1f s timed): nothing to resume; give a larger "
+                   "--budget to train on", cfg->resume, cfg->budget_s, c->timed_s);
+}
+
 static int write_summary(const TrainConfig *cfg, const TrainResult *res, const char *tokenizer_id);
 
 #define PROFILE_TOP_SHAPES 12  // (op, shape) rows printed after the per-op table
@@ -407,7 +423,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     cfg = &local;
     int rc = -1, why = 0;
     if (setup_data(cfg, &r) != 0 || setup_model(cfg, &r) != 0) goto done;
-    if (cfg->resume && restore(cfg, &r) != 0) goto done;
+    if (cfg->resume && (restore(cfg, &r) != 0 || nothing_to_resume(cfg, &r.ctr) != 0)) goto done;
     if (r.rank == 0 && open_run_folder(cfg, &r) != 0) goto done;
     if (kernels_set_precision((KernelPrecision)cfg->precision) != 0) goto done;
     // every weight packed once per step, not per product: 2G products read each between updates

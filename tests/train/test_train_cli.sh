@@ -28,7 +28,7 @@ grep -q '^val_bpb' "$tmp/a.out" && ok "summary block printed" || bad "no summary
 
 # 2. resume is bit-exact: 10 steps, stop, resume to 20 == 20 in one go
 $F train "${TINY[@]}" --steps 20 --stop-after 10 --run-dir "$tmp/b" --threads 1 > /dev/null 2>&1 || bad "train --stop-after"
-$F train --resume "$tmp/b" --stop-after 0 --threads 1 --quiet > /dev/null 2>&1 || bad "resume"
+$F train --resume "$tmp/b" --threads 1 --quiet > /dev/null 2>&1 || bad "resume"  # goes on past the saved --stop-after
 if [ -s "$tmp/a/metrics.jsonl" ] && [ -s "$tmp/b/metrics.jsonl" ] && cmp -s <(sed 's/.*"loss":\([^,]*\),.*/\1/' "$tmp/a/metrics.jsonl") <(sed 's/.*"loss":\([^,]*\),.*/\1/' "$tmp/b/metrics.jsonl"); then
   ok "20 steps == 10 + resume + 10 (all losses identical)"
 else
@@ -94,6 +94,8 @@ data=$(sed -n 's/.*"data":[[:space:]]*"\([^"]*\)".*/\1/p' "$tmp/a/config.json")
 expect_fail "vocab vs tokenizer" "must match"          $F train "${TINY[@]}" --data "$data" --vocab-size 4096 --steps 1 --run-dir "$tmp/c"
 expect_fail "resume, other depth" "--depth conflicts"  $F train --resume "$tmp/a" --depth 2
 expect_fail "resume, missing"    "$tmp/nowhere"        $F train --resume "$tmp/nowhere"
+expect_fail "resume, finished"   "already ran its 20 steps" $F train --resume "$tmp/a"
+expect_fail "resume, stop-after not later" "--stop-after 10 is not after step 20" $F train --resume "$tmp/a" --stop-after 10
 cmp -s "$tmp/a/model.safetensors" "$tmp/keep/model.safetensors" && cmp -s "$tmp/a/metrics.jsonl" "$tmp/keep/metrics.jsonl" \
   && ok "failed commands left the run untouched" || bad "a failed command changed the run folder"
 head -c 5000 "$tmp/a/model.safetensors" > "$tmp/trunc.safetensors"
