@@ -124,15 +124,18 @@ static void zero_depth_padding(const GemmImpl *g, char *bp, size_t panel_bytes, 
 
 // tmp: the thread's scratch for a transformed operand (gemm_block sizes it), or NULL without one.
 // relu²(B) (and relu²(A) below) is formed inside the impl's packer where it has one
-// (pack_a_relu2, pack_b_relu2: AVX-512 and AVX512_BF16; convert_rows16_relu2: AVX512_BF16),
-// instead of written to scratch and packed from there: the same bits, one pass less over L1.
+// (pack_a_relu2, pack_b_relu2: AVX-512 and AVX512_BF16; convert_rows16_relu2: AVX512_BF16;
+// pack_b_relu2 only: AVX2), instead of written to scratch and packed from there: the same bits,
+// one pass less over L1.
 // cpu training, 6 alternated pairs each (2026-12-02): bf16 (`bench/ab_profile.sh 0eda432
 // 038e8dc`) relu2_linear_bwd -12.7% and relu2_linear_fwd -16.8% (faster in 6/6 each), the step
 // -1.1% (5/6); fp32 (`bench/ab_profile.sh 038e8dc d35f7ec -- --precision fp32 --steps 30`)
 // relu2_linear_bwd -5.9% (6/6), the step unchanged (its forward reads A unpacked, through
-// scratch still). Not AVX2: its packers are plain C, and with relu² in them (a scratch build
-// against 038e8dc, both with `FRONTIER_KERNELS=avx2`) both relu2 ops took 1.7x as long (0/6);
-// nor AMX, whose packers nothing here can time.
+// scratch still). AVX2's packers are plain C: a scalar relu² in them (a scratch build against
+// 038e8dc, both with `FRONTIER_KERNELS=avx2`) made both relu2 ops take 1.7x as long (0/6), so
+// only its B packer forms relu², in ymm (`bench/ab_profile.sh --env-a FRONTIER_KERNELS=avx2
+// --env-b FRONTIER_KERNELS=avx2 0b6bf6f <that commit> -- --precision fp32 --steps 10`:
+// relu2_linear_bwd -7.2%, 6/6; the step -0.6%, 5/6). Not AMX, whose packers nothing here can time.
 static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc, int nc, int pc, int kc,
                          float *tmp) {
     const GemmImpl *g = x->g;
