@@ -134,7 +134,7 @@ static void zero_depth_padding(const GemmImpl *g, char *bp, size_t panel_bytes, 
 // scratch still). AVX2's packers are plain C: a scalar relu² in them (a scratch build against
 // 038e8dc, both with `FRONTIER_KERNELS=avx2`) made both relu2 ops take 1.7x as long (0/6), so
 // only its B packer forms relu², in ymm (`bench/ab_profile.sh --env-a FRONTIER_KERNELS=avx2
-// --env-b FRONTIER_KERNELS=avx2 0b6bf6f <that commit> -- --precision fp32 --steps 10`:
+// --env-b FRONTIER_KERNELS=avx2 0b6bf6f 8a67f82 -- --precision fp32 --steps 10`:
 // relu2_linear_bwd -7.2%, 6/6; the step -0.6%, 5/6). Not AMX, whose packers nothing here can time.
 static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc, int nc, int pc, int kc,
                          float *tmp) {
