@@ -46,19 +46,23 @@ INLINE_FN __m256i lanes(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-// B's copy layout (nn, tn) of max(src, 0)², formed in ymm while packing: relu2_rows' arithmetic
-// (vmaxps with 0 second: a NaN or -0 gives +0; one rounding), so the same bits as relu2_rows into
-// scratch and pack_b from there. (The transposed layout stays on that path: a scalar relu² in
-// its element loop made the AVX2 relu2 ops 1.7x slower.)
+// max(x, 0)² in ymm: vmaxps with 0 as its second operand (a NaN or -0 gives +0), one rounding.
+// relu2_rows and pack_b_relu2 share it, so both give the same bits.
+INLINE_FN __m256 relu2_ymm(__m256 x) {
+    __m256 r = _mm256_max_ps(x, _mm256_setzero_ps());
+    return _mm256_mul_ps(r, r);
+}
+
+// B's copy layout (nn, tn) of max(src, 0)², formed while packing: the same bits as relu2_rows
+// into scratch and pack_b from there. (The transposed layout stays on that path: a scalar relu²
+// in its element loop made the AVX2 relu2 ops 1.7x slower.)
 static TARGET_FN void pack_b_relu2(void *dst, const float *src, size_t ld, int w, int kc) {
     float *d = dst;
-    const __m256 zero = _mm256_setzero_ps();
     const __m256i m0 = lanes(w), m1 = lanes(w - 8);
     for (int k = 0; k < kc; k++) {
         const float *s = src + (size_t)k * ld;
-        __m256 v0 = _mm256_max_ps(_mm256_maskload_ps(s, m0), zero), v1 = _mm256_max_ps(_mm256_maskload_ps(s + 8, m1), zero);
-        _mm256_store_ps(d + (size_t)k * NR, _mm256_mul_ps(v0, v0));  // lanes past w: 0, the padding
-        _mm256_store_ps(d + (size_t)k * NR + 8, _mm256_mul_ps(v1, v1));
+        _mm256_store_ps(d + (size_t)k * NR, relu2_ymm(_mm256_maskload_ps(s, m0)));  // lanes past w: 0, the padding
+        _mm256_store_ps(d + (size_t)k * NR + 8, relu2_ymm(_mm256_maskload_ps(s + 8, m1)));
     }
 }
 
@@ -107,15 +111,11 @@ static void kernel(int kc, const void *ap, const void *bp, float *c, size_t ldc,
 
 // ReLU² hooks: relu2_fwd/bwd's arithmetic (max(x, 0)²; 2x·c where x > 0, else +0) in ymm.
 static TARGET_FN void relu2_rows(float *dst, const float *src, size_t ld, int rows, int cols) {
-    const __m256 zero = _mm256_setzero_ps();
     for (int r = 0; r < rows; r++) {
         const float *s = src + (size_t)r * ld;
         float *d = dst + (size_t)r * cols;
         int j = 0;
-        for (; j + 8 <= cols; j += 8) {
-            __m256 v = _mm256_max_ps(_mm256_loadu_ps(s + j), zero);
-            _mm256_storeu_ps(d + j, _mm256_mul_ps(v, v));
-        }
+        for (; j + 8 <= cols; j += 8) _mm256_storeu_ps(d + j, relu2_ymm(_mm256_loadu_ps(s + j)));
         for (; j < cols; j++) {
             float v = s[j] > 0 ? s[j] : 0;
             d[j] = v * v;

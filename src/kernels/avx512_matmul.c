@@ -33,13 +33,9 @@ INLINE_FN __mmask16 lanes(int n) {
 // Packing (fp32)
 // ---------------------------------------------------------------------------------------------
 
-// max(x, 0)², with relu2_fwd's operand order (a NaN or -0 gives +0) and its single rounding: the
-// packers below form relu²(operand) with it (`relu2`, a constant at every call) where the driver
-// would otherwise write relu2_rows to scratch and pack that — the same bits, one pass less.
-INLINE_FN __m512 relu2_ps(__m512 x) {
-    __m512 r = _mm512_max_ps(x, _mm512_setzero_ps());
-    return _mm512_mul_ps(r, r);
-}
+// With `relu2` (a constant at every call) the packers below form relu²(operand) with v_relu2
+// (avx512_vmath.h, relu2_rows' arithmetic) where the driver would otherwise write relu2_rows to
+// scratch and pack that: the same bits, one pass less.
 
 // dst (kc x W) <- transpose of the w x kc block at src (row stride ld), 16 x 16 at a time.
 INLINE_FN void pack_transposed(float *dst, const float *src, size_t ld, int W, int w, int kc, int relu2) {
@@ -57,7 +53,7 @@ INLINE_FN void pack_transposed(float *dst, const float *src, size_t ld, int W, i
                 for (int i = 0; i < 16; i++)
                     r[i] = i < valid ? _mm512_maskz_loadu_ps(load, src + (size_t)(r0 + i) * ld + k0) : _mm512_setzero_ps();
             if (relu2)
-                for (int i = 0; i < 16; i++) r[i] = relu2_ps(r[i]);
+                for (int i = 0; i < 16; i++) r[i] = v_relu2(r[i]);
             v_transpose16(r);
             for (int j = 0; j < kn; j++) _mm512_mask_storeu_ps(dst + (size_t)(k0 + j) * W + r0, store, r[j]);
         }
@@ -69,7 +65,7 @@ INLINE_FN void pack_copy(float *dst, const float *src, size_t ld, int W, int w, 
     for (int k = 0; k < kc; k++)
         for (int r0 = 0; r0 < W; r0 += 16) {
             __m512 v = _mm512_maskz_loadu_ps(lanes(w - r0), src + (size_t)k * ld + r0);
-            if (relu2) v = relu2_ps(v);
+            if (relu2) v = v_relu2(v);
             _mm512_mask_storeu_ps(dst + (size_t)k * W + r0, lanes(W - r0), v);
         }
 }
@@ -239,7 +235,7 @@ BF16_INLINE void pack_bf16_transposed(uint32_t *dst, const float *src, size_t ld
                 if (i >= w - r0) continue;
                 const float *row = src + (size_t)(r0 + i) * ld + k0;
                 __m512 lo = _mm512_maskz_loadu_ps(m0, row), hi = _mm512_maskz_loadu_ps(m1, row + 16);
-                if (relu2) lo = relu2_ps(lo), hi = relu2_ps(hi);
+                if (relu2) lo = v_relu2(lo), hi = v_relu2(hi);
                 v[i] = _mm512_castsi512_ps(bf16x32(lo, hi));
             }
             store_pair_rows(dst, v, W, r0, k0, kc);
@@ -264,7 +260,7 @@ BF16_INLINE void pack_bf16_copy_at(uint16_t *dst, size_t pstride, const float *s
             __mmask16 m = lanes(w - r0);
             __m512 even = _mm512_maskz_loadu_ps(m, src + (size_t)k * ld + r0);
             __m512 odd = k + 1 < kc ? _mm512_maskz_loadu_ps(m, src + (size_t)(k + 1) * ld + r0) : _mm512_setzero_ps();
-            if (relu2) even = relu2_ps(even), odd = relu2_ps(odd);
+            if (relu2) even = v_relu2(even), odd = v_relu2(odd);
             store_interleaved(dst, pstride, bf16x32(even, odd), W, r0, k);
         }
 }
@@ -325,7 +321,7 @@ BF16_INLINE void convert_rows16_at(uint16_t *dst, size_t ld16, const float *src,
         uint16_t *d = dst + (size_t)r * ld16;
         for (int k0 = 0; k0 < kc; k0 += 32) {
             __m512 lo = _mm512_maskz_loadu_ps(lanes(kc - k0), s + k0), hi = _mm512_maskz_loadu_ps(lanes(kc - k0 - 16), s + k0 + 16);
-            if (relu2) lo = relu2_ps(lo), hi = relu2_ps(hi);
+            if (relu2) lo = v_relu2(lo), hi = v_relu2(hi);
             _mm512_mask_storeu_epi16(d + k0, v_mask_first32(kc - k0), bf16x32(lo, hi));
         }
         if (kc % 2) d[kc] = 0;

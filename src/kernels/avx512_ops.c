@@ -170,11 +170,9 @@ void avx512_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const
 // ---------------------------------------------------------------------------------------------
 
 static AVX512_FN void relu2_fwd_span(float *out, const float *x, size_t n) {
-    __m512 zero = _mm512_setzero_ps();
     for (size_t i = 0; i < n; i += 16) {
         __mmask16 m = v_mask_first((int)(n - i < 16 ? n - i : 16));
-        __m512 r = _mm512_max_ps(_mm512_maskz_loadu_ps(m, x + i), zero);
-        _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(r, r));
+        _mm512_mask_storeu_ps(out + i, m, v_relu2(_mm512_maskz_loadu_ps(m, x + i)));
     }
 }
 

@@ -27,6 +27,14 @@ AVX512_INLINE __mmask32 v_mask_first32(int n) {
     return n >= 32 ? (__mmask32)0xffffffffu : n <= 0 ? (__mmask32)0 : (__mmask32)((1u << n) - 1);
 }
 
+// max(x, 0)², ReLU²'s forward: vmaxps with 0 as its second operand, so a NaN or -0 gives +0 (as
+// the reference's select), then one rounding. The op (avx512_ops.c) and the GEMM packers that form
+// relu²(operand) while packing (avx512_matmul.c) share it, so both give the same bits.
+AVX512_INLINE __m512 v_relu2(__m512 x) {
+    __m512 r = _mm512_max_ps(x, _mm512_setzero_ps());
+    return _mm512_mul_ps(r, r);
+}
+
 // exp(x). Cody–Waite reduction x = n ln2 + r, |r| <= ln2/2, degree-6 polynomial, scaling by
 // 2^n with vscalefps (which handles overflow to inf and gradual underflow without integer
 // tricks). Inputs below -104 give exactly 0 (so -inf -> 0); the clamp is written max(-104, x)

@@ -322,8 +322,8 @@ static int use_direct_a(const GemmArgs *x, int cols) {
 // (convert_rows16_relu2): through scratch, the whole strip is written as relu² before its
 // conversion, and kit-d10's relu2_linear_fwd was ~10% slower than packing it 64 deep at a time;
 // converted directly it is ~3% faster (`frontier kernels bench --preset kit-d10 --rows 2048
-// --variant avx512_bf16 --op relu2_linear_fwd --cold`, 6 alternated pairs: 11.3-13.2 against
-// 11.7-13.2 ms, faster in 5). The rows are padded so that their lines do not share L1 sets.
+// --variant avx512_bf16 --op relu2_linear_fwd --cold`, 6 alternated pairs of 038e8dc against a
+// scratch build of it with the old condition: 11.3-13.2 against 11.7-13.2 ms, faster in 5). The rows are padded so that their lines do not share L1 sets.
 // Same rounding, same k-pair chains: the same bits as the packed strips.
 #define ROWS16_MAX_COLS 256
 #define ROWS16_MIN_DEPTH 512
