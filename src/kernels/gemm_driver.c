@@ -533,6 +533,33 @@ static int window_first_col(const GemmArgs *x, int i) {
     return x->causal && x->window > 0 && x->layout == GEMM_NT ? clamp0(i + x->diag - x->window) : 0;
 }
 
+// A kernel call that resumes a chain (a k block after the first, or accumulating) first loads its
+// C tile, h rows of NR floats, and with C beyond the caches those loads stall the kernel: fp32
+// 4096x8192x640 on one thread spent 90% of its time in tile_14 (perf) at 85% of the rate the
+// same kernel reaches on cached operands, its three k blocks each reading the 128 MiB C again.
+// So during each call the next tile's C rows are prefetched, for writing (the call stores them),
+// when C is at least C_PREFETCH_MIN_BYTES. Smaller ones (the cpu preset's weight gradients, 64-256
+// KiB, which stay in L2) gained in isolation only at 128x128x4096 (bf16 0.376 -> 0.354 ms), and in
+// training their bf16 products looked 2-5% slower with it (6 pairs: faster in 1/6 and 0/6; with
+// the gate, the same rows moved as much between identical code: docs/profiling.md).
+// Every impl's tiles go through here (AMX's too, untimed). Same bits: a prefetch moves no value.
+// Measured (2026-12-02, the Turin-like 2-vCPU VM):
+//   in isolation (a scratch harness alternating calls with and without, medians of 11-41):
+//   fp32 (avx512) 4096x640x640 nt 10.30 -> 9.42 ms on 2 threads, 22.9 -> 20.3 on one;
+//   tn 8192x128x4096 (head_dw) 31.5 -> 28.8; avx2 nt 22.3 -> 20.6, tn 8192x128x4096 70.3 -> 57.2;
+//   bf16 (K up to 768 is one block, so fewer resumes) nn 2048x640x2560 11.1 -> 10.1, tn
+//   2560x640x2048 10.8 -> 9.8, tn 8192x128x4096 18.3 -> 17.7.
+//   in training (`bench/ab_profile.sh --env-a FRONTIER_ABLATE=c_prefetch . .`, 6 pairs): fp32 cpu
+//   preset (`-- --precision fp32 --steps 20`) step 0.979x, faster in 6/6 (head_dw 0.911x); fp32
+//   kit-d10 (`-- --preset kit-d10 --seq-len 1024 --batch-tokens 4096 --device-batch 2 --steps 3
+//   --precision fp32`) step 0.960x, 6/6; bf16 cpu 0.999x (3/6) and kit-d10 0.992x (3/6): no
+//   change (its tn weight gradients 0.92-0.93x in 5/6, the rest within the noise).
+#define C_PREFETCH_MIN_BYTES (1u << 20)
+static void prefetch_c_tile(const float *c, size_t ldc, int h, int w) {
+    for (int r = 0; r < h; r++)
+        for (int j = 0; j < w; j += 16) __builtin_prefetch(c + (size_t)r * ldc + j, 1, 3);
+}
+
 static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
     const GemmImpl *g = x->g;
     int slot;
@@ -546,6 +573,7 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
     if (x->a_relu2 || x->b_relu2)
         tmp = xmalloc((size_t)(g->mr * kcb > PACK_ROWS * g->nr ? g->mr * kcb : PACK_ROWS * g->nr) * sizeof *tmp);
     size_t ld16 = rows16 ? rows16_ld(kcb) : 0;  // (mr rows of it fit in A_BYTES: kcb <= 768)
+    int big_c = (size_t)x->M * x->N * sizeof(float) >= C_PREFETCH_MIN_BYTES && !ablated(GEMM_ABLATE_C_PREFETCH);
     for (int jc = n0; jc < n1; jc += ncb) {
         int nc = imin(ncb, n1 - jc);
         for (int pc = 0; pc < x->K; pc += kcb) {
@@ -594,13 +622,20 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
                     arow = tmp, lda = (size_t)kc;
                 }
                 float *crow = x->c + (size_t)i * x->ldc + jc;
-                int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr;
+                int next = i + g->mr, parts = (nc + g->nr - 1) / g->nr, pf_c = load_c && big_c;
                 for (int jr = j_first; jr < j_end; jr += g->nr) {
                     if (strips == 1 && next < m1 && !x->a16_direct && !x->a16_pairs)  // a or a16 rows packed next
                         prefetch_a_part(x, next, imin(g->mr, m1 - next), pc, kc, jr / g->nr, parts);
                     if (pf) prefetch_tn_rows(x, pf_k0, pf_k1, m0, m1, jc, jc + nc, pf_call++, pf_calls);
                     const char *bpanel = bblock + (size_t)(jr / g->nr) * panel_bytes + (size_t)(k0 - pc) * g->nr * g->elem;
                     int w = imin(g->nr, nc - jr);
+                    if (pf_c) {  // the next tile's C, which its kernel call reads first
+                        if (jr + g->nr < j_end)
+                            prefetch_c_tile(crow + jr + g->nr, x->ldc, h, imin(g->nr, nc - jr - g->nr));
+                        else if (next < m1)
+                            prefetch_c_tile(x->c + (size_t)next * x->ldc + jc + j_first, x->ldc, imin(g->mr, m1 - next),
+                                            nc - j_first);
+                    }
                     if (x->a16_direct)  // bf16 rows read in place (gemm_rows_nt's next): nothing packed
                         g->kernel_rows16(k1 - k0, x->a16 + (size_t)i * x->lda + k0, x->lda, bpanel, crow + jr, x->ldc,
                                          h, w, load_c);

@@ -126,7 +126,8 @@ enum {
     GEMM_ABLATE_CAUSAL_ROWS16 = 4,  // bf16: the same for causal nt products (attention's S and dP)
     GEMM_ABLATE_TN_PAIRS = 8,       // bf16: narrow-A tn products convert A once into row pairs (use_pairs_a)
     GEMM_ABLATE_PINS = 16,          // pinned weights ignored: every product packs its weights (kernels_pin_weight)
-    GEMM_ABLATE_ALL = 31,
+    GEMM_ABLATE_C_PREFETCH = 32,    // no prefetch of the next C tile before a kernel call that resumes its chain
+    GEMM_ABLATE_ALL = 63,
 };
 void gemm_set_ablation(unsigned bits);
 unsigned gemm_ablation(void);

@@ -315,7 +315,8 @@ static const struct {
                  {"rows16_a", GEMM_ABLATE_ROWS16_A},
                  {"causal_rows16", GEMM_ABLATE_CAUSAL_ROWS16},
                  {"tn_pairs", GEMM_ABLATE_TN_PAIRS},
-                 {"pinned_weights", GEMM_ABLATE_PINS}};
+                 {"pinned_weights", GEMM_ABLATE_PINS},
+                 {"c_prefetch", GEMM_ABLATE_C_PREFETCH}};
 enum { N_ABLATIONS = sizeof ABLATIONS / sizeof *ABLATIONS };
 
 static int bad_ablation(const char *name, const char *why) {

@@ -178,7 +178,7 @@ int kernels_init(void);
 // kept because they measured faster, each giving the same bits as the path it replaces — so
 // `bench/ab_profile.sh --env-b FRONTIER_ABLATE=tn_pairs . .` measures what one is worth on this
 // machine, and a machine where one loses can be told so. Names (gemm_driver.h): direct_a,
-// rows16_a, causal_rows16, tn_pairs, pinned_weights; "" or "none" = none. An unknown or repeated
+// rows16_a, causal_rows16, tn_pairs, pinned_weights, c_prefetch; "" or "none" = none. An unknown or repeated
 // name is an error listing the valid ones: -1 + err_set, and nothing changes.
 int kernels_set_ablation(const char *spec);
 // The names in effect, comma-separated ("" when none) into buf.

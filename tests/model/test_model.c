@@ -336,8 +336,8 @@ static void test_forward_train_equals_forward_then_backward(void **state) {
 // FRONTIER_ABLATE's switches each turn a GEMM-driver strategy off for the path it replaces, and
 // promise the same bits. One training step's loss and gradients (weights pinned for the forward
 // and the backward, as training does) with each switch alone and all of them, against none: in
-// bf16 (tn_pairs, rows16_a, causal_rows16, pinned_weights; with AVX512_BF16) and fp32 (direct_a,
-// pinned_weights). The shape reaches each path: 1024 positions (tn products' depth >= 1024, the
+// bf16 (tn_pairs, rows16_a, causal_rows16, pinned_weights, c_prefetch; with AVX512_BF16) and fp32
+// (direct_a, pinned_weights, c_prefetch). The shape reaches each path: 1024 positions (tn products' depth >= 1024, the
 // row pairs' gate), products 32 to 256 wide (narrow blocks), T = 256 causal attention.
 static void ablated_step(Model *m, RunState *s, const int32_t *in, const int32_t *tg, unsigned bits, float *loss,
                          float *g) {
@@ -363,15 +363,16 @@ static void test_ablations_give_the_same_bits(void **state) {
     for (size_t i = 0; i < m.params.total; i++) m.param[i] *= 0.3f;  // logits inside the cap's useful range
     float *want = malloc(m.params.total * sizeof *want), *got = malloc(m.params.total * sizeof *got);
     static const unsigned bf16_bits[] = {GEMM_ABLATE_TN_PAIRS, GEMM_ABLATE_ROWS16_A, GEMM_ABLATE_CAUSAL_ROWS16,
-                                         GEMM_ABLATE_PINS, GEMM_ABLATE_ALL};
-    static const unsigned fp32_bits[] = {GEMM_ABLATE_DIRECT_A, GEMM_ABLATE_PINS, GEMM_ABLATE_ALL};
+                                         GEMM_ABLATE_PINS, GEMM_ABLATE_C_PREFETCH, GEMM_ABLATE_ALL};
+    static const unsigned fp32_bits[] = {GEMM_ABLATE_DIRECT_A, GEMM_ABLATE_PINS, GEMM_ABLATE_C_PREFETCH,
+                                         GEMM_ABLATE_ALL};
     for (int bf16 = 0; bf16 < 2; bf16++) {
         if (bf16 && !cpu_info()->avx512_bf16) continue;
         assert_int_equal(kernels_set_precision(bf16 ? KP_BF16 : KP_FP32), 0);
         float want_loss, loss;
         ablated_step(&m, &s, in, tg, 0, &want_loss, want);
         const unsigned *bits = bf16 ? bf16_bits : fp32_bits;
-        int n = bf16 ? 5 : 3;
+        int n = bf16 ? (int)(sizeof bf16_bits / sizeof *bf16_bits) : (int)(sizeof fp32_bits / sizeof *fp32_bits);
         for (int i = 0; i < n; i++) {
             ablated_step(&m, &s, in, tg, bits[i], &loss, got);
             assert_memory_equal(&want_loss, &loss, sizeof loss);
