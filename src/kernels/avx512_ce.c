@@ -154,11 +154,11 @@ static AVX512_FN void stream_zero(void *d, size_t bytes) {
     for (size_t i = 0; i < bytes; i += 64) _mm512_stream_si512((void *)((char *)d + i), _mm512_setzero_si512());
 }
 
-void avx512_softcap_ce_inplace(float *losses, float *dlogits, float *logits, const int32_t *targets, int N, int V,
-                               float cap, float dscale, float *scratch) {
+void avx512_softcap_ce_inplace(float *losses, float *dlogits, float *logits, size_t ldz, const int32_t *targets, int N,
+                               int V, float cap, float dscale, float *scratch) {
     size_t row_bytes = (size_t)V * sizeof(float);
     for (int n = 0; n < N; n++) {
-        float *z = logits + (size_t)n * V, *row = dlogits ? dlogits + (size_t)n * V : NULL;
+        float *z = logits + (size_t)n * ldz, *row = dlogits ? dlogits + (size_t)n * V : NULL;
         int tgt = targets ? targets[n] : -1, stream = row && V % 16 == 0 && ((uintptr_t)row & 63) == 0;
         if (tgt >= 0) {
             losses[n] = ce_row(row, NULL, scratch, z, z, V, tgt, cap, dscale, stream, row != NULL);
@@ -190,11 +190,11 @@ static BF16_FN void store_pair(uint16_t *dst, const uint16_t *even, const uint16
     }
 }
 
-void avx512_softcap_ce_pairs(float *losses, uint16_t *pairs, size_t P, float *logits, size_t ld16,
+void avx512_softcap_ce_pairs(float *losses, uint16_t *pairs, size_t P, float *logits, size_t ldz, size_t ld16,
                              const int32_t *targets, int N, int V, float cap, float dscale, float *scratch) {
     uint16_t *rows16 = (uint16_t *)logits;
     for (int n = 0; n < N; n++) {
-        float *z = logits + (size_t)n * V;
+        float *z = logits + (size_t)n * ldz;
         uint16_t *row16 = rows16 + (size_t)n * ld16;
         int tgt = targets ? targets[n] : -1;
         if (tgt >= 0) {

@@ -44,13 +44,15 @@ void avx512_softcap_ce(float *losses, float *dlogits, const float *logits, const
 // softcap_ce on logits the caller no longer needs (they are overwritten), on the calling thread
 // only, with scratch for V floats: the fused head's epilogue on a strip of rows in cache. Same
 // bits as avx512_softcap_ce. Aligned dlogits rows are written with non-temporal stores (fenced
-// before it returns). With dlogits, the logits rows end up holding the fp32 dlogits.
-void avx512_softcap_ce_inplace(float *losses, float *dlogits, float *logits, const int32_t *targets, int N, int V,
-                               float cap, float dscale, float *scratch);
+// before it returns). With dlogits, the logits rows end up holding the fp32 dlogits. Logits row n
+// at logits + n·ldz (ldz >= V).
+void avx512_softcap_ce_inplace(float *losses, float *dlogits, float *logits, size_t ldz, const int32_t *targets, int N,
+                               int V, float cap, float dscale, float *scratch);
 // The same with bf16 dlogits (those values rounded to nearest even; needs AVX512_BF16), always
-// computed: each row's are left in place as bf16 rows of stride ld16 (gemm_rows16_ld(V): row n
-// ends before fp32 row n+1 begins and is written behind its own row's reads), and row pairs
+// computed: each row's are left in place as bf16 rows of stride ld16 (V <= ld16 <= 2·ldz, e.g.
+// gemm_rows16_ld(V): row n ends before fp32 row n+1 begins and is written behind its own row's
+// reads), and row pairs
 // (2p, 2p+1) go out interleaved to pairs + p·P, zeros after the 2V values up to P (head.h's
 // layout; an odd N's last row is paired with zeros). N rows from an even row of the whole.
-void avx512_softcap_ce_pairs(float *losses, uint16_t *pairs, size_t P, float *logits, size_t ld16,
+void avx512_softcap_ce_pairs(float *losses, uint16_t *pairs, size_t P, float *logits, size_t ldz, size_t ld16,
                              const int32_t *targets, int N, int V, float cap, float dscale, float *scratch);

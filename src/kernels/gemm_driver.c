@@ -996,19 +996,19 @@ void gemm_run_a16(const GemmImpl *g, GemmLayout layout, float *c, const uint16_t
 // Whole rows with an epilogue (gemm_rows_nt): the lm_head's logits go straight into the loss
 // ---------------------------------------------------------------------------------------------
 
-// One strip of rows [i, i+h): every k block, every column panel, into cbuf (row stride N).
-static void rows_strip(const GemmArgs *x, const char *packed, char *abuf, float *cbuf, int i, int h) {
+// One strip of rows [i, i+h): every k block, every column panel, into cbuf (row stride ldc).
+static void rows_strip(const GemmArgs *x, const char *packed, char *abuf, float *cbuf, size_t ldc, int i, int h) {
     const GemmImpl *g = x->g;
     int kcb = args_kcb(x);
     if (x->K <= 0)
-        for (int r = 0; r < h; r++) memset(cbuf + (size_t)r * x->N, 0, (size_t)x->N * sizeof *cbuf);
+        for (int r = 0; r < h; r++) memset(cbuf + (size_t)r * ldc, 0, (size_t)x->N * sizeof *cbuf);
     for (int pc = 0; pc < x->K; pc += kcb) {
         int kc = imin(kcb, x->K - pc);
         size_t panel_bytes = pinned_panel_bytes(x, pc);
         pack_a_strip(x, abuf, i, h, pc, kc, NULL);
         const char *bblock = packed + pinned_offset(x, pc, 0);
         for (int jr = 0; jr < x->N; jr += g->nr)
-            g->kernel(kc, abuf, bblock + (size_t)(jr / g->nr) * panel_bytes, cbuf + jr, (size_t)x->N, h,
+            g->kernel(kc, abuf, bblock + (size_t)(jr / g->nr) * panel_bytes, cbuf + jr, ldc, h,
                       imin(g->nr, x->N - jr), pc > 0);
     }
 }
@@ -1019,6 +1019,7 @@ static void rows_strip(const GemmArgs *x, const char *packed, char *abuf, float 
 static KeptBuf rows_ws;
 
 size_t gemm_rows16_ld(int n) { return (size_t)n + ((2 * (size_t)n) % 4096 == 0 ? 32 : 0); }
+size_t gemm_rows_ld(int n) { return (size_t)n + ((4 * (size_t)n) % 4096 == 0 ? 16 : 0); }
 
 void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
                   void *ctx, size_t scratch_floats, const GemmRowsNext *next) {
@@ -1037,7 +1038,8 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
     size_t b_bytes = pack ? round_up(packed_bytes(g, N, K), 64) : 0;
     size_t b2_bytes = pack2 ? round_up(packed_bytes(g, next->n2, N), 64) : 0;
     size_t a_bytes = round_up(panel_size(g, kcb, g->mr), 64);
-    size_t c_floats = round_up((size_t)g->mr * N, 16), t_bytes = a_bytes + (c_floats + scratch_floats) * sizeof(float);
+    size_t ldc = gemm_rows_ld(N);
+    size_t c_floats = round_up((size_t)g->mr * ldc, 16), t_bytes = a_bytes + (c_floats + scratch_floats) * sizeof(float);
     int slot;
     char *ws = kept_claim(&rows_ws, 1, b_bytes + b2_bytes + (size_t)nt * round_up(t_bytes, 64), &slot);
     const char *packed = pack ? ws : x.packed_b;
@@ -1058,15 +1060,15 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
         for (int s; (s = atomic_fetch_add(&next_strip, 1)) < strips;) {
             int i = s * g->mr, h = imin(g->mr, M - i);
             if (g->begin) g->begin();  // per strip: the next product's gemm_block ends with g->end
-            rows_strip(&x, packed, abuf, cbuf, i, h);
-            fn(ctx, cbuf, i, h, cbuf + c_floats);
+            rows_strip(&x, packed, abuf, cbuf, ldc, i, h);
+            fn(ctx, cbuf, ldc, i, h, cbuf + c_floats);
             if (next) {  // the strip as A (row stride N, or bf16 rows, in cache), its rows of next->c
                 GemmArgs xs = x2;
                 xs.c = next->c + (size_t)i * next->n2, xs.M = h;
                 if (next->a16_ld) {  // bf16 rows: read in place, or packed when N is odd (see kernel_rows16)
                     xs.a16 = (const uint16_t *)cbuf, xs.lda = next->a16_ld, xs.a16_direct = N % 2 == 0;
                 } else {
-                    xs.a = cbuf;
+                    xs.a = cbuf, xs.lda = ldc;
                 }
                 gemm_block(&xs, 0, h, 0, next->n2);
             }

@@ -206,8 +206,8 @@ void gemm_run_a16(const GemmImpl *impl, GemmLayout layout, float *c, const uint1
 
 // Whole rows of an NT product, each handed to an epilogue while it is in cache: C = a (M,K) @
 // b (N,K)ᵀ is computed MR rows at a time, all N columns and all K, into a per-thread buffer of
-// MR x N floats (row stride N), and fn(ctx, c, row0, rows, scratch) is called on it before the
-// next strip — the (M, N) product is never written out. fn may overwrite the buffer (it is the
+// MR rows of N floats (row stride ldc = gemm_rows_ld(N)), and fn(ctx, c, ldc, row0, rows, scratch)
+// is called on it before the next strip — the (M, N) product is never written out. fn may overwrite the buffer (it is the
 // next strip's output); scratch is the thread's own scratch_floats floats (64-byte aligned).
 // The threads take strips one at a time as they finish the last (any thread may take any
 // strip), fn runs on the thread that computed them; B is packed once for all of them (or read
@@ -217,10 +217,10 @@ void gemm_run_a16(const GemmImpl *impl, GemmLayout layout, float *c, const uint1
 // rows [row0, row0+rows) of next->c (M, n2) = the strip as fn left it (rows, N) @ next->b (N, n2)
 // — the same bits as gemm_run(NN) on the whole (M, N) result. The fused head computes dx from
 // each strip's dlogits this way.
-typedef void (*GemmRowsFn)(void *ctx, float *c, int row0, int rows, float *scratch);
+typedef void (*GemmRowsFn)(void *ctx, float *c, size_t ldc, int row0, int rows, float *scratch);
 // With a16_ld (impls with kernel_rows16 only), fn leaves the strip's rows in bf16 instead, row r
-// at (uint16_t *)c + r*a16_ld (a16_ld >= N, and a16_ld <= 2N unless rows == 1), and the product reads
-// them unpacked: no packing of the strip, the same bits as packing their fp32 originals.
+// at (uint16_t *)c + r*a16_ld (a16_ld >= N, and a16_ld <= 2·ldc unless rows == 1), and the product
+// reads them unpacked: no packing of the strip, the same bits as packing their fp32 originals.
 typedef struct {
     const float *b;  // (N, n2) row-major
     float *c;        // (M, n2), overwritten
@@ -233,6 +233,13 @@ typedef struct {
 // bf16 write never passes the fp32 read): n, padded by 32 when 2n bytes is a multiple of 4 KiB,
 // so that the rows read side by side do not all fall in one L1 set.
 size_t gemm_rows16_ld(int n);
+// The row stride (floats) of gemm_rows_nt's strips of n: n, padded by 16 (one line) when 4n bytes
+// is a multiple of 4 KiB. At the vocabulary's 8192, the 14 rows that a micro-tile stores side by
+// side, and that the fp32 dx product reads side by side, all fell in one L1 set, and the dx
+// product packed its A instead of reading the rows in place (use_direct_a). cpu fp32 training, 6
+// alternated pairs (`bench/ab_profile.sh 9e63bc5 . -- --precision fp32 --steps 20`): head_ce_dx
+// 0.916x, the step 0.948x, faster in 6/6; bf16 unchanged (the step 1.006x, 3/6).
+size_t gemm_rows_ld(int n);
 void gemm_rows_nt(const GemmImpl *impl, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
                   void *ctx, size_t scratch_floats, const GemmRowsNext *next);
 

@@ -105,26 +105,29 @@ typedef struct {
 // Leaves the strip holding its dlogits when there are any: fp32 (avx512_softcap_ce_inplace), or
 // bf16 rows the bf16 dx product reads unpacked, also paired into dlogits (avx512_softcap_ce_pairs;
 // row0 is even: strips are whole 14-row micro-tiles).
-static void strip_loss_avx512(void *p, float *c, int row0, int rows, float *exps) {
+static void strip_loss_avx512(void *p, float *c, size_t ldc, int row0, int rows, float *exps) {
     const HeadCtx *h = p;
     const int32_t *tg = h->targets ? h->targets + row0 : NULL;
     if (h->dlogits && h->bf16)
         avx512_softcap_ce_pairs(h->losses + row0, (uint16_t *)h->dlogits + head_dl16_at(row0, 0, h->V),
-                                head_dl16_stride(h->V), c, h->keep16_ld, tg, rows, h->V, h->cap, h->dscale, exps);
+                                head_dl16_stride(h->V), c, ldc, h->keep16_ld, tg, rows, h->V, h->cap, h->dscale, exps);
     else
         avx512_softcap_ce_inplace(h->losses + row0, h->dlogits ? (float *)h->dlogits + (size_t)row0 * h->V : NULL, c,
-                                  tg, rows, h->V, h->cap, h->dscale, exps);
+                                  ldc, tg, rows, h->V, h->cap, h->dscale, exps);
 }
 
 // Inside the GEMM's parallel region: ref_softcap_ce's own region runs on this thread alone. The
-// gradient is formed in the strip (ref_softcap_ce allows the aliasing), then copied out.
-static void strip_loss_ref(void *p, float *c, int row0, int rows, float *unused) {
+// gradient is formed in the strip (ref_softcap_ce allows the aliasing), then copied out. Row by
+// row: the strip's rows are ldc apart.
+static void strip_loss_ref(void *p, float *c, size_t ldc, int row0, int rows, float *unused) {
     (void)unused;
     const HeadCtx *h = p;
-    float *d = h->dlogits ? (float *)h->dlogits + (size_t)row0 * h->V : NULL;
-    ref_softcap_ce(h->losses + row0, d ? c : NULL, c, h->targets ? h->targets + row0 : NULL, rows, h->V, h->cap,
-                   h->dscale);
-    if (d) memcpy(d, c, (size_t)rows * h->V * sizeof *d);
+    for (int r = 0; r < rows; r++) {
+        float *z = c + (size_t)r * ldc, *d = h->dlogits ? (float *)h->dlogits + (size_t)(row0 + r) * h->V : NULL;
+        ref_softcap_ce(h->losses + row0 + r, d ? z : NULL, z, h->targets ? h->targets + row0 + r : NULL, 1, h->V,
+                       h->cap, h->dscale);
+        if (d) memcpy(d, z, (size_t)h->V * sizeof *d);
+    }
 }
 
 typedef void (*NtRows)(const float *, const float *, int, int, int, GemmRowsFn, void *, size_t, const GemmRowsNext *);
