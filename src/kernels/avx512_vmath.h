@@ -7,11 +7,14 @@
 // values themselves.
 //
 // exp and tanh follow Cephes' single-precision algorithms (range reduction + minimax
-// polynomial); measured against libm over the ranges the kernels use (tests/kernels/
-// test_avx512_ops.c, test_vmath_accuracy): exp max relative error 1.2e-7, tanh 1.4e-7 (1-2 ulp).
+// polynomial; constants in vmath_consts.h, shared with avx2_vmath.h); measured against libm
+// over the ranges the kernels use (tests/kernels/test_avx512_ops.c, test_vmath_accuracy): exp
+// max relative error 1.2e-7, tanh 1.4e-7 (1-2 ulp).
 #pragma once
 #include <immintrin.h>
 #include <math.h>
+
+#include "kernels/vmath_consts.h"
 
 #define AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define AVX512_FN AVX512_TARGET
@@ -40,17 +43,17 @@ AVX512_INLINE __m512 v_relu2(__m512 x) {
 // tricks). Inputs below -104 give exactly 0 (so -inf -> 0); the clamp is written max(-104, x)
 // so a NaN input stays NaN (vmaxps returns its second operand when either is NaN).
 AVX512_INLINE __m512 v_exp(__m512 x) {
-    x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+    x = _mm512_max_ps(_mm512_set1_ps(VM_EXP_MIN), x);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(VM_LOG2E)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(VM_LN2_HI), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(VM_LN2_LO), r);
+    __m512 p = _mm512_set1_ps(VM_EXP_P0);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(VM_EXP_P1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(VM_EXP_P2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(VM_EXP_P3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(VM_EXP_P4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(VM_EXP_P5));
     __m512 r2 = _mm512_mul_ps(r, r);
     __m512 y = _mm512_fmadd_ps(p, r2, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
     return _mm512_scalef_ps(y, n);
@@ -64,16 +67,16 @@ AVX512_INLINE __m512 v_tanh(__m512 x) {
     const __m512i sign_bit = _mm512_set1_epi32((int)0x80000000u);
     __m512 ax = _mm512_castsi512_ps(_mm512_andnot_si512(sign_bit, _mm512_castps_si512(x)));
     __m512 s = _mm512_mul_ps(x, x);
-    __m512 p = _mm512_set1_ps(-5.70498872745e-3f);
-    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(2.06390887954e-2f));
-    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(-5.37397155531e-2f));
-    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(1.33314422036e-1f));
-    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(-3.33332819422e-1f));
+    __m512 p = _mm512_set1_ps(VM_TANH_P0);
+    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(VM_TANH_P1));
+    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(VM_TANH_P2));
+    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(VM_TANH_P3));
+    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(VM_TANH_P4));
     __m512 y = _mm512_fmadd_ps(_mm512_mul_ps(p, s), x, x);
-    __mmask16 big = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.625f), _CMP_GE_OQ);
+    __mmask16 big = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(VM_TANH_SMALL), _CMP_GE_OQ);
     if (big) {
         // A true divide: on Zen 4 rcp14 + a Newton step measured no faster.
-        __m512 a2 = _mm512_min_ps(_mm512_add_ps(ax, ax), _mm512_set1_ps(19.0f));
+        __m512 a2 = _mm512_min_ps(_mm512_add_ps(ax, ax), _mm512_set1_ps(VM_TANH_CLAMP2));
         __m512 e1 = _mm512_add_ps(v_exp(a2), _mm512_set1_ps(1.0f));
         __m512 t = _mm512_sub_ps(_mm512_set1_ps(1.0f), _mm512_div_ps(_mm512_set1_ps(2.0f), e1));
         __m512 st = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t),

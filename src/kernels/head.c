@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/avx2_ops.h"
 #include "kernels/avx512_ops.h"
 #include "kernels/ref.h"
 #include "kernels/simd_matmul.h"
@@ -116,18 +117,12 @@ static void strip_loss_avx512(void *p, float *c, size_t ldc, int row0, int rows,
                                   ldc, tg, rows, h->V, h->cap, h->dscale, exps);
 }
 
-// Inside the GEMM's parallel region: ref_softcap_ce's own region runs on this thread alone. The
-// gradient is formed in the strip (ref_softcap_ce allows the aliasing), then copied out. Row by
-// row: the strip's rows are ldc apart.
-static void strip_loss_ref(void *p, float *c, size_t ldc, int row0, int rows, float *unused) {
-    (void)unused;
+// The AVX2 head's: fp32 dlogits, left in the strip for the dx product (avx2_softcap_ce_inplace,
+// the AVX2 table's softcap_ce row by row).
+static void strip_loss_avx2(void *p, float *c, size_t ldc, int row0, int rows, float *exps) {
     const HeadCtx *h = p;
-    for (int r = 0; r < rows; r++) {
-        float *z = c + (size_t)r * ldc, *d = h->dlogits ? (float *)h->dlogits + (size_t)(row0 + r) * h->V : NULL;
-        ref_softcap_ce(h->losses + row0 + r, d ? z : NULL, z, h->targets ? h->targets + row0 + r : NULL, 1, h->V,
-                       h->cap, h->dscale);
-        if (d) memcpy(d, z, (size_t)h->V * sizeof *d);
-    }
+    avx2_softcap_ce_inplace(h->losses + row0, h->dlogits ? (float *)h->dlogits + (size_t)row0 * h->V : NULL, c, ldc,
+                            h->targets ? h->targets + row0 : NULL, rows, h->V, h->cap, h->dscale, exps);
 }
 
 typedef void (*NtRows)(const float *, const float *, int, int, int, GemmRowsFn, void *, size_t, const GemmRowsNext *);
@@ -143,7 +138,8 @@ static void simd_head(NtRows rows, GemmRowsFn loss, size_t scratch, float *losse
 
 void avx2_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
                   int N, int V, int C, float cap, float dscale) {
-    simd_head(avx2_matmul_nt_rows, strip_loss_ref, 0, losses, dlogits, dx, x, w, targets, N, V, C, cap, dscale);
+    simd_head(avx2_matmul_nt_rows, strip_loss_avx2, (size_t)V, losses, dlogits, dx, x, w, targets, N, V, C, cap,
+              dscale);
 }
 
 void avx512_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,

@@ -19,7 +19,7 @@
 // Every head_ce gives the same bits as its table's matmul_nt, then its softcap_ce (bf16: then
 // rounded), then matmul_nn for dx; every head_dw the same bits as matmul_tn on fp32 dlogits:
 //   ref, ref_bf16      ref(_bf16)_matmul_* on a bounded chunk of rows, ref_softcap_ce
-//   avx2               the AVX2 GEMM's strips (gemm_rows_nt), ref_softcap_ce on each
+//   avx2               the AVX2 GEMM's strips (gemm_rows_nt), avx2_softcap_ce's rows on each
 //   avx512, avx512bf16 the AVX-512 fp32 / AVX512_BF16 GEMM's strips, the AVX-512 loss on each;
 //                      avx512bf16's head_dw reads the row pairs as its packed operand
 //                      (gemm_run_a16_pairs)

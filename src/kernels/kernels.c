@@ -9,6 +9,7 @@
 
 #include "kernels/amx_matmul.h"
 #include "kernels/attention_bf16.h"
+#include "kernels/avx2_ops.h"
 #include "kernels/avx512_ops.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm_driver.h"
@@ -62,7 +63,7 @@ static const Kernels OWN_AVX2 = {
     .name = "avx2",
     .matmul_nt = avx2_matmul_nt, .matmul_nn = avx2_matmul_nn, .matmul_tn = avx2_matmul_tn,
     .relu2_linear_fwd = avx2_relu2_linear_fwd, .relu2_linear_bwd = avx2_relu2_linear_bwd,
-    .head_ce = avx2_head_ce, .head_dw = avx2_head_dw,
+    .softcap_ce = avx2_softcap_ce, .head_ce = avx2_head_ce, .head_dw = avx2_head_dw,
 };
 
 static const Kernels OWN_AVX512 = {

@@ -8,6 +8,7 @@
 
 #include "kernels/amx_matmul.h"
 #include "kernels/attention_bf16.h"
+#include "kernels/avx2_ops.h"
 #include "kernels/avx512_ops.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm_driver.h"
@@ -910,7 +911,7 @@ static void test_fused_head_gives_the_same_bits(void **state) {
         {ref_head_ce, ref_head_dw, ref_matmul_nt, ref_matmul_nn, ref_matmul_tn, ref_softcap_ce, 0, 1},
         {ref_bf16_head_ce, ref_bf16_head_dw, ref_bf16_matmul_nt, ref_bf16_matmul_nn, ref_bf16_matmul_tn,
          ref_softcap_ce, 1, 1},
-        {avx2_head_ce, avx2_head_dw, avx2_matmul_nt, avx2_matmul_nn, avx2_matmul_tn, ref_softcap_ce, 0,
+        {avx2_head_ce, avx2_head_dw, avx2_matmul_nt, avx2_matmul_nn, avx2_matmul_tn, avx2_softcap_ce, 0,
          kernels_variant_available(KV_AVX2, NULL)},
         {avx512_head_ce, avx512_head_dw, avx512_matmul_nt, avx512_matmul_nn, avx512_matmul_tn, avx512_softcap_ce, 0,
          avx512},

@@ -1,0 +1,20 @@
+// kernels/avx2_ops.h — AVX2 + FMA ops beyond the matmuls (simd_matmul.h), for CPUs without
+// AVX-512: the AVX2 table's softcapped cross-entropy and the fused head's epilogue. Each is
+// compiled for AVX2 + FMA whatever the build's -march; the caller (the kernel registry, head.c)
+// checks cpu_info() first.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+// Kernels.softcap_ce (kernels.h) on 8 lanes (avx2_ce.c): every element's capping and exp as
+// avx512_softcap_ce computes them; the row sums grouped over 8 lanes, so loss and gradients can
+// differ from AVX-512's in the last bits. Results do not depend on the thread count.
+void avx2_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
+                     float cap, float dscale);
+// The same on the calling thread only, on rows the caller no longer needs (logits row n at
+// logits + n·ldz, ldz >= V, overwritten: with dlogits, by the fp32 gradient row), with scratch
+// for V floats: the AVX2 fused head's epilogue on a strip of rows in cache. The same bits as
+// avx2_softcap_ce. dlogits rows 32-byte aligned (V a multiple of 8) go out with non-temporal
+// stores, fenced before it returns.
+void avx2_softcap_ce_inplace(float *losses, float *dlogits, float *logits, size_t ldz, const int32_t *targets, int N,
+                             int V, float cap, float dscale, float *scratch);
