@@ -1062,7 +1062,7 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
             if (g->begin) g->begin();  // per strip: the next product's gemm_block ends with g->end
             rows_strip(&x, packed, abuf, cbuf, ldc, i, h);
             fn(ctx, cbuf, ldc, i, h, cbuf + c_floats);
-            if (next) {  // the strip as A (row stride N, or bf16 rows, in cache), its rows of next->c
+            if (next) {  // the strip as A (row stride ldc, or bf16 rows, in cache), its rows of next->c
                 GemmArgs xs = x2;
                 xs.c = next->c + (size_t)i * next->n2, xs.M = h;
                 if (next->a16_ld) {  // bf16 rows: read in place, or packed when N is odd (see kernel_rows16)
