@@ -1,7 +1,7 @@
 // kernels/avx2_ops.h — AVX2 + FMA ops beyond the matmuls (simd_matmul.h), for CPUs without
-// AVX-512: the AVX2 table's softcapped cross-entropy and the fused head's epilogue. Each is
-// compiled for AVX2 + FMA whatever the build's -march; the caller (the kernel registry, head.c)
-// checks cpu_info() first.
+// AVX-512: the AVX2 table's softcapped cross-entropy, the fused head's epilogue and flash
+// attention. Each is compiled for AVX2 + FMA whatever the build's -march; the caller (the kernel
+// registry, head.c) checks cpu_info() first.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -18,3 +18,12 @@ void avx2_softcap_ce(float *losses, float *dlogits, const float *logits, const i
 // stores, fenced before it returns.
 void avx2_softcap_ce_inplace(float *losses, float *dlogits, float *logits, size_t ldz, const int32_t *targets, int N,
                              int V, float cap, float dscale, float *scratch);
+
+// Kernels.attention_fwd/bwd (kernels.h) on 8-lane vectors (avx2_attention.c): flash_attention.c's
+// tiles and sums, so results do not depend on the thread count; head dims not a multiple of 8 go
+// to the reference.
+void avx2_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
+                        int Hkv, int D, int window);
+void avx2_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                        const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
+                        int window);

@@ -63,6 +63,7 @@ static const Kernels OWN_AVX2 = {
     .name = "avx2",
     .matmul_nt = avx2_matmul_nt, .matmul_nn = avx2_matmul_nn, .matmul_tn = avx2_matmul_tn,
     .relu2_linear_fwd = avx2_relu2_linear_fwd, .relu2_linear_bwd = avx2_relu2_linear_bwd,
+    .attention_fwd = avx2_attention_fwd, .attention_bwd = avx2_attention_bwd,
     .softcap_ce = avx2_softcap_ce, .head_ce = avx2_head_ce, .head_dw = avx2_head_dw,
 };
 

@@ -111,8 +111,8 @@ const Kernels *kernels_profiled(const Kernels *base);  // the wrapper table arou
 // Variants. Each needs the CPU features of the one before it plus its own; an op a variant does
 // not implement comes from the best variant below it, so every table is complete.
 //   ref     plain C, any x86-64
-//   avx2    AVX2 + FMA: the BLIS-style matmuls (simd_matmul.h), the softcapped cross-entropy and
-//           the fused head (avx2_ops.h); the other ops from ref
+//   avx2    AVX2 + FMA: the BLIS-style matmuls (simd_matmul.h), the softcapped cross-entropy, the
+//           fused head and flash attention (avx2_ops.h); the other ops from ref
 //   avx512  AVX-512 F/BW/VL: the matmuls and the fused ops of avx512_ops.h
 //   amx     AMX-TILE + AMX-BF16 with the kernel's permission: no op of its own yet (every op
 //           comes from avx512). Asked for on a CPU without AMX, it falls back to the best
