@@ -109,6 +109,56 @@ static void kernel(int kc, const void *ap, const void *bp, float *c, size_t ldc,
     TILES[mr](kc, ap, bp, c, ldc, nr, load_c);
 }
 
+// The same tile reading A unpacked, row-major: element (k, r) at a[r·lda + k] (GemmKernelRows).
+// The driver uses it for narrow nt/nn blocks (use_direct_a), where packing each strip cost more
+// than it saved, as on AVX-512, and for the fused head's dx product. The same FMA chain as tile(),
+// so the same bits. AVX2 cpu training, 6 alternated pairs (`bench/ab_profile.sh --env-a
+// FRONTIER_KERNELS=avx2 --env-b FRONTIER_KERNELS=avx2 54cc5ba . -- --precision fp32 --steps 10`,
+// 2026-12-02): matmul_nn 4096x128x512 0.796x, matmul_nt 4096x128x128 0.872x, relu2_linear_fwd
+// 0.860x, head_ce_dx 0.937x, the step 0.953x (each faster in 6/6).
+INLINE_FN void tile_rows(const int rows, int kc, const float *a, size_t lda, const float *bp, float *c, size_t ldc,
+                         int nr, int load_c) {
+    __m256i m0 = lanes(nr), m1 = lanes(nr - 8);
+    __m256 x0[MR], x1[MR];
+    const float *ar[MR];
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++) {
+        ar[r] = a + (size_t)r * lda;
+        x0[r] = load_c ? _mm256_maskload_ps(c + r * ldc, m0) : _mm256_setzero_ps();
+        x1[r] = load_c ? _mm256_maskload_ps(c + r * ldc + 8, m1) : _mm256_setzero_ps();
+    }
+    for (int k = 0; k < kc; k++, bp += NR) {
+        __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < rows; r++) {
+            __m256 av = _mm256_broadcast_ss(ar[r] + k);
+            x0[r] = _mm256_fmadd_ps(av, b0, x0[r]);
+            x1[r] = _mm256_fmadd_ps(av, b1, x1[r]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++) {
+        _mm256_maskstore_ps(c + r * ldc, m0, x0[r]);
+        _mm256_maskstore_ps(c + r * ldc + 8, m1, x1[r]);
+    }
+}
+
+#define TILE_ROWS_FN(n)                                                                                        \
+    static TARGET_FN void tile_rows_##n(int kc, const float *a, size_t lda, const float *bp, float *c,         \
+                                        size_t ldc, int nr, int load_c) {                                      \
+        tile_rows(n, kc, a, lda, bp, c, ldc, nr, load_c);                                                      \
+    }
+TILE_ROWS_FN(1) TILE_ROWS_FN(2) TILE_ROWS_FN(3) TILE_ROWS_FN(4) TILE_ROWS_FN(5) TILE_ROWS_FN(6)
+
+typedef void (*TileRowsFn)(int, const float *, size_t, const float *, float *, size_t, int, int);
+static const TileRowsFn TILES_ROWS[MR + 1] = {NULL,        tile_rows_1, tile_rows_2, tile_rows_3,
+                                              tile_rows_4, tile_rows_5, tile_rows_6};
+
+static void kernel_rows(int kc, const float *a, size_t lda, const void *bp, float *c, size_t ldc, int mr, int nr,
+                        int load_c) {
+    TILES_ROWS[mr](kc, a, lda, bp, c, ldc, nr, load_c);
+}
+
 // ReLU² hooks: relu2_fwd/bwd's arithmetic (max(x, 0)²; 2x·c where x > 0, else +0) in ymm.
 static TARGET_FN void relu2_rows(float *dst, const float *src, size_t ld, int rows, int cols) {
     for (int r = 0; r < rows; r++) {
@@ -139,7 +189,8 @@ static TARGET_FN void relu2_grad_rows(float *c, const float *x, size_t ld, int r
 }
 
 static const GemmImpl AVX2_F32 = {.mr = MR, .nr = NR, .kstep = 1, .elem = sizeof(float), .pack_a = pack_a,
-                                  .pack_b = pack_b, .kernel = kernel, .pack_b_relu2 = pack_b_relu2,
+                                  .pack_b = pack_b, .kernel = kernel, .kernel_rows = kernel_rows,
+                                  .pack_b_relu2 = pack_b_relu2,
                                   .relu2_rows = relu2_rows,
                                   .relu2_grad_rows = relu2_grad_rows};
 
