@@ -3,8 +3,9 @@
 //
 // Micro-kernel 6 x 16: per k, two aligned loads of the packed B row (16 floats), 6 broadcasts
 // of packed A and 12 FMAs into 12 ymm accumulators (15 of the 16 registers). The same FMA chain
-// per element as the AVX-512 kernel, so both give the same bits. Packing is plain C: this path
-// exists for CPUs without AVX-512, where it is still several times the reference.
+// per element as the AVX-512 kernel, so both give the same bits. A second tile reads A unpacked
+// from its rows (use_direct_a in gemm_driver.c). The transposing packer is plain C, the copying
+// one masked ymm moves: this path exists for CPUs without AVX-512.
 #include <immintrin.h>
 
 #include "kernels/gemm_driver.h"
@@ -20,17 +21,31 @@
 // Packing
 // ---------------------------------------------------------------------------------------------
 
+// Lanes [0, n) of 8 as a vmaskmov mask (masked-off lanes are neither read nor written, so a
+// ragged edge never touches memory outside C or the operand).
+INLINE_FN __m256i lanes(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 INLINE_FN void pack(float *dst, const float *src, size_t ld, int W, int w, int kc, int transpose) {
     if (transpose) {
         // read each source row once, contiguously; the destination (<= 24 KiB) stays in L1
         for (int r = 0; r < w; r++)
             for (int k = 0; k < kc; k++) dst[(size_t)k * W + r] = src[(size_t)r * ld + k];
-    } else {
         for (int k = 0; k < kc; k++)
-            for (int r = 0; r < w; r++) dst[(size_t)k * W + r] = src[(size_t)k * ld + r];
+            for (int r = w; r < W; r++) dst[(size_t)k * W + r] = 0.0f;
+        return;
     }
+    // k rows of w floats, zero-padded to W, a masked ymm at a time: the scalar copy of 6-float
+    // pieces was 15% of the AVX2 head_dw's samples (TN products pack A this way). 2026-12-02:
+    // `frontier kernels bench --op head_dw --variant avx2` 84.7 -> 55.0 ms; AVX2 cpu training
+    // (`bench/ab_profile.sh --env-a FRONTIER_KERNELS=avx2 --env-b FRONTIER_KERNELS=avx2 dd592c9 .
+    // -- --precision fp32 --steps 10`, 6 pairs) head_dw 0.950x (5/6), matmul_tn 0.90-0.93x, the
+    // step 0.996x (5/6).
     for (int k = 0; k < kc; k++)
-        for (int r = w; r < W; r++) dst[(size_t)k * W + r] = 0.0f;
+        for (int r0 = 0; r0 < W; r0 += 8)
+            _mm256_maskstore_ps(dst + (size_t)k * W + r0, lanes(W - r0),
+                                _mm256_maskload_ps(src + (size_t)k * ld + r0, lanes(w - r0)));
 }
 
 static TARGET_FN void pack_a(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
@@ -38,12 +53,6 @@ static TARGET_FN void pack_a(void *dst, const float *src, size_t ld, int w, int 
 }
 static TARGET_FN void pack_b(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
     pack(dst, src, ld, NR, w, kc, transpose);
-}
-
-// Lanes [0, n) of 8 as a vmaskmov mask (masked-off lanes are neither read nor written, so a
-// ragged edge never touches memory outside C).
-INLINE_FN __m256i lanes(int n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 // max(x, 0)² in ymm: vmaxps with 0 as its second operand (a NaN or -0 gives +0), one rounding.
