@@ -81,18 +81,6 @@ AVX2_INLINE __m256 lanes_in(int c, int lo, int lim) {
     return _mm256_castsi256_ps(_mm256_andnot_si256(v8_mask_first(lo - 8 * c), v8_mask_first(lim - 8 * c)));
 }
 
-AVX2_INLINE float hmax8(__m256 v) {
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
-}
-
-AVX2_INLINE float hadd8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
-
 // flash_attention.h's softmax_row on 8-lane vectors (up to 8 of them: ATT_BLK keys).
 static AVX2_FN float softmax_row(float *srow, int nv, int lo, int lim, float scale, float *m, float *l) {
     if (lo >= lim) {
@@ -105,7 +93,7 @@ static AVX2_FN float softmax_row(float *srow, int nv, int lo, int lim, float sca
         x[c] = _mm256_blendv_ps(ninf, _mm256_mul_ps(_mm256_loadu_ps(srow + 8 * c), vs), lanes_in(c, lo, lim));
         mx = _mm256_max_ps(mx, x[c]);
     }
-    float mnew = fmaxf(*m, hmax8(mx));
+    float mnew = fmaxf(*m, v8_hmax(mx));
     float alpha = expf(*m - mnew);
     __m256 vm = _mm256_set1_ps(mnew), sum = _mm256_setzero_ps();
     for (int c = 0; c < nv; c++) {
@@ -113,7 +101,7 @@ static AVX2_FN float softmax_row(float *srow, int nv, int lo, int lim, float sca
         _mm256_storeu_ps(srow + 8 * c, p);
         sum = _mm256_add_ps(sum, p);
     }
-    *l = *l * alpha + hadd8(sum);
+    *l = *l * alpha + v8_hadd(sum);
     *m = mnew;
     return alpha;
 }

@@ -50,9 +50,7 @@ static AVX2_FN float ce_cap_max(float *c, const float *z, int V, float cap) {
     else
         for (; i < whole; i += 8) mx = ce_cap_at(c, z, i, all, 1, 0, vcap, vinv, mx);
     if (i < V) mx = ce_cap_at(c, z, i, v8_mask_first(V - i), 0, cap > 0, vcap, vinv, mx);
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    return _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
+    return v8_hmax(mx);
 }
 
 // Sweep 2: the exps of c - mx into d (when non-NULL) and their sum. Vector j goes to partial sum

@@ -8,6 +8,7 @@
 // one masked ymm moves: this path exists for CPUs without AVX-512.
 #include <immintrin.h>
 
+#include "kernels/avx2_vmath.h"
 #include "kernels/gemm_driver.h"
 #include "kernels/simd_matmul.h"
 
@@ -21,12 +22,6 @@
 // Packing
 // ---------------------------------------------------------------------------------------------
 
-// Lanes [0, n) of 8 as a vmaskmov mask (masked-off lanes are neither read nor written, so a
-// ragged edge never touches memory outside C or the operand).
-INLINE_FN __m256i lanes(int n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 INLINE_FN void pack(float *dst, const float *src, size_t ld, int W, int w, int kc, int transpose) {
     if (transpose) {
         // read each source row once, contiguously; the destination (<= 24 KiB) stays in L1
@@ -36,7 +31,8 @@ INLINE_FN void pack(float *dst, const float *src, size_t ld, int W, int w, int k
             for (int r = w; r < W; r++) dst[(size_t)k * W + r] = 0.0f;
         return;
     }
-    // k rows of w floats, zero-padded to W, a masked ymm at a time: the scalar copy of 6-float
+    // k rows of w floats, zero-padded to W, a masked ymm at a time (vmaskmov: masked-off lanes
+    // are neither read nor written, so a ragged edge stays inside the operand): the scalar copy of 6-float
     // pieces was 15% of the AVX2 head_dw's samples (TN products pack A this way). 2026-12-02:
     // `frontier kernels bench --op head_dw --variant avx2` 84.7 -> 55.0 ms; AVX2 cpu training
     // (`bench/ab_profile.sh --env-a FRONTIER_KERNELS=avx2 --env-b FRONTIER_KERNELS=avx2 dd592c9 .
@@ -44,8 +40,8 @@ INLINE_FN void pack(float *dst, const float *src, size_t ld, int W, int w, int k
     // step 0.996x (5/6).
     for (int k = 0; k < kc; k++)
         for (int r0 = 0; r0 < W; r0 += 8)
-            _mm256_maskstore_ps(dst + (size_t)k * W + r0, lanes(W - r0),
-                                _mm256_maskload_ps(src + (size_t)k * ld + r0, lanes(w - r0)));
+            _mm256_maskstore_ps(dst + (size_t)k * W + r0, v8_mask_first(W - r0),
+                                _mm256_maskload_ps(src + (size_t)k * ld + r0, v8_mask_first(w - r0)));
 }
 
 static TARGET_FN void pack_a(void *dst, const float *src, size_t ld, int w, int kc, int transpose) {
@@ -67,7 +63,7 @@ INLINE_FN __m256 relu2_ymm(__m256 x) {
 // in its element loop made the AVX2 relu2 ops 1.7x slower.)
 static TARGET_FN void pack_b_relu2(void *dst, const float *src, size_t ld, int w, int kc) {
     float *d = dst;
-    const __m256i m0 = lanes(w), m1 = lanes(w - 8);
+    const __m256i m0 = v8_mask_first(w), m1 = v8_mask_first(w - 8);
     for (int k = 0; k < kc; k++) {
         const float *s = src + (size_t)k * ld;
         _mm256_store_ps(d + (size_t)k * NR, relu2_ymm(_mm256_maskload_ps(s, m0)));  // lanes past w: 0, the padding
@@ -81,7 +77,7 @@ static TARGET_FN void pack_b_relu2(void *dst, const float *src, size_t ld, int w
 
 INLINE_FN void tile(const int rows, int kc, const float *ap, const float *bp, float *c, size_t ldc, int nr,
                     int load_c) {
-    __m256i m0 = lanes(nr), m1 = lanes(nr - 8);
+    __m256i m0 = v8_mask_first(nr), m1 = v8_mask_first(nr - 8);
     __m256 x0[MR], x1[MR];
 #pragma GCC unroll 6
     for (int r = 0; r < rows; r++) {
@@ -119,6 +115,10 @@ static void kernel(int kc, const void *ap, const void *bp, float *c, size_t ldc,
 }
 
 // The same tile reading A unpacked, row-major: element (k, r) at a[r·lda + k] (GemmKernelRows).
+// A copy of tile() rather than one body with strides (element (k, r) at a[r·rs + k·ks]): that
+// merge gave the same bits but ran the row-reading products 3-6% slower in AVX2 training (6
+// alternated pairs against this code, faster in 0/6 and 1/6; the step 1.012x), its row pointers
+// recomputed instead of held.
 // The driver uses it for narrow nt/nn blocks (use_direct_a), where packing each strip cost more
 // than it saved, as on AVX-512, and for the fused head's dx product. The same FMA chain as tile(),
 // so the same bits. AVX2 cpu training, 6 alternated pairs (`bench/ab_profile.sh --env-a
@@ -127,7 +127,7 @@ static void kernel(int kc, const void *ap, const void *bp, float *c, size_t ldc,
 // 0.860x, head_ce_dx 0.937x, the step 0.953x (each faster in 6/6).
 INLINE_FN void tile_rows(const int rows, int kc, const float *a, size_t lda, const float *bp, float *c, size_t ldc,
                          int nr, int load_c) {
-    __m256i m0 = lanes(nr), m1 = lanes(nr - 8);
+    __m256i m0 = v8_mask_first(nr), m1 = v8_mask_first(nr - 8);
     __m256 x0[MR], x1[MR];
     const float *ar[MR];
 #pragma GCC unroll 6

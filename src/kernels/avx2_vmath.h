@@ -75,6 +75,20 @@ AVX2_INLINE __m256 v8_tanh(__m256 x) {
     return y;
 }
 
+// The largest of 8 lanes.
+AVX2_INLINE float v8_hmax(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+}
+
+// Sum of 8 lanes in float, in a fixed order: (0+4, 1+5, 2+6, 3+7), then pairs, then the two.
+AVX2_INLINE float v8_hadd(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
 // Sum of 8 lanes in double, in a fixed order: (0+4, 1+5, 2+6, 3+7), then pairs, then the two.
 AVX2_INLINE double v8_hsum_pd(__m256 v) {
     __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v)), hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));

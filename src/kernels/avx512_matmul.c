@@ -25,10 +25,6 @@
 #define MR 14
 #define NR 32
 
-INLINE_FN __mmask16 lanes(int n) {
-    return n >= 16 ? (__mmask16)0xffff : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Packing (fp32)
 // ---------------------------------------------------------------------------------------------
@@ -41,10 +37,10 @@ INLINE_FN __mmask16 lanes(int n) {
 INLINE_FN void pack_transposed(float *dst, const float *src, size_t ld, int W, int w, int kc, int relu2) {
     for (int r0 = 0; r0 < W; r0 += 16) {
         int valid = w - r0, width = W - r0 < 16 ? W - r0 : 16;
-        __mmask16 store = lanes(width);
+        __mmask16 store = v_mask_first(width);
         for (int k0 = 0; k0 < kc; k0 += 16) {
             int kn = kc - k0 < 16 ? kc - k0 : 16;
-            __mmask16 load = lanes(kn);
+            __mmask16 load = v_mask_first(kn);
             __m512 r[16];
             if (kn == 16)  // whole lines: plain loads (masked ones are slower on some cores)
                 for (int i = 0; i < 16; i++)
@@ -64,9 +60,9 @@ INLINE_FN void pack_transposed(float *dst, const float *src, size_t ld, int W, i
 INLINE_FN void pack_copy(float *dst, const float *src, size_t ld, int W, int w, int kc, int relu2) {
     for (int k = 0; k < kc; k++)
         for (int r0 = 0; r0 < W; r0 += 16) {
-            __m512 v = _mm512_maskz_loadu_ps(lanes(w - r0), src + (size_t)k * ld + r0);
+            __m512 v = _mm512_maskz_loadu_ps(v_mask_first(w - r0), src + (size_t)k * ld + r0);
             if (relu2) v = v_relu2(v);
-            _mm512_mask_storeu_ps(dst + (size_t)k * W + r0, lanes(W - r0), v);
+            _mm512_mask_storeu_ps(dst + (size_t)k * W + r0, v_mask_first(W - r0), v);
         }
 }
 
@@ -95,7 +91,7 @@ static TARGET_FN void pack_b_relu2(void *dst, const float *src, size_t ld, int w
 // accumulator arrays live in registers.
 INLINE_FN void tile(const int rows, int kc, const float *ap, const float *bp, float *c, size_t ldc, int nr,
                     int load_c) {
-    __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
+    __mmask16 m0 = v_mask_first(nr), m1 = v_mask_first(nr - 16);
     __m512 x0[MR], x1[MR];
 #pragma GCC unroll 14
     for (int r = 0; r < rows; r++) {
@@ -122,7 +118,7 @@ INLINE_FN void tile(const int rows, int kc, const float *ap, const float *bp, fl
 // of the rows is a sequential stream whose 64-byte lines serve 16 consecutive k.
 INLINE_FN void tile_rows(const int rows, int kc, const float *a, size_t lda, const float *bp, float *c, size_t ldc,
                          int nr, int load_c) {
-    __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
+    __mmask16 m0 = v_mask_first(nr), m1 = v_mask_first(nr - 16);
     __m512 x0[MR], x1[MR];
 #pragma GCC unroll 14
     for (int r = 0; r < rows; r++) {
@@ -219,7 +215,7 @@ BF16_INLINE __m512i bf16x32(__m512 lo, __m512 hi) { return (__m512i)_mm512_cvtne
 // pairs; a 16 x 16 transpose of those turns rows into the packed k-pair rows, stored here.
 BF16_INLINE void store_pair_rows(uint32_t *dst, __m512 v[16], int W, int r0, int k0, int kc) {
     v_transpose16(v);
-    __mmask16 store = lanes(W - r0);
+    __mmask16 store = v_mask_first(W - r0);
     for (int p = 0; p < 16 && k0 + 2 * p < kc; p++)
         _mm512_mask_storeu_ps((float *)dst + (size_t)(k0 / 2 + p) * W + r0, store, v[p]);
 }
@@ -228,7 +224,7 @@ BF16_INLINE void store_pair_rows(uint32_t *dst, __m512 v[16], int W, int r0, int
 BF16_INLINE void pack_bf16_transposed(uint32_t *dst, const float *src, size_t ld, int W, int w, int kc, int relu2) {
     for (int r0 = 0; r0 < W; r0 += 16)
         for (int k0 = 0; k0 < kc; k0 += 32) {
-            __mmask16 m0 = lanes(kc - k0), m1 = lanes(kc - k0 - 16);
+            __mmask16 m0 = v_mask_first(kc - k0), m1 = v_mask_first(kc - k0 - 16);
             __m512 v[16];
             for (int i = 0; i < 16; i++) {
                 v[i] = _mm512_setzero_ps();  // rows past w: padding
@@ -257,7 +253,7 @@ BF16_INLINE void pack_bf16_copy_at(uint16_t *dst, size_t pstride, const float *s
                                    int relu2) {
     for (int k = 0; k < kc; k += 2)
         for (int r0 = 0; r0 < W; r0 += 16) {
-            __mmask16 m = lanes(w - r0);
+            __mmask16 m = v_mask_first(w - r0);
             __m512 even = _mm512_maskz_loadu_ps(m, src + (size_t)k * ld + r0);
             __m512 odd = k + 1 < kc ? _mm512_maskz_loadu_ps(m, src + (size_t)(k + 1) * ld + r0) : _mm512_setzero_ps();
             if (relu2) even = v_relu2(even), odd = v_relu2(odd);
@@ -286,7 +282,7 @@ BF16_INLINE void pack16_transposed(uint32_t *dst, const uint16_t *src, size_t ld
 BF16_INLINE void pack16_copy(uint16_t *dst, const uint16_t *src, size_t ld, int W, int w, int kc) {
     for (int k = 0; k < kc; k += 2)
         for (int r0 = 0; r0 < W; r0 += 16) {
-            __mmask16 m = lanes(w - r0);
+            __mmask16 m = v_mask_first(w - r0);
             __m256i even = _mm256_maskz_loadu_epi16(m, src + (size_t)k * ld + r0);
             __m256i odd = k + 1 < kc ? _mm256_maskz_loadu_epi16(m, src + (size_t)(k + 1) * ld + r0) : _mm256_setzero_si256();
             store_interleaved(dst, 2 * (size_t)W, _mm512_inserti64x4(_mm512_castsi256_si512(even), odd, 1), W, r0, k);
@@ -320,7 +316,7 @@ BF16_INLINE void convert_rows16_at(uint16_t *dst, size_t ld16, const float *src,
         const float *s = src + (size_t)r * lda;
         uint16_t *d = dst + (size_t)r * ld16;
         for (int k0 = 0; k0 < kc; k0 += 32) {
-            __m512 lo = _mm512_maskz_loadu_ps(lanes(kc - k0), s + k0), hi = _mm512_maskz_loadu_ps(lanes(kc - k0 - 16), s + k0 + 16);
+            __m512 lo = _mm512_maskz_loadu_ps(v_mask_first(kc - k0), s + k0), hi = _mm512_maskz_loadu_ps(v_mask_first(kc - k0 - 16), s + k0 + 16);
             if (relu2) lo = v_relu2(lo), hi = v_relu2(hi);
             _mm512_mask_storeu_epi16(d + k0, v_mask_first32(kc - k0), bf16x32(lo, hi));
         }
@@ -347,7 +343,7 @@ static BF16_FN void avx512bf16_convert_pairs(uint16_t *dst, size_t pair_stride, 
 // operands are uint16 storage.
 BF16_INLINE void tile_bf16(const int rows, int kc, const uint32_t *ap, size_t pstride, size_t rstride,
                            const uint16_t *bp, float *c, size_t ldc, int nr, int load_c) {
-    __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
+    __mmask16 m0 = v_mask_first(nr), m1 = v_mask_first(nr - 16);
     __m512 x0[MR], x1[MR];
 #pragma GCC unroll 14
     for (int r = 0; r < rows; r++) {

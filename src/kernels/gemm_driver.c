@@ -535,8 +535,9 @@ static int window_first_col(const GemmArgs *x, int i) {
 
 // A kernel call that resumes a chain (a k block after the first, or accumulating) first loads its
 // C tile, h rows of NR floats, and with C beyond the caches those loads stall the kernel: fp32
-// 4096x8192x640 on one thread spent 90% of its time in tile_14 (perf) at 85% of the rate the
-// same kernel reaches on cached operands, its three k blocks each reading the 128 MiB C again.
+// 4096x8192x640 on one thread (a scratch harness calling avx512_matmul_nt, under perf) spent 90%
+// of its time in tile_14 at 85% of the rate the same kernel reaches on cached operands, its
+// three k blocks each reading the 128 MiB C again.
 // So during each call the next tile's C rows are prefetched, for writing (the call stores them),
 // when C is at least C_PREFETCH_MIN_BYTES. Smaller ones (the cpu preset's weight gradients, 64-256
 // KiB, which stay in L2) gained in isolation only at 128x128x4096 (bf16 0.376 -> 0.354 ms), and in
