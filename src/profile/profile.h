@@ -30,6 +30,9 @@ void prof_shape_slow(int d0, int d1, int d2);
 static inline void prof_shape(int d0, int d1, int d2) {
     if (prof_on) prof_shape_slow(d0, d1, d2);
 }
+// Page faults the profiler itself has taken growing its span buffers (all threads, since start):
+// recording allocates as it goes, and train.c takes these off the step's page-fault count.
+long prof_own_faults(void);
 // A counter track sample (e.g. "tok/s").
 void prof_counter(const char *name, double value);
 

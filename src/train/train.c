@@ -278,11 +278,12 @@ static void print_progress(const TrainConfig *cfg, const TrainCounters *c, doubl
 // The loop
 // ---------------------------------------------------------------------------------------------
 
-// Page faults of this process so far (minor + major): summary.json's page_faults_per_step.
+// Page faults of this process so far (minor + major), less the profiler's own (its span buffers
+// grow as it records): summary.json's page_faults_per_step.
 static long page_faults(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_minflt + ru.ru_majflt;
+    return ru.ru_minflt + ru.ru_majflt - prof_own_faults();
 }
 
 static int should_stop(const TrainConfig *cfg, const TrainCounters *c, int *why) {
