@@ -1,10 +1,25 @@
 // kernels/avx2_ops.h — AVX2 + FMA ops beyond the matmuls (simd_matmul.h), for CPUs without
-// AVX-512: the AVX2 table's softcapped cross-entropy, the fused head's epilogue and flash
-// attention. Each is compiled for AVX2 + FMA whatever the build's -march; the caller (the kernel
+// AVX-512: the AVX2 table's embedding gradient, RMSNorm, RoPE and ReLU², its softcapped
+// cross-entropy, the fused head's epilogue and flash attention. Each is compiled for AVX2 + FMA whatever the build's -march; the caller (the kernel
 // registry, head.c) checks cpu_info() first.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+
+// Kernels.embedding_bwd, rmsnorm_fwd/bwd, rope_fwd/bwd, rope_rmsnorm_fwd/bwd and relu2_fwd/bwd
+// (kernels.h) on 8 lanes (avx2_ops.c): the AVX-512 ops' (avx512_ops.h) bits exactly, their row
+// sums grouped the same way; results do not depend on the thread count.
+void avx2_embedding_bwd(float *dwte, const float *dout, const int32_t *idx, int N, int C);
+void avx2_rmsnorm_fwd(float *out, float *rstd, const float *x, int N, int C);
+void avx2_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, int N, int C, int accumulate);
+void avx2_rope_fwd(float *x, const float *cos, const float *sin, int B, int T, int nh, int D);
+void avx2_rope_bwd(float *dx, const float *cos, const float *sin, int B, int T, int nh, int D);
+void avx2_rope_rmsnorm_fwd(float *out, float *rstd, float *x, const float *cos, const float *sin, int B, int T, int nh,
+                           int D);
+void avx2_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, const float *cos,
+                           const float *sin, int B, int T, int nh, int D);
+void avx2_relu2_fwd(float *out, const float *x, size_t n);
+void avx2_relu2_bwd(float *dx, const float *dout, const float *x, size_t n);
 
 // Kernels.softcap_ce (kernels.h) on 8 lanes (avx2_ce.c): every element's capping and exp as
 // avx512_softcap_ce computes them; the row sums grouped over 8 lanes, so loss and gradients can

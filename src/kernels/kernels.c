@@ -62,6 +62,11 @@ int kernel_variant_index(const char *name) {
 static const Kernels OWN_AVX2 = {
     .name = "avx2",
     .matmul_nt = avx2_matmul_nt, .matmul_nn = avx2_matmul_nn, .matmul_tn = avx2_matmul_tn,
+    .embedding_bwd = avx2_embedding_bwd,  // embedding_fwd: the reference's memcpy rows are the best copy
+    .rmsnorm_fwd = avx2_rmsnorm_fwd, .rmsnorm_bwd = avx2_rmsnorm_bwd,
+    .rope_fwd = avx2_rope_fwd, .rope_bwd = avx2_rope_bwd,
+    .rope_rmsnorm_fwd = avx2_rope_rmsnorm_fwd, .rope_rmsnorm_bwd = avx2_rope_rmsnorm_bwd,
+    .relu2_fwd = avx2_relu2_fwd, .relu2_bwd = avx2_relu2_bwd,
     .relu2_linear_fwd = avx2_relu2_linear_fwd, .relu2_linear_bwd = avx2_relu2_linear_bwd,
     .attention_fwd = avx2_attention_fwd, .attention_bwd = avx2_attention_bwd,
     .softcap_ce = avx2_softcap_ce, .head_ce = avx2_head_ce, .head_dw = avx2_head_dw,

@@ -197,10 +197,11 @@ static void test_parse_overrides(void **state) {
         assert_string_equal(kernels_op_source(&s.table, kernel_op_index("matmul_tn")), "avx512");
         assert_string_equal(s.note, "");
     }
-    if (kernels_variant_available(KV_AVX2, NULL)) {  // avx2 has no norms: they come from ref
+    if (kernels_variant_available(KV_AVX2, NULL)) {  // avx2 has no embedding_fwd: it comes from ref
         assert_int_equal(kernels_parse("avx2", &s), 0);
         assert_ptr_equal(s.table.matmul_tn, avx2_matmul_tn);
-        assert_string_equal(kernels_op_source(&s.table, kernel_op_index("rmsnorm_fwd")), "ref");
+        assert_string_equal(kernels_op_source(&s.table, kernel_op_index("embedding_fwd")), "ref");
+        assert_string_equal(kernels_op_source(&s.table, kernel_op_index("rmsnorm_fwd")), "avx2");
         assert_string_equal(kernels_op_source(&s.table, kernel_op_index("attention_fwd")), "avx2");
     }
     // no base: the best available, with the override
