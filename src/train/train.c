@@ -286,6 +286,28 @@ static long page_faults(void) {
     return ru.ru_minflt + ru.ru_majflt - prof_own_faults();
 }
 
+// A budget that buys only a few steps is almost always a mistake in the command: kit-d10's
+// 2^19-token batch is ~8 minutes a step on 2 cores, so its `--budget 30m` ran ~16 minutes of
+// uncounted warm-up and then 3 steps. Said once, early, while there is still time to stop: after
+// the second step, or already after the first when that took 10 s or more (the first step's
+// first touches of every buffer make a short one several times slower than the rest: the cpu
+// preset's 0.4 s against 0.08 s; a long one is mostly the step itself). Returns 1 once said.
+#define FEW_STEPS 10
+
+static int warn_if_few_steps(const TrainConfig *cfg, int64_t steps_done, int64_t tokens_per_step, double step_s) {
+    if (cfg->steps > 0 || step_s <= 0 || (steps_done < 2 && step_s < 10.0)) return 0;
+    double buys = cfg->budget_s / step_s;
+    if (buys >= FEW_STEPS) return 1;
+    fprintf(stderr,
+            "%strain: warning: a step takes %.3g s here (%lld tokens), so the %g s budget buys only ~%.0f step%s, after "
+            "%d warm-up step%s (~%.3g s) that it does not count. For more steps, lower --batch-tokens (the learning "
+            "rates scale with sqrt(batch / --lr-batch-ref)) or raise --budget.\n",
+            isatty(2) ? "\r\033[K" : "", step_s, (long long)tokens_per_step, cfg->budget_s, buys < 1 ? 1 : buys,
+            buys < 1.5 ? "" : "s", cfg->excluded_steps, cfg->excluded_steps == 1 ? "" : "s",
+            cfg->excluded_steps * step_s);
+    return 1;
+}
+
 static int should_stop(const TrainConfig *cfg, const TrainCounters *c, int *why) {
     if (cfg->stop_after > 0 && c->step >= cfg->stop_after) { *why = 2; return 1; }
     if (cfg->steps > 0) { *why = 1; return c->step >= cfg->steps; }
@@ -450,6 +472,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     // first step (a resumed run's first step allocates what the warm-up would have)
     long faults_at_timing = -1;
     int64_t step_at_timing = 0, first_step = r.ctr.step;
+    int budget_checked = 0;  // warn_if_few_steps has looked
     while (!should_stop(cfg, &r.ctr, &why)) {
         double progress = cfg->steps > 0 ? (double)r.ctr.step / cfg->steps : r.ctr.timed_s / cfg->budget_s;
         OptimSchedule sched = optim_schedule(&cfg->optim, (int)r.ctr.step, progress > 1 ? 1 : progress);
@@ -486,6 +509,8 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
                 (long long)r.ctr.tokens, timed ? "true" : "false", r.ctr.timed_s, progress, r.comm_s);
         if (r.metrics) fflush(r.metrics);
         print_progress(cfg, &r.ctr, loss, tok_s, mfu);
+        if (!budget_checked && r.rank == 0)
+            budget_checked = warn_if_few_steps(cfg, r.ctr.step - first_step, tok_step, dt);
     }
     if (!cfg->quiet && isatty(2)) fprintf(stderr, "\n");
     int64_t timed_steps = r.ctr.step > cfg->excluded_steps ? r.ctr.step - cfg->excluded_steps : 0;

@@ -25,6 +25,12 @@ done
 [ "$(wc -l < "$tmp/a/metrics.jsonl")" = 20 ] && ok "20 metrics lines" || bad "metrics.jsonl has $(wc -l < "$tmp/a/metrics.jsonl") lines"
 grep -q '"val_bpb"' "$tmp/a/summary.json" && ok "summary has val_bpb" || bad "summary lacks val_bpb"
 grep -q '^val_bpb' "$tmp/a.out" && ok "summary block printed" || bad "no summary block"
+! grep -q "budget buys only" "$tmp/a.out" && ok "no budget warning with --steps" || bad "budget warning with --steps"
+# a budget that buys only a few steps is said early, with what to change (a 1 ms budget: any step is longer)
+$F train "${TINY[@]}" --budget 0.001 --eval-tokens 512 --run-dir "$tmp/few" > "$tmp/few.out" 2>&1 || bad "train --budget 0.001"
+if grep -q "budget buys only ~1 step, after 2 warm-up steps" "$tmp/few.out" && grep -q -- "lower --batch-tokens" "$tmp/few.out"; then
+  ok "a budget buying ~1 step is warned about"
+else bad "no few-steps warning: $(grep -i warn "$tmp/few.out")"; fi
 
 # 2. resume is bit-exact: 10 steps, stop, resume to 20 == 20 in one go
 $F train "${TINY[@]}" --steps 20 --stop-after 10 --run-dir "$tmp/b" --threads 1 > /dev/null 2>&1 || bad "train --stop-after"
