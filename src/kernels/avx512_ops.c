@@ -5,14 +5,17 @@
 // of whatever the compiler makes of the scalar reference, and per-row statistics accumulated in
 // double (exact float products) so they track the reference's double sums. Parallel regions
 // only call AVX512_FN functions (see avx512_vmath.h); every output element is written by one
-// thread in a fixed order, so results do not depend on the thread count.
+// thread in a fixed order, so results do not depend on the thread count. The parallel loops
+// over rows are row_ops.c's, shared with the AVX2 ops; these are the row kernels they run.
 #include <string.h>
 
 #include "kernels/avx512_ops.h"
 #include "kernels/avx512_vmath.h"
+#include "kernels/row_ops.h"
 
 #define RMS_EPS 1.1920929e-7f  // as ref_ops.c
-#define ELEMS_PER_TASK 4096    // elementwise ops: 16 KB of each operand per task
+
+static const RowIsa AVX512_ROWS;  // the row kernels below, defined after them
 
 // ---------------------------------------------------------------------------------------------
 // Embedding
@@ -34,11 +37,9 @@ static AVX512_FN void embedding_bwd_cols(float *dwte, const float *dout, const i
     }
 }
 
-// Parallel over 16-column slices, as the reference: each (row, column) is summed by one thread
-// in position order, so the result is deterministic and equal to the reference's bit for bit.
+// Parallel over 16-column slices (rows_embedding_bwd): the reference's sums, bit for bit.
 void avx512_embedding_bwd(float *dwte, const float *dout, const int32_t *idx, int N, int C) {
-#pragma omp parallel for schedule(static)
-    for (int c0 = 0; c0 < C; c0 += 16) embedding_bwd_cols(dwte, dout, idx, N, C, c0);
+    rows_embedding_bwd(&AVX512_ROWS, dwte, dout, idx, N, C);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -66,8 +67,7 @@ static AVX512_FN void rmsnorm_fwd_row(float *o, float *rstd, const float *x, int
 }
 
 void avx512_rmsnorm_fwd(float *out, float *rstd, const float *x, int N, int C) {
-#pragma omp parallel for schedule(static)
-    for (int n = 0; n < N; n++) rmsnorm_fwd_row(out + (size_t)n * C, rstd + n, x + (size_t)n * C, C);
+    rows_rmsnorm_fwd(&AVX512_ROWS, out, rstd, x, N, C);
 }
 
 // dx = r (g - x r m), m = mean(g · x r). The dot is finished before anything is written, so dx
@@ -86,11 +86,7 @@ static AVX512_FN void rmsnorm_bwd_row(float *d, const float *g, const float *x, 
 
 void avx512_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, int N, int C,
                         int accumulate) {
-#pragma omp parallel for schedule(static)
-    for (int n = 0; n < N; n++) {
-        size_t o = (size_t)n * C;
-        rmsnorm_bwd_row(dx + o, dout + o, x + o, rstd[n], C, accumulate);
-    }
+    rows_rmsnorm_bwd(&AVX512_ROWS, dx, dout, x, rstd, N, C, accumulate);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -113,56 +109,25 @@ static AVX512_FN void rope_row(float *x, const float *cos, const float *sin, int
     }
 }
 
-static void rope_rotate(float *x, const float *cos, const float *sin, int B, int T, int nh, int D, float dir) {
-    size_t half = (size_t)D / 2;
-#pragma omp parallel for schedule(static)
-    for (int bt = 0; bt < B * T; bt++) {
-        size_t t = (size_t)(bt % T);
-        rope_row(x + (size_t)bt * nh * D, cos + t * half, sin + t * half, nh, D, dir);
-    }
-}
-
 void avx512_rope_fwd(float *x, const float *cos, const float *sin, int B, int T, int nh, int D) {
-    rope_rotate(x, cos, sin, B, T, nh, D, 1.0f);
+    rows_rope(&AVX512_ROWS, x, cos, sin, B, T, nh, D, 1.0f);
 }
 
 // The rotation is orthogonal: its backward is the inverse rotation (sin -> -sin).
 void avx512_rope_bwd(float *dx, const float *cos, const float *sin, int B, int T, int nh, int D) {
-    rope_rotate(dx, cos, sin, B, T, nh, D, -1.0f);
+    rows_rope(&AVX512_ROWS, dx, cos, sin, B, T, nh, D, -1.0f);
 }
 
-// ---------------------------------------------------------------------------------------------
-// RoPE + QK-norm, fused: one (b, t) row of nh heads is rotated then normalised (forward), or
-// un-normalised then rotated back (backward), while it sits in L1; q and k then cross memory
-// once per direction instead of twice. The row kernels are the separate ops', so the bits are
-// those of rope_fwd followed by rmsnorm_fwd (and of rmsnorm_bwd followed by rope_bwd).
-// ---------------------------------------------------------------------------------------------
-
+// RoPE + QK-norm, fused (rows_rope_rmsnorm_*): the bits of rope_fwd then rmsnorm_fwd, and of
+// rmsnorm_bwd then rope_bwd.
 void avx512_rope_rmsnorm_fwd(float *out, float *rstd, float *x, const float *cos, const float *sin, int B, int T,
                              int nh, int D) {
-    size_t half = (size_t)D / 2, row = (size_t)nh * D;
-#pragma omp parallel for schedule(static)
-    for (int bt = 0; bt < B * T; bt++) {
-        size_t t = (size_t)(bt % T);
-        float *xr = x + (size_t)bt * row;
-        rope_row(xr, cos + t * half, sin + t * half, nh, D, 1.0f);
-        for (int h = 0; h < nh; h++)
-            rmsnorm_fwd_row(out + (size_t)bt * row + (size_t)h * D, rstd + (size_t)bt * nh + h, xr + (size_t)h * D, D);
-    }
+    rows_rope_rmsnorm_fwd(&AVX512_ROWS, out, rstd, x, cos, sin, B, T, nh, D);
 }
 
 void avx512_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const float *rstd, const float *cos,
                              const float *sin, int B, int T, int nh, int D) {
-    size_t half = (size_t)D / 2, row = (size_t)nh * D;
-#pragma omp parallel for schedule(static)
-    for (int bt = 0; bt < B * T; bt++) {
-        size_t t = (size_t)(bt % T), o = (size_t)bt * row;
-        for (int h = 0; h < nh; h++) {
-            size_t oh = o + (size_t)h * D;
-            rmsnorm_bwd_row(dx + oh, dout + oh, x + oh, rstd[(size_t)bt * nh + h], D, 0);
-        }
-        rope_row(dx + o, cos + t * half, sin + t * half, nh, D, -1.0f);
-    }
+    rows_rope_rmsnorm_bwd(&AVX512_ROWS, dx, dout, x, rstd, cos, sin, B, T, nh, D);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,14 +185,13 @@ void avx512_relu2_grad_rows(float *c, const float *x, size_t ld, int rows, int c
     for (int r = 0; r < rows; r++) relu2_bwd_span(c + (size_t)r * ld, c + (size_t)r * ld, x + (size_t)r * ld, (size_t)cols);
 }
 
-void avx512_relu2_fwd(float *out, const float *x, size_t n) {
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i += ELEMS_PER_TASK)
-        relu2_fwd_span(out + i, x + i, n - i < ELEMS_PER_TASK ? n - i : ELEMS_PER_TASK);
-}
+void avx512_relu2_fwd(float *out, const float *x, size_t n) { rows_relu2_fwd(&AVX512_ROWS, out, x, n); }
 
 void avx512_relu2_bwd(float *dx, const float *dout, const float *x, size_t n) {
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i += ELEMS_PER_TASK)
-        relu2_bwd_span(dx + i, dout + i, x + i, n - i < ELEMS_PER_TASK ? n - i : ELEMS_PER_TASK);
+    rows_relu2_bwd(&AVX512_ROWS, dx, dout, x, n);
 }
+
+static const RowIsa AVX512_ROWS = {
+    .rmsnorm_fwd_row = rmsnorm_fwd_row, .rmsnorm_bwd_row = rmsnorm_bwd_row, .rope_row = rope_row,
+    .relu2_fwd_span = relu2_fwd_span, .relu2_bwd_span = relu2_bwd_span, .embedding_bwd_cols = embedding_bwd_cols,
+};
