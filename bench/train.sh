@@ -61,6 +61,12 @@ One layer came close on seed 42 and lost by 0.048 on seed 43 (mean 1.8125 agains
 1.7907); every deeper or wider shape lost on seed 42 by more than the seed spread. The 8192-entry
 vocabulary head is most of every shape's FLOPs, so extra layers cost tokens faster than they buy quality at
 5 minutes. The preset stays.
+
+**The batch** (2026-12-02, git 8e13636, the third one-hour \`frontier research\` run, docs/research.md):
+16,384 tokens a step (4 micro-batches of 16 x 256) with the learning rates still referenced to 4,096
+(so 2x) reached val_bpb 1.7361 / 1.7363 on seeds 42 / 43 against the 4,096-token batch's 1.7771 /
+1.7710, at the same ~45,000 tok/s: 0.038 better, six times the seed spread. It is the preset's
+batch since.
 MD
 replace_section train "$body"
 rm -f "$body"

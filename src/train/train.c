@@ -31,7 +31,7 @@ TrainConfig train_defaults(void) {
     TrainConfig c = {0};
     model_config_preset("cpu", &c.model);
     c.optim = optim_defaults();
-    c.batch_tokens = 4096;   // the "cpu" preset's batch (kit-d10: 2^19)
+    c.batch_tokens = 16384;  // the "cpu" preset's batch (kit-d10: 2^19); frontier research, docs/research.md
     c.device_batch = 16;
     c.optim.ref_batch_tokens = 4096;  // its learning rates were set at this batch
     c.budget_s = 300;
@@ -287,24 +287,29 @@ static long page_faults(void) {
 }
 
 // A budget that buys only a few steps is almost always a mistake in the command: kit-d10's
-// 2^19-token batch is ~8 minutes a step on 2 cores, so its `--budget 30m` ran ~16 minutes of
-// uncounted warm-up and then 3 steps. Said once, early, while there is still time to stop: after
+// 2^19-token batch is ~6 minutes a step on 2 cores (~1,400 tok/s), so its `--budget 30m` ran ~12
+// minutes of uncounted warm-up and then ~5 steps. Said once, early, while there is still time to stop: after
 // the second step, or already after the first when that took 10 s or more (the first step's
 // first touches of every buffer make a short one several times slower than the rest: the cpu
 // preset's 0.4 s against 0.08 s; a long one is mostly the step itself). Returns 1 once said.
 #define FEW_STEPS 10
 
-static int warn_if_few_steps(const TrainConfig *cfg, int64_t steps_done, int64_t tokens_per_step, double step_s) {
+// `warm`: the uncounted warm-up steps of this process (none left when a resumed run is past them).
+static int warn_if_few_steps(const TrainConfig *cfg, int64_t steps_done, int warm, int64_t tokens_per_step,
+                             double step_s) {
     if (cfg->steps > 0 || step_s <= 0 || (steps_done < 2 && step_s < 10.0)) return 0;
     double buys = cfg->budget_s / step_s;
     if (buys >= FEW_STEPS) return 1;
+    char warmup[96] = "";
+    if (warm > 0)
+        snprintf(warmup, sizeof warmup, ", after %d warm-up step%s (~%.3g s) that it does not count", warm,
+                 warm == 1 ? "" : "s", warm * step_s);
     fprintf(stderr,
-            "%strain: warning: a step takes %.3g s here (%lld tokens), so the %g s budget buys only ~%.0f step%s, after "
-            "%d warm-up step%s (~%.3g s) that it does not count. For more steps, lower --batch-tokens (the learning "
-            "rates scale with sqrt(batch / --lr-batch-ref)) or raise --budget.\n",
+            "%strain: warning: a step takes %.3g s here (%lld tokens), so the %g s budget buys only ~%.0f step%s%s. "
+            "For more steps, lower --batch-tokens (the learning rates scale with sqrt(batch / --lr-batch-ref)) or "
+            "raise --budget.\n",
             isatty(2) ? "\r\033[K" : "", step_s, (long long)tokens_per_step, cfg->budget_s, buys < 1 ? 1 : buys,
-            buys < 1.5 ? "" : "s", cfg->excluded_steps, cfg->excluded_steps == 1 ? "" : "s",
-            cfg->excluded_steps * step_s);
+            buys < 1.5 ? "" : "s", warmup);
     return 1;
 }
 
@@ -510,7 +515,9 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
         if (r.metrics) fflush(r.metrics);
         print_progress(cfg, &r.ctr, loss, tok_s, mfu);
         if (!budget_checked && r.rank == 0)
-            budget_checked = warn_if_few_steps(cfg, r.ctr.step - first_step, tok_step, dt);
+            budget_checked = warn_if_few_steps(cfg, r.ctr.step - first_step,
+                                               first_step < cfg->excluded_steps ? cfg->excluded_steps - (int)first_step : 0,
+                                               tok_step, dt);
     }
     if (!cfg->quiet && isatty(2)) fprintf(stderr, "\n");
     int64_t timed_steps = r.ctr.step > cfg->excluded_steps ? r.ctr.step - cfg->excluded_steps : 0;
