@@ -10,7 +10,6 @@
 // test_avx2_ops.c checks that where the CPU has both). The parallel loops over rows are
 // row_ops.c's, shared with the AVX-512 ops; these are the row kernels they run.
 #include <math.h>
-#include <string.h>
 
 #include "kernels/avx2_ops.h"
 #include "kernels/avx2_vmath.h"

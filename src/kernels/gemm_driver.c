@@ -1019,8 +1019,10 @@ static void rows_strip(const GemmArgs *x, const char *packed, char *abuf, float 
 // concurrent second call gets a private one).
 static KeptBuf rows_ws;
 
-size_t gemm_rows16_ld(int n) { return (size_t)n + ((2 * (size_t)n) % 4096 == 0 ? 32 : 0); }
-size_t gemm_rows_ld(int n) { return (size_t)n + ((4 * (size_t)n) % 4096 == 0 ? 16 : 0); }
+// n elements of elem bytes, one 64-byte line more when that is a multiple of 4 KiB
+static size_t ld_off_4k(int n, size_t elem) { return (size_t)n + (elem * (size_t)n % 4096 == 0 ? 64 / elem : 0); }
+size_t gemm_rows16_ld(int n) { return ld_off_4k(n, 2); }
+size_t gemm_rows_ld(int n) { return ld_off_4k(n, 4); }
 
 void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
                   void *ctx, size_t scratch_floats, const GemmRowsNext *next) {
