@@ -84,7 +84,7 @@ static inline void zero_span(uint16_t *row, int a, int b, int n) {
 }
 
 // Lanes [lo, hi) of the 16 from j.
-static inline __mmask16 lanes_between(int j, int lo, int hi) {
+static inline BF16_FN __mmask16 lanes_between(int j, int lo, int hi) {
     return v_mask_first(hi - j) & (__mmask16)~v_mask_first(lo - j);
 }
 
