@@ -168,7 +168,7 @@ void print_help(const char *usage, const char *summary, const Option *opts) {
 
 int report_error(void) {
     fprintf(stderr, "frontier: error: %s\n", err_msg());
-    return FRONTIER_EXIT_ERROR;
+    return err_exit_code();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -49,5 +49,6 @@ int args_load_json(Option *opts, const char *path, int override_seen);
 struct cJSON *args_to_json(const Option *opts);
 const Option *args_find(const Option *opts, const char *name);
 
-// Print "frontier: error: <err_msg()>" on stderr and return FRONTIER_EXIT_ERROR (1).
+// Print "frontier: error: <err_msg()>" on stderr and return its exit code (err_exit_code(): 2 for
+// a usage / bad-input error, else 1).
 int report_error(void);

@@ -6,8 +6,10 @@
 #include <string.h>
 
 static _Thread_local char g_msg[4096];
+static _Thread_local int g_usage;  // the current error is a usage / bad-input one
 
 int err_set(const char *fmt, ...) {
+    g_usage = 0;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(g_msg, sizeof g_msg, fmt, ap);
@@ -15,8 +17,18 @@ int err_set(const char *fmt, ...) {
     return -1;
 }
 
+int err_usage(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_msg, sizeof g_msg, fmt, ap);
+    va_end(ap);
+    g_usage = 1;
+    return -1;
+}
+
 int err_errno(const char *fmt, ...) {
     int saved = errno;
+    g_usage = 0;
     char head[3072];
     va_list ap;
     va_start(ap, fmt);
@@ -49,4 +61,6 @@ int err_prefix(const char *fmt, ...) {
 }
 
 const char *err_msg(void) { return g_msg; }
-void err_clear(void) { g_msg[0] = 0; }
+void err_clear(void) { g_msg[0] = 0, g_usage = 0; }
+int err_exit_code(void) { return g_usage ? FRONTIER_EXIT_USAGE : FRONTIER_EXIT_ERROR; }
+int err_mark_usage(void) { g_usage = 1; return -1; }

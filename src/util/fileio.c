@@ -4,8 +4,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +57,82 @@ int path_exists(const char *path) { struct stat st; return stat(path, &st) == 0;
 int is_dir(const char *path) { struct stat st; return stat(path, &st) == 0 && S_ISDIR(st.st_mode); }
 
 // ---------------------------------------------------------------------------------------------
+// Tracked temp paths (for a signal handler that exits at once)
+// ---------------------------------------------------------------------------------------------
+
+// Slots are claimed and released by the (one) writing thread; the handler only reads them. A slot
+// is published by setting `used` last, so the handler never sees a half-copied path.
+static struct {
+    char path[PATH_MAX];
+    int is_dir;
+    volatile sig_atomic_t used;
+} g_temps[TEMPS_MAX];
+
+void temps_track(const char *path, int is_dir) {
+    if (strlen(path) >= PATH_MAX) return;
+    for (int i = 0; i < TEMPS_MAX; i++)
+        if (!g_temps[i].used) {
+            strcpy(g_temps[i].path, path);
+            g_temps[i].is_dir = is_dir;
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+            g_temps[i].used = i + 1;  // > 0; also the order of tracking for temps_remove
+            return;
+        }
+}
+
+void temps_untrack(const char *path) {
+    for (int i = 0; i < TEMPS_MAX; i++)
+        if (g_temps[i].used && !strcmp(g_temps[i].path, path)) { g_temps[i].used = 0; return; }
+}
+
+void temps_remove(void) {
+    for (int i = 0; i < TEMPS_MAX; i++)
+        if (g_temps[i].used && !g_temps[i].is_dir) unlink(g_temps[i].path);
+    for (int i = TEMPS_MAX - 1; i >= 0; i--)
+        if (g_temps[i].used && g_temps[i].is_dir) rmdir(g_temps[i].path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Folder locks
+// ---------------------------------------------------------------------------------------------
+
+int dir_lock(const char *dir, int *fd_out) {
+    char *path = path_join(dir, ".lock");
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) { err_errno("cannot create %s", path); free(path); return -1; }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK;
+        char pid[32] = "";
+        ssize_t n = busy ? pread(fd, pid, sizeof pid - 1, 0) : -1;
+        pid[n > 0 ? n : 0] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        if (busy)
+            err_set("%s is in use by another frontier process%s%s%s: wait for it to finish, or stop it first", dir,
+                    pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "");
+        else
+            err_errno("cannot lock %s", path);
+        close(fd);
+        free(path);
+        return -1;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        err_errno("cannot write %s", path);
+        close(fd);
+        free(path);
+        return -1;
+    }
+    free(path);
+    *fd_out = fd;
+    return 0;
+}
+
+void dir_unlock(int fd) {
+    if (fd >= 0) close(fd);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Atomic writing: temp file, fsync, rename, fsync the folder
 // ---------------------------------------------------------------------------------------------
 
@@ -77,6 +156,7 @@ int fsync_dir(const char *path) {
 }
 
 static void atomic_free(AtomicFile *af) {
+    if (af->tmp_path) temps_untrack(af->tmp_path);
     free(af->path);
     free(af->tmp_path);
     af->path = af->tmp_path = NULL;
@@ -88,6 +168,7 @@ int atomic_open(AtomicFile *af, const char *path) {
     size_t n = strlen(path) + 32;
     af->tmp_path = xmalloc(n);
     snprintf(af->tmp_path, n, "%s.tmp-%d", path, (int)getpid());
+    temps_track(af->tmp_path, 0);
     af->f = fopen(af->tmp_path, "wb");
     if (!af->f) {
         err_errno("cannot create %s", af->tmp_path);

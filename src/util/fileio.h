@@ -26,6 +26,22 @@ int atomic_write(AtomicFile *af, const void *data, size_t len);
 int atomic_commit(AtomicFile *af);  // flush, fsync, rename, fsync folder; frees af
 void atomic_abort(AtomicFile *af);  // remove the temp file; frees af
 
+// Temp paths a signal must not leave behind. atomic_open tracks its temp file (atomic_commit and
+// atomic_abort untrack it); a writer that builds a temp folder tracks the folder and each file it
+// puts in it. temps_remove() unlinks every tracked file and then removes every tracked folder,
+// newest first; it is async-signal-safe (unlink/rmdir only), for a handler that must exit at once.
+// At most TEMPS_MAX paths at a time (more are not tracked: a later sweep removes them).
+#define TEMPS_MAX 32
+void temps_track(const char *path, int is_dir);
+void temps_untrack(const char *path);
+void temps_remove(void);
+
+// An exclusive advisory lock (flock) on DIR/.lock, held until dir_unlock or the process exits, so
+// two processes never write one run folder. The lock file records the holder's pid. -1 + err
+// ("DIR is in use by another frontier process (pid N)") when someone else holds it.
+int dir_lock(const char *dir, int *fd_out);
+void dir_unlock(int fd);
+
 int mkdir_p(const char *path);           // like `mkdir -p`
 int remove_tree(const char *path);       // like `rm -rf`; missing path is fine
 int fsync_dir(const char *path);
