@@ -216,15 +216,19 @@ static int set_from_json(Option *o, const cJSON *v, const char *path) {
 int args_load_json(Option *opts, const char *path, int override_seen) {
     size_t len;
     char *text = read_file(path, &len);
-    if (!text) return -1;
+    if (!text) return err_mark_usage();
+    int rc = args_load_json_text(opts, text, len, path, override_seen);
+    free(text);
+    return rc;
+}
+
+int args_load_json_text(Option *opts, const char *text, size_t len, const char *path, int override_seen) {
     cJSON *root = cJSON_ParseWithLength(text, len);
     if (!root || !cJSON_IsObject(root)) {
         long at = root ? 0 : (long)(cJSON_GetErrorPtr() - text);
-        free(text);
         cJSON_Delete(root);
-        return err_set("%s: not a JSON object (error near byte %ld)", path, at);
+        return err_usage("%s: not a JSON object (error near byte %ld)", path, at);
     }
-    free(text);
     int rc = 0;
     const cJSON *item;
     cJSON_ArrayForEach(item, root) {

@@ -6,6 +6,7 @@
 // Both `--name value` and `--name=value` work; a one-letter option (name "n") is also `-n value`.
 // Integers accept k/M/G suffixes (powers of 1000) and exponents (2e9).
 #pragma once
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum {
@@ -45,6 +46,8 @@ void string_list_free(StringList *l);
 // `--config f.json --depth 8` means "f.json, but depth 8". Unknown keys and wrong types are
 // errors naming file and key. OPT_LIST options are not settable from JSON. 0 or -1 + err.
 int args_load_json(Option *opts, const char *path, int override_seen);
+// The same for JSON text held in memory; `path` names its source in messages.
+int args_load_json_text(Option *opts, const char *text, size_t len, const char *path, int override_seen);
 // The current values of all non-list options as a JSON object (caller frees with cJSON_Delete).
 struct cJSON *args_to_json(const Option *opts);
 const Option *args_find(const Option *opts, const char *name);

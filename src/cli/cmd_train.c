@@ -1,13 +1,16 @@
 // cli/cmd_train.c — `frontier train`, `frontier run` and `frontier eval`.
 //
 // Every setting is a flag; `--config FILE.json` sets many at once (keys are flag names; flags
-// on the command line win). The full set is written to RUN_DIR/config.json, which is also what
-// `--resume RUN_DIR` reads back: on resume, a flag that contradicts the saved config is an error
-// (except the ones that only say how long to go on: --budget, --steps, --stop-after, --quiet,
-// --threads). The saved --stop-after is not kept: it stands for the interruption that the
-// resume is continuing from.
+// on the command line win). The full set is written to RUN_DIR/config.json and into every
+// checkpoint; `--resume RUN_DIR` reads it back from the newest checkpoint (the unit it resumes),
+// and refuses a config.json that disagrees with it (an edited run folder). On resume, a flag that
+// contradicts the saved config is an error (except the ones that only say how long to go on or how
+// to save: --budget, --steps, --stop-after, --save-every, --keep-checkpoints, --quiet, --threads,
+// ...). The saved --stop-after is not kept: it stands for the interruption the resume continues.
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,7 @@
 #include "cli/commands.h"
 #include "data/corpus.h"
 #include "data/shard.h"
+#include "dist/dist.h"
 #include "eval/bpb.h"
 #include "kernels/kernels.h"
 #include "tokenizer/tokenizer.h"
@@ -32,6 +36,8 @@
 
 typedef struct {
     const char *preset, *budget, *run_dir, *data, *cache, *resume, *config, *ortho, *precision, *window_pattern;
+    const char *save_every;
+    int keep_checkpoints, overwrite;
     int depth, n_embd, n_head, n_kv_head, head_dim, seq_len, vocab_size, mlp_ratio, qk_norm, window;
     double rope_base, softcap;
     int64_t batch_tokens, steps, stop_after, eval_tokens, seed, lr_batch_ref;
@@ -46,7 +52,8 @@ static Flags default_flags(void) {
     TrainConfig d = train_defaults();
     OptimConfig o = d.optim;
     return (Flags){
-        .preset = "cpu", .budget = "5m", .cache = "cache", .ortho = "polar-express",
+        .preset = "cpu", .budget = "5m", .cache = "cache", .ortho = "polar-express", .save_every = "auto",
+        .keep_checkpoints = d.keep_checkpoints,
         .precision = "auto", .window_pattern = "L",
         .depth = d.model.depth, .n_embd = d.model.n_embd, .n_head = d.model.n_head, .n_kv_head = d.model.n_kv_head,
         .head_dim = d.model.head_dim, .seq_len = d.model.seq_len, .vocab_size = d.model.vocab_size,
@@ -65,7 +72,8 @@ static Flags default_flags(void) {
 
 // The options that never change what is trained, only for how long or how visibly.
 static const char *const RESUMABLE[] = {"budget", "steps", "stop-after", "quiet", "threads", "resume", "config",
-                                        "eval-tokens", "eval-batch", "peak-flops", NULL};
+                                        "eval-tokens", "eval-batch", "peak-flops", "save-every",
+                                        "keep-checkpoints", NULL};
 
 static Option *train_options(Flags *f, int with_resume) {
     Option opts[] = {
@@ -120,7 +128,14 @@ static Option *train_options(Flags *f, int with_resume) {
         O("run-dir", OPT_STRING, run_dir, "DIR", "run folder (default runs/<date>-<time>)"),
         O("data", OPT_STRING, data, "DIR", "prepared data folder (default: prepare the shared corpus, cached)"),
         O("cache", OPT_STRING, cache, "DIR", "cache folder for prepare"),
-        O("resume", OPT_STRING, resume, "RUN_DIR", "continue the run in RUN_DIR exactly where it stopped"),
+        O("resume", OPT_STRING, resume, "RUN_DIR", "continue the run in RUN_DIR from its newest checkpoint, exactly "
+          "where it stopped (after a kill too)"),
+        O("save-every", OPT_STRING, save_every, "TIME|Nsteps", "save a checkpoint every TIME of wall clock (90s, 5m, "
+          "1h) or every N steps (500steps); 0 = only at the end; auto = 5m when the budget is 10m or more (or with "
+          "--steps), else only at the end. Saving is off the budget clock"),
+        R("keep-checkpoints", OPT_INT, keep_checkpoints, "K", "keep the newest K checkpoints in RUN_DIR/checkpoints", 1, 1000000),
+        O("overwrite", OPT_FLAG, overwrite, NULL, "replace the run already in --run-dir (its checkpoints, metrics, "
+          "summary); without it such a folder is refused"),
         O("quiet", OPT_FLAG, quiet, NULL, "no progress line"),
         {0, 0, 0, 0, 0, 0, 0, 0},
     };
@@ -143,6 +158,27 @@ static double parse_duration(const char *s) {
     else if (!strcmp(end, "h")) mult = 3600;
     else return -1;
     return v * mult;
+}
+
+// --save-every: "auto", "0", a duration ("90s", "5m", "1h", bare seconds) or "Nsteps".
+static int parse_save_every(const char *s, TrainConfig *c) {
+    c->save_every_s = 0, c->save_every_steps = 0;
+    if (!strcmp(s, "auto")) {
+        if (c->steps > 0 || c->budget_s >= 600) c->save_every_s = 300;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long long n = strtoll(s, &end, 10);
+    if (end != s && (!strcmp(end, "steps") || !strcmp(end, "step"))) {
+        if (n <= 0 || errno) return err_usage("--save-every '%s': the step count must be a positive integer", s);
+        c->save_every_steps = n;
+        return 0;
+    }
+    double d = parse_duration(s);
+    if (d < 0) return err_usage("--save-every '%s': expected auto, 0, a duration like 90s, 5m or 1h, or Nsteps", s);
+    c->save_every_s = d;
+    return 0;
 }
 
 // Flags -> TrainConfig. The preset sets the shape; --depth re-derives width and heads; explicit
@@ -221,24 +257,73 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     c->cache_dir = f->cache;
     c->resume = f->resume;
     c->run_dir = f->resume ? f->resume : f->run_dir;
+    c->keep_checkpoints = f->keep_checkpoints;
+    c->overwrite = f->overwrite;
+    if (f->resume && f->overwrite) return err_usage("--overwrite and --resume contradict each other: give one");
+    return parse_save_every(f->save_every, c);
+}
+
+static int is_resumable(const char *name) {
+    for (int k = 0; RESUMABLE[k]; k++)
+        if (!strcmp(RESUMABLE[k], name)) return 1;
     return 0;
 }
 
-// With --resume: load RUN_DIR/config.json; flags that would change the run are refused.
+// RUN_DIR/config.json must say what the checkpoint says (but for how long to go on): an edited or
+// truncated config.json is refused rather than trusted.
+static int check_config_json(const char *run_dir, const char *ckpt_config, const char *ckpt_path) {
+    char *path = path_join(run_dir, "config.json");
+    size_t len;
+    char *text = path_exists(path) ? read_file(path, &len) : NULL;
+    int rc = 0;
+    if (text) {
+        cJSON *a = cJSON_ParseWithLength(text, len), *b = cJSON_Parse(ckpt_config);
+        if (!cJSON_IsObject(a))
+            rc = err_usage("%s is not a JSON object (a truncated or edited file?): the checkpoint %s holds the run's "
+                           "settings; restore config.json from it or start a new run", path, ckpt_path);
+        const cJSON *item;
+        cJSON_ArrayForEach(item, b) {
+            if (rc || is_resumable(item->string)) continue;
+            const cJSON *mine = cJSON_GetObjectItemCaseSensitive(a, item->string);
+            if (!mine || !cJSON_Compare(mine, item, 1))
+                rc = err_usage("%s %s \"%s\" than the checkpoint %s (edited?): a resumed run keeps the settings it "
+                               "was saved with; restore config.json or start a new run", path,
+                               mine ? "gives another" : "lacks the setting", item->string, ckpt_path);
+        }
+        cJSON_ArrayForEach(item, a)
+            if (!rc && !is_resumable(item->string) && !cJSON_GetObjectItemCaseSensitive(b, item->string))
+                rc = err_usage("%s has a setting \"%s\" the checkpoint %s lacks (edited?)", path, item->string, ckpt_path);
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+    free(text);
+    free(path);
+    return rc;
+}
+
+// With --resume: load the settings stored in the newest checkpoint; flags that would change the
+// run are refused.
 static int apply_resume(Option *opts, Flags *f) {
     Flags given = *f;
     int seen[128] = {0}, n = 0;
     for (Option *o = opts; o->name; o++, n++) seen[n] = o->seen, o->seen = 0;
-    char *path = path_join(f->resume, "config.json");
-    int rc = args_load_json(opts, path, 1);
+    int rc = -1, fd = -1;
+    // a folder another process is training into is said to be that, whatever its checkpoints
+    char *dir = !is_dir(f->resume) ? (err_usage("no such run folder"), NULL)
+                : dist_rank() == 0 && dir_lock(f->resume, &fd) != 0 ? NULL : ckpt_latest(f->resume, NULL);
+    dir_unlock(fd);
+    char *mp = dir ? ckpt_model_path(dir) : NULL, *settings = dir ? ckpt_read_config(dir) : NULL;
+    if (settings && check_config_json(f->resume, settings, mp) == 0)
+        rc = args_load_json_text(opts, settings, strlen(settings), mp, 1);
     if (rc != 0) err_prefix("--resume %s", f->resume);
-    free(path);
+    free(settings);
+    free(mp);
+    free(dir);
     Flags saved = *f;
     saved.stop_after = 0;  // the interruption being resumed from, not a setting of the run
     n = 0;
     for (Option *o = opts; o->name && rc == 0; o++, n++) {
-        int resumable = 0;
-        for (int k = 0; RESUMABLE[k]; k++) resumable |= !strcmp(RESUMABLE[k], o->name);
+        int resumable = is_resumable(o->name);
         if (!seen[n]) continue;
         // take the flag's value from `given` and compare with the saved one
         size_t off = (size_t)((char *)o->dest - (char *)f);
@@ -248,8 +333,8 @@ static int apply_resume(Option *opts, Flags *f) {
                                                                              : *(char **)gv != *(char **)sv)
                                             : memcmp(gv, sv, sz) != 0;
         if (differs && !resumable)
-            rc = err_set("--%s conflicts with the run being resumed (%s/config.json): a resumed run keeps its "
-                         "config; start a new run to change it", o->name, f->resume);
+            rc = err_usage("--%s conflicts with the run being resumed (its checkpoint's settings): a resumed run keeps "
+                           "its config; start a new run to change it", o->name);
         memcpy(sv, gv, sz);
         o->seen = 1;
     }
@@ -269,7 +354,7 @@ static char *default_run_dir(void) {
 
 static void print_summary(const TrainConfig *c, const TrainResult *r) {
     printf("\n== frontier run summary ==\n");
-    if (r->stopped_by != 2)
+    if (r->stopped_by != STOP_AFTER && r->stopped_by != STOP_SIGNAL)
         printf("val_bpb        %.4f  (%lld tokens, T=%d, pinned validation set)\n", r->val_bpb,
                (long long)r->eval_tokens, r->eval_T);
     printf("tokens seen    %lld  (%lld steps x %lld tokens)\n", (long long)r->tokens, (long long)r->steps,
@@ -282,6 +367,9 @@ static void print_summary(const TrainConfig *c, const TrainResult *r) {
     if (c->steps > 0) printf("budget         fixed %lld steps; timed %.1f s\n", (long long)c->steps, r->timed_s);
     else printf("budget         %.1f of %.0f s used (%.1f%%); start-up %.1f s and %d excluded steps %.1f s not counted\n",
                 r->timed_s, c->budget_s, 100 * r->timed_s / c->budget_s, r->startup_s, c->excluded_steps, r->excluded_s);
+    if (r->checkpoints > 0)
+        printf("checkpoints    %lld during training, %.1f s (not on the budget clock), and one at the end\n",
+               (long long)r->checkpoints, r->checkpoint_s);
     printf("final loss     %.4f\nrun folder     %s\n", r->final_loss, c->run_dir);
 }
 
@@ -320,20 +408,27 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     if (abs_data) f->data = abs_data;
     if (abs_cache) f->cache = abs_cache;
     cJSON *j = args_to_json(opts);
-    cJSON_DeleteItemFromObject(j, "resume");
+    cJSON_DeleteItemFromObject(j, "resume");  // how this process was started, not settings of the run
     cJSON_DeleteItemFromObject(j, "config");
+    cJSON_DeleteItemFromObject(j, "overwrite");
     char *json = cJSON_Print(j);
     cJSON_Delete(j);
     cfg.config_json = json;
     TrainResult res;
     rc = train_run(&cfg, &res);
     if (rc == 0 && mode != MODE_PROFILE) print_summary(&cfg, &res);
+    int code = rc == 0 ? 0 : report_error();
+    if (rc == 0 && res.stopped_by == STOP_SIGNAL) {
+        fprintf(stderr, "frontier: interrupted by %s at step %lld; the checkpoint is saved: continue with `frontier "
+                "train --resume %s`\n", res.signal == SIGINT ? "SIGINT" : "SIGTERM", (long long)res.steps, cfg.run_dir);
+        code = 128 + res.signal;
+    }
     free(json);
     free(opts);
     free(run_dir);
     free(abs_data);
     free(abs_cache);
-    return rc == 0 ? 0 : report_error();
+    return code;
 }
 
 int cmd_train(int argc, char **argv) {

@@ -176,6 +176,19 @@ static void build_forward_buffers(RunState *s, const ModelConfig *c, int B, int 
 
 void runstate_build_forward(RunState *s, const ModelConfig *c, int B, int T) { build_forward_buffers(s, c, B, T, 1); }
 
+size_t runstate_bytes(const ModelConfig *c, int B, int T, int forward_only) {
+    size_t N = (size_t)B * T, C = (size_t)c->n_embd, qd = (size_t)c->n_head * c->head_dim;
+    size_t kvd = (size_t)c->n_kv_head * c->head_dim, F = (size_t)c->mlp_ratio * C;
+    size_t H = (size_t)c->n_head, Hkv = (size_t)c->n_kv_head, L = forward_only ? 1 : (size_t)c->depth;
+    // build_forward_buffers' layer set, its top-level buffers, then runstate_build's backward scratch
+    size_t layer = 4 * N * C + 2 * N + 3 * N * qd + 3 * N * kvd + 2 * N * H + N * Hkv + N * F;
+    size_t floats = L * layer + 3 * N * C + 3 * N;
+    if (!forward_only) floats += 2 * N * C + 2 * N * qd + 2 * N * kvd + N * F;
+    // the head's one chunk of logits (training: dlogits in the run state; evaluation: head_ce's own)
+    floats += (size_t)runstate_head_rows(c->vocab_size, (int)(N < INT32_MAX ? N : INT32_MAX)) * c->vocab_size;
+    return floats * sizeof(float);
+}
+
 void runstate_build(RunState *s, const ModelConfig *c, int B, int T) {
     build_forward_buffers(s, c, B, T, 0);
     size_t N = (size_t)B * T, C = (size_t)c->n_embd, qd = (size_t)c->n_head * c->head_dim;

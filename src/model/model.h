@@ -8,6 +8,7 @@
 // Every op goes through kernels() (kernels/kernels.h), one call per layer op, in the order
 // below; backward mirrors it in reverse. Activations for one micro-batch live in RunState.
 #pragma once
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model/config.h"
@@ -95,6 +96,9 @@ void runstate_build(RunState *s, const ModelConfig *cfg, int B, int T);
 // model_forward_train and model_backward abort on it.
 void runstate_build_forward(RunState *s, const ModelConfig *cfg, int B, int T);
 void runstate_free(RunState *s);
+// Bytes runstate_build (forward_only 0) or runstate_build_forward (1) allocates for (B, T),
+// counting the head's chunk of logits: for checking a config fits in memory before training.
+size_t runstate_bytes(const ModelConfig *cfg, int B, int T, int forward_only);
 // Positions per lm_head chunk for vocabulary V and N positions: ~128 MB of logits, >= 512 rows.
 int runstate_head_rows(int V, int N);
 

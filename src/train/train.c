@@ -2,8 +2,11 @@
 #include "train/train.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <omp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,7 @@
 #include "tokenizer/tokenizer.h"
 #include "train/checkpoint.h"
 #include "util/error.h"
+#include "util/faults.h"
 #include "util/fileio.h"
 #include "util/mem.h"
 #include "util/timer.h"
@@ -39,6 +43,7 @@ TrainConfig train_defaults(void) {
     c.seed = 42;
     c.run_dir = NULL;
     c.cache_dir = "cache";
+    c.keep_checkpoints = 2;
     return c;
 }
 
@@ -74,7 +79,70 @@ typedef struct {
     int micro_rows;     // rows per micro-batch on this rank (device_batch, or less to split over ranks)
     int rank, world;    // data-parallel position (dist.h); 0 of 1 without mpirun
     double comm_s;      // seconds in gradient/parameter collectives in the last step
+    int lock_fd;        // the run folder's lock (rank 0; -1 when not held)
+    uint8_t *lstate;    // (lstate_len) the loader's state at the start of the current step
+    size_t lstate_len, lstate_cap;
+    int64_t ckpt_bytes; // what one checkpoint writes
+    int64_t saved_step; // the step of the newest checkpoint (-1: none yet)
 } Run;
+
+// ---------------------------------------------------------------------------------------------
+// Signals: the first SIGINT/SIGTERM asks the loop to save and stop; a second one (or one outside
+// the loop, where there is nothing to save) exits at once, removing the temp files being written.
+// ---------------------------------------------------------------------------------------------
+
+static volatile sig_atomic_t g_signal;   // the first signal received (0: none)
+static volatile sig_atomic_t g_deferred; // 1 while the loop can stop cleanly at its next check
+
+static void on_signal(int sig) {
+    if (g_signal || !g_deferred) {
+        temps_remove();
+        static const char again[] = "\nfrontier: interrupted again: exiting now (the last checkpoint is kept)\n";
+        static const char now[] = "\nfrontier: interrupted outside the training steps: exiting now (a checkpoint, "
+                                  "if any, is kept)\n";
+        if (g_signal ? write(2, again, sizeof again - 1) : write(2, now, sizeof now - 1)) {}
+        _exit(128 + sig);
+    }
+    g_signal = sig;
+    static const char msg[] = "\nfrontier: interrupted: saving a checkpoint after this micro-batch (press Ctrl-C "
+                              "again to exit now and keep the last checkpoint)\n";
+    if (write(2, msg, sizeof msg - 1) < 0) {}
+}
+
+typedef struct { struct sigaction old_int, old_term; } SavedSignals;
+
+static void signals_install(SavedSignals *saved) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    g_signal = 0, g_deferred = 0;
+    sigaction(SIGINT, &sa, &saved->old_int);
+    sigaction(SIGTERM, &sa, &saved->old_term);
+}
+
+static void signals_restore(const SavedSignals *saved) {
+    sigaction(SIGINT, &saved->old_int, NULL);
+    sigaction(SIGTERM, &saved->old_term, NULL);
+    g_deferred = 0;
+}
+
+// The signal that stops the loop now, the same on every rank (the largest any rank received).
+static int interrupted(const Run *r) {
+    if (r->world == 1) return g_signal;
+    double s = g_signal;
+    dist_allreduce_max_f64(&s, 1);
+    return (int)s;
+}
+
+static void snapshot_loader(Run *r) {
+    r->lstate_len = loader_state_size(r->loader);
+    if (r->lstate_len > r->lstate_cap) {
+        free(r->lstate);
+        r->lstate = xmalloc(r->lstate_cap = r->lstate_len);
+    }
+    loader_save_state(r->loader, r->lstate);
+}
 
 static int setup_data(const TrainConfig *cfg, Run *r) {
     if (cfg->data_dir) {
@@ -146,12 +214,76 @@ static int plan_micro_batches(const TrainConfig *cfg, Run *r) {
     return 0;
 }
 
-static int setup_model(const TrainConfig *cfg, Run *r) {
+// Memory this machine can still give: MemAvailable, or less under a cgroup limit. -1 if unknown.
+static int64_t memory_available(void) {
+    int64_t avail = -1;
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long long kb;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) avail = (int64_t)kb * 1024;
+    if (f) fclose(f);
+    long long max = -1, cur = -1;
+    if ((f = fopen("/sys/fs/cgroup/memory.max", "r"))) {
+        if (fscanf(f, "%lld", &max) != 1) max = -1;  // "max": no limit
+        fclose(f);
+    }
+    if (max > 0 && (f = fopen("/sys/fs/cgroup/memory.current", "r"))) {
+        if (fscanf(f, "%lld", &cur) == 1 && (avail < 0 || max - cur < avail)) avail = max - cur;
+        fclose(f);
+    }
+    return avail;
+}
+
+static int64_t shard_tokens(char *const *paths, int n) {
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        size_t k = 0;
+        if (shard_count(paths[i], &k) == 0) total += (int64_t)k;
+    }
+    return total;
+}
+
+// The run's peak memory on this rank, predicted before the big allocations: weights and their
+// gradients, the optimizer's state, packed copies of the weights for the products (at most two
+// fp32 layouts), the token data, and then the larger of training's activations and evaluation's
+// (training frees its own before evaluating).
+static int64_t estimate_memory(const TrainConfig *cfg, const Run *r, int64_t *train_rs, int64_t *eval_rs) {
+    const int T = cfg->model.seq_len;
+    int64_t P = (int64_t)r->model.params.total;
+    int64_t fixed = P * 4 * 2 + (int64_t)r->opt->n_state_own * 4 + P * 4 * 2;
+    int64_t data = shard_tokens(r->train_shards, r->n_train) * 3;  // tokens (2 bytes) + the document index
+    int eb = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->device_batch;
+    *train_rs = (int64_t)runstate_bytes(&cfg->model, r->micro_rows, T, 0);
+    *eval_rs = cfg->profile_steps > 0 ? 0 : (int64_t)runstate_bytes(&cfg->model, eb, T, 1) +
+                                                shard_tokens(r->val_shards, r->n_val) * 3;
+    return fixed + data + (*train_rs > *eval_rs ? *train_rs : *eval_rs);
+}
+
+// Refused before training when the config cannot fit: an allocation failing later would lose
+// the run (evaluation runs after training).
+static int check_memory(const TrainConfig *cfg, Run *r, int64_t *estimate) {
+    int64_t train_rs, eval_rs;
+    *estimate = estimate_memory(cfg, r, &train_rs, &eval_rs);
+    int64_t avail = memory_available();
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");  // ranks sharing this machine's memory
+    int per_host = local && atoi(local) > 0 ? atoi(local) : 1;
+    if (avail < 0 || *estimate * per_host <= avail) return 0;
+    const double G = 1 << 30;
+    return err_usage("this run needs ~%.2f GiB of memory%s (training's activations %.2f GiB for micro-batches of "
+                     "%d x %d, evaluation's %.2f GiB for --eval-batch %d) but %.2f GiB are available: lower "
+                     "--device-batch or --eval-batch, or train a smaller model", *estimate / G,
+                     per_host > 1 ? " per rank" : "", train_rs / G, r->micro_rows, cfg->model.seq_len, eval_rs / G,
+                     cfg->eval_batch > 0 ? cfg->eval_batch : cfg->device_batch, avail / G / per_host);
+}
+
+static int setup_model(const TrainConfig *cfg, Run *r, int64_t *mem_estimate) {
     if (plan_micro_batches(cfg, r) != 0) return -1;
     if (model_build(&r->model, &cfg->model) != 0) return -1;
     model_init_weights(&r->model, cfg->seed);  // the same seed on every rank: the same weights
     r->opt = optim_new_shard(&cfg->optim, &r->model.params, cfg->model.n_embd, cfg->batch_tokens, r->rank, r->world);
     if (!r->opt) return -1;
+    if (check_memory(cfg, r, mem_estimate) != 0) return -1;
     // Every rank reads the same stream of packed rows (one loader, world 1) and trains its share
     // of each step: the run is then independent of the rank count (a checkpoint resumes on any
     // number of ranks, and W ranks follow the one-process trajectory).
@@ -169,21 +301,48 @@ static int setup_model(const TrainConfig *cfg, Run *r) {
     return 0;
 }
 
+// Every rank resumes from the checkpoint rank 0 finds newest (its step is broadcast): they agree
+// even if a save were to land in between.
 static int restore(const TrainConfig *cfg, Run *r) {
+    int64_t agreed[2] = {0, 0};  // {ok, step}
+    char *dir = r->rank == 0 ? ckpt_latest(cfg->resume, &agreed[1]) : NULL;
+    agreed[0] = dir != NULL;
+    dist_bcast_i64(agreed, 2, 0);
+    if (!agreed[0]) {
+        free(dir);
+        return r->rank == 0 ? -1 : err_set("rank 0 found no checkpoint to resume in %s", cfg->resume);
+    }
+    if (r->rank != 0) {
+        int64_t mine = -1;
+        dir = ckpt_latest(cfg->resume, &mine);
+        if (dir && mine != agreed[1])
+            err_set("rank %d found the checkpoint at step %lld in %s, rank 0 the one at step %lld: the ranks must see "
+                    "the same run folder (a shared file system)", r->rank, (long long)mine, cfg->resume,
+                    (long long)agreed[1]), free(dir), dir = NULL;
+        if (!dir) return -1;
+    }
     ModelConfig saved;
     char tid[65];
     int64_t step;
-    char *mp = ckpt_model_path(cfg->resume);
+    char *mp = path_join(dir, "model.safetensors");
     int rc = ckpt_read_meta(mp, &saved, tid, &step);
+    if (rc == 0 && step != agreed[1])
+        rc = err_usage("%s: saved at step %lld, but its folder says step %lld: the run folder was edited", mp,
+                       (long long)step, (long long)agreed[1]);
     if (rc == 0) {
         const char *diff = model_config_diff(&saved, &cfg->model);
-        if (diff) rc = err_set("%s: the checkpoint's model differs from the config in \"%s\"", mp, diff);
+        if (diff) rc = err_usage("%s: the checkpoint's model differs from the config in \"%s\"", mp, diff);
         else if (strcmp(tid, r->tok->id) != 0)
-            rc = err_set("%s: made with tokenizer %.16s, but the data uses %.16s", mp, tid, r->tok->id);
+            rc = err_usage("%s: made with tokenizer %.16s, but the data uses %.16s", mp, tid, r->tok->id);
     }
     if (rc == 0) rc = ckpt_load_model(mp, &r->model);
-    if (rc == 0) rc = ckpt_load_state(cfg->resume, r->opt, r->loader, &r->ctr, step);
+    if (rc == 0) rc = ckpt_load_state(dir, r->opt, r->loader, &r->ctr, step, cfg->batch_tokens);
+    if (rc == 0) r->saved_step = step;
+    if (rc == 0 && r->rank == 0 && !cfg->quiet)
+        fprintf(stderr, "train: resuming %s from its checkpoint at step %lld (%.1f s of %s timed)\n", cfg->resume,
+                (long long)step, r->ctr.timed_s, cfg->steps ? "the run" : "the budget");
     free(mp);
+    free(dir);
     return rc;
 }
 
@@ -197,19 +356,24 @@ static void free_run(Run *r) {
     if (r->rs.layer) runstate_free(&r->rs);
     free(r->inputs);
     free(r->targets);
+    free(r->lstate);
     if (r->metrics) fclose(r->metrics);
+    dir_unlock(r->lock_fd);
 }
 
 // ---------------------------------------------------------------------------------------------
 // One optimizer step: G micro-batches of forward + backward, then the update
 // ---------------------------------------------------------------------------------------------
 
+// 0: a step done; 1: abandoned after a signal (one process: nothing was updated, and the loader's
+// state at the step's start is in r->lstate); -1 + err.
 static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched, double *loss_out) {
     model_zero_grad(&r->model);
     const int G = r->grad_accum, W = r->world;
     double loss = 0;
     // The step's micro-batches in stream order; this rank trains numbers [rank·G, (rank+1)·G).
     for (int g = 0; g < G * W; g++) {
+        if (W == 1 && g_signal) return 1;  // under MPI the ranks stop together, after the step
         prof_begin("loader", "data", -1);
         int got = loader_next(r->loader, r->inputs, r->targets);
         prof_end(0, 0);
@@ -314,9 +478,9 @@ static int warn_if_few_steps(const TrainConfig *cfg, int64_t steps_done, int war
 }
 
 static int should_stop(const TrainConfig *cfg, const TrainCounters *c, int *why) {
-    if (cfg->stop_after > 0 && c->step >= cfg->stop_after) { *why = 2; return 1; }
-    if (cfg->steps > 0) { *why = 1; return c->step >= cfg->steps; }
-    *why = 0;
+    if (cfg->stop_after > 0 && c->step >= cfg->stop_after) { *why = STOP_AFTER; return 1; }
+    if (cfg->steps > 0) { *why = STOP_STEPS; return c->step >= cfg->steps; }
+    *why = STOP_BUDGET;
     return c->step >= cfg->excluded_steps && c->timed_s + max_recent_step(c) >= cfg->budget_s;
 }
 
@@ -326,13 +490,13 @@ static int should_stop(const TrainConfig *cfg, const TrainCounters *c, int *why)
 static int nothing_to_resume(const TrainConfig *cfg, const TrainCounters *c) {
     int why = 0;
     if (!should_stop(cfg, c, &why)) return 0;
-    if (why == 2)
-        return err_set("--stop-after %lld is not after step %lld, where the run in %s stopped: nothing to resume; "
+    if (why == STOP_AFTER)
+        return err_usage("--stop-after %lld is not after step %lld, where the run in %s stopped: nothing to resume; "
                        "give a later --stop-after, or none", (long long)cfg->stop_after, (long long)c->step, cfg->resume);
-    if (why == 1)
-        return err_set("the run in %s already ran its %lld steps: nothing to resume; give a larger --steps to train on",
+    if (why == STOP_STEPS)
+        return err_usage("the run in %s already ran its %lld steps: nothing to resume; give a larger --steps to train on",
                        cfg->resume, (long long)cfg->steps);
-    return err_set("the run in %s already used its %.0f s budget (%.1f s timed): nothing to resume; give a larger "
+    return err_usage("the run in %s already used its %.0f s budget (%.1f s timed): nothing to resume; give a larger "
                    "--budget to train on", cfg->resume, cfg->budget_s, c->timed_s);
 }
 
@@ -392,9 +556,46 @@ static int injected_fault(const Run *r) {
     return err_set("FRONTIER_FAULT=%s: injected failure on rank %d before step %d", f, rank, step);
 }
 
+// Before anything else (rank 0): the run folder exists, is this process's alone (its lock), holds
+// no other run unless resuming or overwriting, and is clear of what a killed process left.
+static int claim_run_folder(const TrainConfig *cfg, Run *r) {
+    if (cfg->resume && !is_dir(cfg->resume))
+        return err_usage("--resume %s: no such run folder", cfg->resume);
+    if (mkdir_p(cfg->run_dir) != 0 || dir_lock(cfg->run_dir, &r->lock_fd) != 0) return -1;
+    if (!cfg->resume && ckpt_run_exists(cfg->run_dir)) {
+        if (!cfg->overwrite)
+            return err_usage("%s holds a run already: continue it with `frontier train --resume %s`, or replace it "
+                             "with --overwrite (its checkpoints, metrics and summary are deleted)", cfg->run_dir,
+                             cfg->run_dir);
+        if (ckpt_remove_run(cfg->run_dir) != 0) return err_prefix("--overwrite %s", cfg->run_dir);
+    }
+    return ckpt_sweep(cfg->run_dir);
+}
+
+// metrics.jsonl of a resumed run: cut back to its length at the checkpoint, so the steps redone
+// after it are not listed twice (and a line torn by a kill is gone).
+static FILE *open_metrics(const char *path, const TrainCounters *c, int resume, int quiet) {
+    if (!resume) return fopen(path, "w");
+    int64_t size = 0;
+    if (c->metrics_bytes >= 0 && path_exists(path) && file_stat(path, &size, NULL) == 0) {
+        if (size >= c->metrics_bytes) {
+            if (truncate(path, c->metrics_bytes) != 0) return NULL;
+        } else if (!quiet) {
+            fprintf(stderr, "train: warning: %s is shorter (%lld bytes) than at the checkpoint (%lld): appending\n",
+                    path, (long long)size, (long long)c->metrics_bytes);
+        }
+    }
+    return fopen(path, "a");
+}
+
 // config.json, tokenizer/ and metrics.jsonl (rank 0 only).
 static int open_run_folder(const TrainConfig *cfg, Run *r) {
-    if (mkdir_p(cfg->run_dir) != 0) return -1;
+    // a resumed run is not finished: the summary of an earlier stop would be stale
+    char *spath = path_join(cfg->run_dir, "summary.json");
+    int gone = unlink(spath) == 0 || errno == ENOENT;
+    if (!gone) err_errno("cannot remove the stale %s", spath);
+    free(spath);
+    if (!gone) return -1;
     char *tdir = path_join(cfg->run_dir, "tokenizer");  // the run folder is self-contained
     int rc = tokenizer_save(r->tok, tdir);
     free(tdir);
@@ -405,10 +606,32 @@ static int open_run_folder(const TrainConfig *cfg, Run *r) {
     free(cpath);
     if (rc) return rc;
     char *mpath = path_join(cfg->run_dir, "metrics.jsonl");
-    r->metrics = fopen(mpath, cfg->resume ? "a" : "w");
+    r->metrics = open_metrics(mpath, &r->ctr, cfg->resume != NULL, cfg->quiet);
     if (!r->metrics) rc = err_errno("cannot write %s", mpath);
+    else r->ctr.metrics_bytes = ftell(r->metrics);
     free(mpath);
     return rc;
+}
+
+// One line of metrics.jsonl; a failed write is an error (the last checkpoint stays the newest).
+static int write_metrics(const TrainConfig *cfg, Run *r, double loss, const OptimSchedule *sched, double dt,
+                         double tok_s, double mfu, int timed, double progress) {
+    if (!r->metrics) return 0;
+    int n = fprintf(r->metrics,
+            "{\"step\":%lld,\"loss\":%.6f,\"lr_mult\":%.6g,\"muon_momentum\":%.6g,\"muon_wd\":%.6g,\"dt_s\":%.4f,"
+            "\"tok_per_s\":%.1f,\"mfu\":%.5f,\"tokens\":%lld,\"timed\":%s,\"timed_s\":%.3f,\"progress\":%.5f,"
+            "\"comm_s\":%.4f}\n",
+            (long long)r->ctr.step, loss, sched->lr_mult, sched->muon_momentum, sched->muon_wd, dt, tok_s, mfu,
+            (long long)r->ctr.tokens, timed ? "true" : "false", r->ctr.timed_s, progress, r->comm_s);
+    if (n < 0 || fault_fails("metrics") || fflush(r->metrics) != 0)
+        return r->saved_step < 0
+                   ? err_errno("cannot write %s/metrics.jsonl (disk full?): training stops at step %lld, before its "
+                               "first checkpoint", cfg->run_dir, (long long)r->ctr.step)
+                   : err_errno("cannot write %s/metrics.jsonl (disk full?): training stops at step %lld; the "
+                               "checkpoint at step %lld is intact (`frontier train --resume %s`)", cfg->run_dir,
+                               (long long)r->ctr.step, (long long)r->saved_step, cfg->run_dir);
+    r->ctr.metrics_bytes = ftell(r->metrics);
+    return 0;
 }
 
 // The peak of every core training: each rank's measured peak for its OpenMP threads, summed over
@@ -419,8 +642,28 @@ static double run_peak_flops(int precision) {
     return peak;
 }
 
+// Free disk space for the next checkpoint (rank 0): known in advance, so a full disk is an error
+// before anything is written, and the last checkpoint stays the newest.
+static int check_disk(const TrainConfig *cfg, const Run *r) {
+    int64_t free_b = ckpt_free_bytes(cfg->run_dir);
+    if (free_b < 0 || free_b >= r->ckpt_bytes) return 0;
+    return err_set("not enough disk space in %s for the checkpoint at step %lld: it needs %.1f MiB, %.1f MiB are free",
+                   cfg->run_dir, (long long)r->ctr.step, r->ckpt_bytes / 1048576.0, free_b / 1048576.0);
+}
+
+// What a failed save leaves: the message says which checkpoint is still the newest and how to go on.
+static int save_failed(const TrainConfig *cfg, const Run *r) {
+    if (r->saved_step < 0)
+        return err_prefix("the checkpoint at step %lld was not saved and the run has none (free some space or fix "
+                          "the cause, then start it again)", (long long)r->ctr.step);
+    return err_prefix("the checkpoint at step %lld was not saved; the one at step %lld is intact (free some space or "
+                      "fix the cause, then `frontier train --resume %s`)", (long long)r->ctr.step,
+                      (long long)r->saved_step, cfg->run_dir);
+}
+
 // Checkpoint: the optimizer shards are gathered on rank 0, which writes the files (atomically);
-// the barrier after it means no rank runs ahead of a save that might still fail.
+// the barrier after it means no rank runs ahead of a save that might still fail. The loader's
+// state is r->lstate (snapshot_loader).
 static int save_checkpoint(const TrainConfig *cfg, Run *r) {
     const Optimizer *o = r->opt;
     Optimizer full = *o;
@@ -432,9 +675,90 @@ static int save_checkpoint(const TrainConfig *cfg, Run *r) {
         full.state = all, full.state_lo = 0, full.n_state_own = o->n_state;
     }
     int rc = 0;
-    if (r->rank == 0) rc = ckpt_save(cfg->run_dir, &r->model, &full, r->loader, &r->ctr, r->tok->id, cfg->config_json);
+    if (r->rank == 0) {
+        rc = check_disk(cfg, r);
+        if (rc == 0)
+            rc = ckpt_save(cfg->run_dir, &r->model, &full, r->lstate, r->lstate_len, &r->ctr, r->tok->id,
+                           cfg->config_json, cfg->keep_checkpoints);
+        if (rc != 0) save_failed(cfg, r);
+    }
     free(all);
-    if (rc == 0) dist_barrier();
+    if (rc == 0) dist_barrier(), r->saved_step = r->ctr.step;
+    return rc;
+}
+
+static int save_due(const TrainConfig *cfg, const Run *r, double last_save) {
+    if (cfg->save_every_steps > 0 && r->ctr.step % cfg->save_every_steps == 0) return 1;
+    return cfg->save_every_s > 0 && now_seconds() - last_save >= cfg->save_every_s;
+}
+
+// The training loop proper: steps until the budget, the step count or a signal stops it, with
+// periodic checkpoints. 0 (res->stopped_by says why), or -1 + err.
+static int train_loop(const TrainConfig *cfg, Run *r, double flops_tok, double peak, double *loss_out, int *why,
+                      double *faults_out) {
+    const int64_t tok_step = cfg->batch_tokens;
+    double loss = NAN;
+    // page faults when the timed steps began: after the excluded steps, and after this process's
+    // first step (a resumed run's first step allocates what the warm-up would have)
+    long faults_at_timing = -1;
+    int64_t step_at_timing = 0, first_step = r->ctr.step;
+    int budget_checked = 0;  // warn_if_few_steps has looked
+    double last_save = now_seconds();
+    int rc = 0;
+    g_deferred = 1;
+    while (!should_stop(cfg, &r->ctr, why)) {
+        double progress = cfg->steps > 0 ? (double)r->ctr.step / cfg->steps : r->ctr.timed_s / cfg->budget_s;
+        OptimSchedule sched = optim_schedule(&cfg->optim, (int)r->ctr.step, progress > 1 ? 1 : progress);
+        if (cfg->profile_steps > 0 && r->rank == 0 && r->ctr.step == cfg->excluded_steps) {  // warm-up done: record
+            prof_enable(1);
+            kernels_set_profiling(1);
+        }
+        if ((rc = injected_fault(r)) != 0) break;
+        if (faults_at_timing < 0 && r->ctr.step >= cfg->excluded_steps && r->ctr.step > first_step)
+            faults_at_timing = page_faults(), step_at_timing = r->ctr.step;
+        snapshot_loader(r);  // what a checkpoint of an abandoned step restores
+        fault_point("step");
+        double t0 = now_seconds();
+        prof_begin("step", "step", (int)r->ctr.step);
+        int step_rc = train_step(cfg, r, &sched, &loss);
+        prof_end(0, 0);
+        if (step_rc < 0) { rc = -1; break; }
+        if (step_rc == 1) { *why = STOP_SIGNAL; break; }  // abandoned: r->lstate is the step's start
+        double dt = now_seconds() - t0;
+        dist_bcast_f64(&dt, 1, 0);  // one clock: rank 0's, so every rank's schedule and stop agree
+        prof_counter("tok/s", tok_step / dt);
+        int timed = r->ctr.step >= cfg->excluded_steps;
+        if (timed) {
+            r->ctr.timed_s += dt;
+            r->ctr.step_times[r->ctr.n_step_times++ % STEP_TIME_WINDOW] = dt;
+        } else {
+            r->ctr.excluded_s += dt;
+        }
+        r->ctr.step++;
+        r->ctr.tokens += tok_step;
+        double tok_s = tok_step / dt, mfu = flops_tok * tok_s / peak;
+        if ((rc = write_metrics(cfg, r, loss, &sched, dt, tok_s, mfu, timed, progress)) != 0) break;
+        print_progress(cfg, &r->ctr, loss, tok_s, mfu);
+        if (!budget_checked && r->rank == 0)
+            budget_checked = warn_if_few_steps(cfg, r->ctr.step - first_step,
+                                               first_step < cfg->excluded_steps ? cfg->excluded_steps - (int)first_step : 0,
+                                               tok_step, dt);
+        snapshot_loader(r);
+        if (interrupted(r)) { *why = STOP_SIGNAL; break; }
+        if (save_due(cfg, r, last_save) && !should_stop(cfg, &r->ctr, why)) {  // the last step's save comes after
+            double t1 = now_seconds();
+            if ((rc = save_checkpoint(cfg, r)) != 0) break;
+            r->ctr.checkpoints++;
+            r->ctr.checkpoint_s += now_seconds() - t1;
+            last_save = now_seconds();
+        }
+    }
+    if (!cfg->quiet && isatty(2)) fprintf(stderr, "\n");
+    int64_t counted = faults_at_timing >= 0 ? r->ctr.step - step_at_timing : 0;
+    double faults = counted > 0 ? (double)(page_faults() - faults_at_timing) / counted : 0;
+    if (rc == 0) dist_allreduce_max_f64(&faults, 1);
+    *faults_out = faults;
+    *loss_out = loss;
     return rc;
 }
 
@@ -443,15 +767,25 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     double t_start = now_seconds();
     if (cfg->threads > 0) omp_set_num_threads(cfg->threads);
     if (cfg->steps <= 0 && !(cfg->budget_s > 0))
-        return err_set("--budget must be positive (got %g s); or give --steps N", cfg->budget_s);
-    if (!cfg->run_dir) return err_set("no run folder given (--run-dir)");
-    Run r = {.rank = dist_rank(), .world = dist_world()};
+        return err_usage("--budget must be positive (got %g s); or give --steps N", cfg->budget_s);
+    if (!cfg->run_dir) return err_usage("no run folder given (--run-dir)");
+    Run r = {.rank = dist_rank(), .world = dist_world(), .lock_fd = -1, .saved_step = -1};
     TrainConfig local = *cfg;  // rank 0 speaks and writes; the other ranks compute quietly
     if (r.rank != 0) local.quiet = 1;
     cfg = &local;
+    SavedSignals saved_signals;
+    signals_install(&saved_signals);
     int rc = -1, why = 0;
-    if (setup_data(cfg, &r) != 0 || setup_model(cfg, &r) != 0) goto done;
+    int64_t ok = r.rank != 0 || claim_run_folder(cfg, &r) == 0;
+    dist_bcast_i64(&ok, 1, 0);
+    if (!ok) {
+        if (r.rank != 0) err_set("rank 0 could not claim the run folder %s", cfg->run_dir);
+        goto done;
+    }
+    if (setup_data(cfg, &r) != 0 || setup_model(cfg, &r, &res->memory_estimate_bytes) != 0) goto done;
     if (cfg->resume && (restore(cfg, &r) != 0 || nothing_to_resume(cfg, &r.ctr) != 0)) goto done;
+    snapshot_loader(&r);
+    r.ckpt_bytes = ckpt_bytes(&r.model, r.opt, r.lstate_len);
     if (r.rank == 0 && open_run_folder(cfg, &r) != 0) goto done;
     if (kernels_set_precision((KernelPrecision)cfg->precision) != 0) goto done;
     // every weight packed once per step, not per product: 2G products read each between updates
@@ -465,66 +799,31 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     char kdesc[sizeof res->kernels];
     if (!cfg->quiet)
         fprintf(stderr, "train: %zu params, %.1f MFLOP/token, batch %lld tokens = %d x %d x %d accum%s, %s %s, "
-                "kernels %s, start-up %.1fs\n",
+                "kernels %s, memory ~%.0f MiB, start-up %.1fs\n",
                 model_config_num_params(&cfg->model), flops_tok / 1e6, (long long)tok_step, r.micro_rows,
                 cfg->model.seq_len, r.grad_accum, r.world > 1 ? " x ranks" : "", cfg->steps ? "steps" : "budget",
-                cfg->steps ? "fixed" : "wall-clock", kernels_description(kdesc, sizeof kdesc), r.ctr.startup_s);
+                cfg->steps ? "fixed" : "wall-clock", kernels_description(kdesc, sizeof kdesc),
+                res->memory_estimate_bytes / 1048576.0, r.ctr.startup_s);
     if (!cfg->quiet && r.world > 1)
         fprintf(stderr, "train: %d ranks (%s); optimizer state %.1f MiB per rank instead of %.1f MiB (ZeRO-1)\n",
                 r.world, dist_backend(), r.opt->n_state_own * 4.0 / (1 << 20), r.opt->n_state * 4.0 / (1 << 20));
-    double loss = NAN;
-    // page faults when the timed steps began: after the excluded steps, and after this process's
-    // first step (a resumed run's first step allocates what the warm-up would have)
-    long faults_at_timing = -1;
-    int64_t step_at_timing = 0, first_step = r.ctr.step;
-    int budget_checked = 0;  // warn_if_few_steps has looked
-    while (!should_stop(cfg, &r.ctr, &why)) {
-        double progress = cfg->steps > 0 ? (double)r.ctr.step / cfg->steps : r.ctr.timed_s / cfg->budget_s;
-        OptimSchedule sched = optim_schedule(&cfg->optim, (int)r.ctr.step, progress > 1 ? 1 : progress);
-        if (cfg->profile_steps > 0 && r.rank == 0 && r.ctr.step == cfg->excluded_steps) {  // warm-up done: record
-            prof_enable(1);
-            kernels_set_profiling(1);
+    if (r.rank == 0 && cfg->run_dir) {  // a disk too small for the checkpoints is said before training
+        int64_t free_b = ckpt_free_bytes(cfg->run_dir);
+        int want = cfg->keep_checkpoints + 1;  // the kept ones and the one being written
+        if (free_b >= 0 && free_b < r.ckpt_bytes) {
+            err_set("not enough disk space in %s for one checkpoint: it needs %.1f MiB, %.1f MiB are free; free some "
+                    "space or choose another --run-dir", cfg->run_dir, r.ckpt_bytes / 1048576.0, free_b / 1048576.0);
+            goto done;
         }
-        if (injected_fault(&r) != 0) goto done;
-        if (faults_at_timing < 0 && r.ctr.step >= cfg->excluded_steps && r.ctr.step > first_step)
-            faults_at_timing = page_faults(), step_at_timing = r.ctr.step;
-        double t0 = now_seconds();
-        prof_begin("step", "step", (int)r.ctr.step);
-        int step_rc = train_step(cfg, &r, &sched, &loss);
-        prof_end(0, 0);
-        if (step_rc != 0) goto done;
-        double dt = now_seconds() - t0;
-        dist_bcast_f64(&dt, 1, 0);  // one clock: rank 0's, so every rank's schedule and stop agree
-        prof_counter("tok/s", tok_step / dt);
-        int timed = r.ctr.step >= cfg->excluded_steps;
-        if (timed) {
-            r.ctr.timed_s += dt;
-            r.ctr.step_times[r.ctr.n_step_times++ % STEP_TIME_WINDOW] = dt;
-        } else {
-            r.ctr.excluded_s += dt;
-        }
-        r.ctr.step++;
-        r.ctr.tokens += tok_step;
-        double tok_s = tok_step / dt, mfu = flops_tok * tok_s / peak;
-        if (r.metrics) fprintf(r.metrics,
-                "{\"step\":%lld,\"loss\":%.6f,\"lr_mult\":%.6g,\"muon_momentum\":%.6g,\"muon_wd\":%.6g,\"dt_s\":%.4f,"
-                "\"tok_per_s\":%.1f,\"mfu\":%.5f,\"tokens\":%lld,\"timed\":%s,\"timed_s\":%.3f,\"progress\":%.5f,"
-                "\"comm_s\":%.4f}\n",
-                (long long)r.ctr.step, loss, sched.lr_mult, sched.muon_momentum, sched.muon_wd, dt, tok_s, mfu,
-                (long long)r.ctr.tokens, timed ? "true" : "false", r.ctr.timed_s, progress, r.comm_s);
-        if (r.metrics) fflush(r.metrics);
-        print_progress(cfg, &r.ctr, loss, tok_s, mfu);
-        if (!budget_checked && r.rank == 0)
-            budget_checked = warn_if_few_steps(cfg, r.ctr.step - first_step,
-                                               first_step < cfg->excluded_steps ? cfg->excluded_steps - (int)first_step : 0,
-                                               tok_step, dt);
+        if (free_b >= 0 && free_b < want * r.ckpt_bytes && !cfg->quiet)
+            fprintf(stderr, "train: warning: %.1f MiB free in %s, less than the %d checkpoints of %.1f MiB it may hold "
+                    "(--keep-checkpoints %d, and one being written): a save may fail for lack of space\n",
+                    free_b / 1048576.0, cfg->run_dir, want, r.ckpt_bytes / 1048576.0, cfg->keep_checkpoints);
     }
-    if (!cfg->quiet && isatty(2)) fprintf(stderr, "\n");
+    double loss = NAN;
+    if (train_loop(cfg, &r, flops_tok, peak, &loss, &why, &res->faults_per_step) != 0) goto done;
+    g_deferred = 0;  // from here on a signal exits at once: the checkpoint below is the run's state
     int64_t timed_steps = r.ctr.step > cfg->excluded_steps ? r.ctr.step - cfg->excluded_steps : 0;
-    int64_t counted = faults_at_timing >= 0 ? r.ctr.step - step_at_timing : 0;
-    double faults = counted > 0 ? (double)(page_faults() - faults_at_timing) / counted : 0;
-    dist_allreduce_max_f64(&faults, 1);
-    res->faults_per_step = faults;
     if (save_checkpoint(cfg, &r) != 0) goto done;
 
     res->steps = r.ctr.step;
@@ -532,6 +831,8 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->timed_s = r.ctr.timed_s;
     res->startup_s = r.ctr.startup_s;
     res->excluded_s = r.ctr.excluded_s;
+    res->checkpoints = r.ctr.checkpoints;
+    res->checkpoint_s = r.ctr.checkpoint_s;
     res->tok_per_s = r.ctr.timed_s > 0 ? (double)timed_steps * tok_step / r.ctr.timed_s : 0;
     res->mfu = flops_tok * res->tok_per_s / peak;
     res->peak_flops = peak;
@@ -539,12 +840,14 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->params = model_config_num_params(&cfg->model);
     res->flops_per_token = flops_tok;
     res->stopped_by = why;
+    res->signal = why == STOP_SIGNAL ? interrupted(&r) : 0;
     kernels_description(res->kernels, sizeof res->kernels);
     model_unpin_weights();  // evaluation pins what it reads (and frees the backward's copies)
     kernels_set_precision(KP_FP32);  // evaluate the fp32 master weights in fp32, whatever trained them
     if (cfg->profile_steps > 0 && r.rank == 0 && write_profile(cfg, res->faults_per_step) != 0) goto done;
     runstate_free(&r.rs);  // training is over: evaluation builds its own, and both at once doubled the peak memory
-    if (why != 2 && cfg->profile_steps == 0) {  // interrupted and profiling runs are not evaluated
+    // interrupted and profiling runs are not evaluated
+    if (why != STOP_AFTER && why != STOP_SIGNAL && cfg->profile_steps == 0) {
         if (!cfg->quiet) fprintf(stderr, "eval: val_bpb on %s...\n", cfg->eval_tokens ? "part of the validation set" : "the whole validation set");
         BpbResult b;
         int eb = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->device_batch;
@@ -572,6 +875,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->total_s = now_seconds() - t_start;
     rc = r.rank == 0 ? write_summary(cfg, res, r.tok->id) : 0;
 done:
+    signals_restore(&saved_signals);
     model_unpin_weights();  // before the weights are freed: a later allocation at the same address must not match
     if (kernels_precision() != KP_FP32) kernels_set_precision(KP_FP32);
     free_run(&r);
@@ -595,7 +899,7 @@ static char *git_commit(void) {
 
 static int write_summary(const TrainConfig *cfg, const TrainResult *res, const char *tokenizer_id) {
     cJSON *s = cJSON_CreateObject();
-    if (res->stopped_by != 2) {
+    if (res->stopped_by != STOP_AFTER && res->stopped_by != STOP_SIGNAL) {
         cJSON_AddNumberToObject(s, "val_bpb", res->val_bpb);
         cJSON_AddNumberToObject(s, "eval_tokens", (double)res->eval_tokens);
         cJSON_AddNumberToObject(s, "eval_positions", (double)res->eval_positions);
@@ -619,7 +923,18 @@ static int write_summary(const TrainConfig *cfg, const TrainResult *res, const c
     cJSON_AddNumberToObject(s, "total_s", res->total_s);
     cJSON_AddNumberToObject(s, "peak_rss_bytes", (double)res->peak_rss_bytes);
     cJSON_AddNumberToObject(s, "page_faults_per_step", res->faults_per_step);
-    cJSON_AddStringToObject(s, "stopped_by", res->stopped_by == 0 ? "budget" : res->stopped_by == 1 ? "steps" : "stop-after");
+    static const char *const STOPPED_BY[] = {"budget", "steps", "stop-after", "interrupted"};
+    cJSON_AddStringToObject(s, "stopped_by", STOPPED_BY[res->stopped_by]);
+    if (res->stopped_by == STOP_SIGNAL) {
+        cJSON_AddBoolToObject(s, "interrupted", 1);
+        cJSON_AddStringToObject(s, "signal", res->signal == SIGINT ? "SIGINT" : res->signal == SIGTERM ? "SIGTERM" : "?");
+        char resume[1200];
+        snprintf(resume, sizeof resume, "frontier train --resume %s", cfg->run_dir);
+        cJSON_AddStringToObject(s, "resume_command", resume);
+    }
+    cJSON_AddNumberToObject(s, "checkpoints", (double)res->checkpoints);
+    cJSON_AddNumberToObject(s, "checkpoint_s", res->checkpoint_s);
+    cJSON_AddNumberToObject(s, "memory_estimate_bytes", (double)res->memory_estimate_bytes);
     cJSON_AddStringToObject(s, "tokenizer_id", tokenizer_id);
     cJSON *cfgj = cJSON_Parse(cfg->config_json ? cfg->config_json : "{}");
     cJSON_AddItemToObject(s, "config", cfgj ? cfgj : cJSON_CreateObject());

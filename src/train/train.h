@@ -7,8 +7,17 @@
 // the schedule is timed_seconds / budget (or step / steps with --steps). Evaluation runs after
 // the budget, untimed.
 //
-// Run folder: config.json (every setting), metrics.jsonl (one line per step), model.safetensors
-// + train_state.safetensors (optimizer, loader, counters: exact resume), summary.json.
+// Run folder: config.json (every setting), metrics.jsonl (one line per step), checkpoints
+// (train/checkpoint.h: model + optimizer + loader + counters as one unit, exact resume),
+// summary.json. One process at a time writes a run folder (a lock on RUN_DIR/.lock); a folder that
+// holds a run is trained into only with --resume (continue it) or overwrite (replace it).
+//
+// Checkpoints: every save_every_s seconds of wall clock or save_every_steps steps, and at the end.
+// The time they take is reported (checkpoint_s) and is not on the budget clock, so a run's
+// trajectory does not depend on how often it saves. SIGINT/SIGTERM: the loop stops at the next
+// micro-batch (one process: the step is abandoned and redone on resume) or after the step (MPI:
+// every rank at the same step), saves a checkpoint, writes summary.json marked interrupted and
+// returns with res->signal set; a second signal exits at once (128 + signal), removing temp files.
 #pragma once
 #include <stdint.h>
 
@@ -40,9 +49,16 @@ typedef struct {
                             // train_defaults: fp32; the CLI's default is kernels_precision_auto()
     int profile_steps;      // > 0: record this many steps after the excluded ones with the profiler,
                             // write trace.json / profile.csv / roofline.json, skip evaluation
+    double save_every_s;    // > 0: a checkpoint after the first step that ends this many seconds of
+                            // wall clock after the last one
+    int64_t save_every_steps;  // > 0: a checkpoint every this many steps (both 0: only at the end)
+    int keep_checkpoints;   // the newest checkpoints kept (>= 1)
+    int overwrite;          // replace the run already in run_dir (without it: refused)
 } TrainConfig;
 
 TrainConfig train_defaults(void);
+
+enum { STOP_BUDGET, STOP_STEPS, STOP_AFTER, STOP_SIGNAL };
 
 typedef struct {
     double val_bpb;
@@ -59,7 +75,11 @@ typedef struct {
                                     // its second step), the largest rank's:
                                     // steady-state training allocates nothing, so ~0 (a first touch
                                     // costs ~10 us on a VM; see docs/profiling.md)
-    int stopped_by;                 // 0 budget, 1 steps, 2 stop_after
+    int stopped_by;                 // STOP_BUDGET, STOP_STEPS, STOP_AFTER, STOP_SIGNAL
+    int signal;                     // the signal that interrupted the run (STOP_SIGNAL), else 0
+    int64_t checkpoints;            // periodic checkpoints saved (the final one not counted)
+    double checkpoint_s;            // seconds they took (not on the budget clock)
+    int64_t memory_estimate_bytes;  // the peak memory predicted before training (this rank)
     double peak_flops;              // the MFU denominator: every core of every rank
     int ranks;                      // data-parallel processes (1 without mpirun)
     int64_t optim_state_bytes;      // optimizer state of the whole model

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/faults.h"
 #include "util/mem.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -179,7 +180,9 @@ int atomic_open(AtomicFile *af, const char *path) {
 }
 
 int atomic_write(AtomicFile *af, const void *data, size_t len) {
-    if (len && fwrite(data, 1, len, af->f) != len) return err_errno("write error on %s", af->tmp_path);
+    fault_point("write");
+    if (fault_fails("write") || (len && fwrite(data, 1, len, af->f) != len))
+        return err_errno("write error on %s", af->tmp_path);
     return 0;
 }
 
@@ -202,6 +205,7 @@ int atomic_commit(AtomicFile *af) {
         return -1;
     }
     af->f = NULL;
+    fault_point("rename");
     if (rename(af->tmp_path, af->path) != 0) {
         err_errno("cannot rename %s to %s", af->tmp_path, af->path);
         atomic_abort(af);

@@ -2,8 +2,9 @@
 # tests/eval/test_eval_cli.sh — `frontier eval` and `frontier sample` on two tiny trained runs:
 # A on the default prepared data (vocab 8192, config "data" null), B on a tiny prepared corpus
 # (vocab 400, config "data" set). eval reproduces the val_bpb train wrote to summary.json; --input
-# works and cleans up; a missing or truncated checkpoint and another run's tokenizer are runtime
-# errors (exit 1) with a clear message; bad flags exit 2. Runs from the project root.
+# works and cleans up; a missing or truncated checkpoint is bad input (exit 2) and another run's
+# tokenizer a runtime error (exit 1), each with a clear message; bad flags exit 2. Runs from the
+# project root.
 set -uo pipefail
 F=./frontier
 source tests/lib.sh
@@ -67,12 +68,12 @@ check "eval --input jsonl + txt"  0 "2 inputs, 3 documents" env TMPDIR="$tmp/t" 
 [ -z "$(ls -A "$tmp/t")" ] && ok "no temporary folder left" || bad "eval left $(ls "$tmp/t") in TMPDIR"
 check "eval --input missing file" 1 "$tmp/none.jsonl" $F eval --ckpt "$tmp/a" --input "$tmp/none.jsonl"
 
-# Runtime errors: exit 1, the message says what is wrong.
-check "missing checkpoint"        1 "$tmp/none/model.safetensors" $F eval --ckpt "$tmp/none"
+# A missing or broken checkpoint is bad input (exit 2); a mismatched pair a runtime error (exit 1).
+check "missing checkpoint"        2 "$tmp/none/model.safetensors" $F eval --ckpt "$tmp/none"
 mkdir -p "$tmp/trunc" && cp -r "$tmp/a/tokenizer" "$tmp/a/config.json" "$tmp/trunc/"
 head -c 100000 "$tmp/a/model.safetensors" > "$tmp/trunc/model.safetensors"
-check "truncated checkpoint"      1 "truncated"                     $F eval --ckpt "$tmp/trunc"
-check "truncated (sample)"        1 "truncated"                     $F sample --ckpt "$tmp/trunc" -n 5
+check "truncated checkpoint"      2 "truncated"                     $F eval --ckpt "$tmp/trunc"
+check "truncated (sample)"        2 "truncated"                     $F sample --ckpt "$tmp/trunc" -n 5
 mkdir -p "$tmp/mixed" && cp "$tmp/a/model.safetensors" "$tmp/a/config.json" "$tmp/mixed/" && cp -r "$tmp/b/tokenizer" "$tmp/mixed/"
 check "another run's tokenizer"   1 "use the tokenizer folder of the same run" $F eval --ckpt "$tmp/mixed"
 check "another run's tokenizer (sample)" 1 "(vocab 400)"           $F sample --ckpt "$tmp/mixed"

@@ -205,8 +205,12 @@ int main(int argc, char **argv) {
     free(p);
     run_steps(&m, o, dl, &rs, 10, 0, d1);
     // the trained model, through the real checkpoint writer
-    TrainCounters ctr = {.step = 10};
-    if (ckpt_save(d2, &m, o, dl, &ctr, tok->id, "{}") != 0) die();
+    TrainCounters ctr = {.step = 10, .tokens = 10LL * DUMP_G * DUMP_B * DUMP_T};
+    size_t ls_len = loader_state_size(dl);
+    void *ls = malloc(ls_len);
+    loader_save_state(dl, ls);
+    if (ckpt_save(d2, &m, o, ls, ls_len, &ctr, tok->id, "{}", 1) != 0) die();
+    free(ls);
     dump_val(&m, tok, val, n_val, d2);
     run_steps(&m, o, dl, &rs, 1, 10, d2);  // overwrites nothing of the model: it was saved first
     printf("wrote %s and %s\n", d1, d2);

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# tests/train/test_crash.sh — a run survives being killed at any instant: kill -9 (SIGKILL) at named
+# points inside the training loop and inside every phase of writing a checkpoint (FRONTIER_CRASH_AT,
+# util/faults.h), and at unplanned instants from outside; every interrupted run resumes with
+# `frontier train --resume` to exactly the losses and the bits of an uninterrupted run, and leaves
+# no temp file behind. Then SIGINT / SIGTERM: exit 130 / 143, a checkpoint, summary.json marked
+# interrupted; a second signal exits at once. Then a full disk (a real 1 MiB tmpfs where the
+# machine allows mounting one, and an injected ENOSPC always): the run stops with an error and the
+# last checkpoint stays intact and resumable.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+F=./frontier
+source tests/lib.sh
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+TINY=(--depth 1 --n-embd 64 --n-head 2 --head-dim 32 --seq-len 64 --device-batch 4 --batch-tokens 1024
+      --eval-tokens 2048 --quiet --threads 1)
+STEPS=(--steps 16 --save-every 3steps --keep-checkpoints 2)
+
+losses() { sed 's/.*"loss":\([^,]*\),.*/\1/' "$1/metrics.jsonl"; }
+same_tensors() {  # the tensors of two safetensors files are bit-identical (step_times are wall-clock)
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import sys; sys.path.insert(0, "tests/util")
+from safetensors_read import load
+a, b = load(sys.argv[1])[0], load(sys.argv[2])[0]
+diff = [k for k in a if k != "step_times" and (k not in b or a[k][1].tobytes() != b[k][1].tobytes())]
+sys.exit(0 if a.keys() == b.keys() and not diff else 1)
+PY
+}
+no_temps() { [ -z "$(find "$1" -name '*.tmp-*' 2>/dev/null)" ]; }
+
+# the uninterrupted reference
+$F train "${TINY[@]}" "${STEPS[@]}" --run-dir "$tmp/ref" > "$tmp/ref.out" 2>&1 || { bad "reference run"; cat "$tmp/ref.out"; }
+[ "$(ls "$tmp/ref/checkpoints" | wc -l)" = 2 ] && ok "keep-checkpoints 2: two checkpoint folders" || bad "checkpoints: $(ls "$tmp/ref/checkpoints")"
+[ "$(readlink "$tmp/ref/latest")" = checkpoints/step-00000016 ] && ok "latest -> the final checkpoint" || bad "latest -> $(readlink "$tmp/ref/latest")"
+ref_val=$(sed -n 's/.*"val_bpb":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$tmp/ref/summary.json")
+
+# Resume DIR until it finishes (at most 4 tries). A kill before the first checkpoint leaves nothing
+# to resume: that must be said (exit 2), and the run then starts again with --overwrite.
+finish() {
+  local dir=$1 i out rc
+  for i in 1 2 3 4; do
+    out=$($F train --resume "$dir" --threads 1 --quiet 2>&1); rc=$?
+    [ $rc = 0 ] && return 0
+    if [ $rc = 2 ] && grep -q "holds no checkpoint" <<<"$out"; then
+      $F train "${TINY[@]}" "${STEPS[@]}" --run-dir "$dir" --overwrite > /dev/null 2>&1 && return 0
+    fi
+    echo "resume exit $rc: $out" | tail -3
+  done
+  return 1
+}
+
+# Kill -9 at each point; every run must end with the reference's losses, weights and val_bpb.
+check_crash() {  # point
+  local point=$1 dir="$tmp/crash_${1//[:]/_}" rc
+  { FRONTIER_CRASH_AT=$point $F train "${TINY[@]}" "${STEPS[@]}" --run-dir "$dir" > "$dir.out" 2>&1; rc=$?; } 2>/dev/null
+  if [ $rc != 137 ]; then bad "$point: exit $rc, expected 137 (killed)"; return; fi
+  if ! no_temps "$dir"; then :; fi  # a kill -9 cannot clean up: the resume below must
+  if ! finish "$dir"; then bad "$point: could not finish after the kill"; return; fi
+  local v; v=$(sed -n 's/.*"val_bpb":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$dir/summary.json")
+  if cmp -s <(losses "$tmp/ref") <(losses "$dir") && same_tensors "$tmp/ref/model.safetensors" "$dir/model.safetensors" \
+     && same_tensors "$tmp/ref/train_state.safetensors" "$dir/train_state.safetensors" && [ "$v" = "$ref_val" ] && no_temps "$dir"; then
+    ok "kill -9 at $point: resumed to the same losses, weights, optimizer state and val_bpb $v"
+  else
+    bad "kill -9 at $point: differs from the uninterrupted run (val_bpb $v vs $ref_val; temps: $(find "$dir" -name '*.tmp-*'))"
+    diff <(losses "$tmp/ref") <(losses "$dir") | head -5
+  fi
+}
+# in the loop (before steps 2, 5, 7, 14), inside each phase of the 2nd/3rd/5th save, inside a
+# file being written (the Nth atomic write: tokenizer, config, safetensors) and before its rename
+for p in step:3 step:8 step:15 ckpt-begin:2 ckpt-state:2 ckpt-model:3 ckpt-renamed:2 ckpt-published:3 \
+         ckpt-pruned:5 write:2 write:45 rename:7; do
+  check_crash "$p"
+done
+
+# kill -9 from outside at unplanned instants (a random delay once training is under way), twice
+wait_lines() { for _ in $(seq 300); do [ -s "$1/metrics.jsonl" ] && [ "$(wc -l < "$1/metrics.jsonl")" -ge "$2" ] && return; sleep 0.05; done; }
+dir="$tmp/ext"
+$F train "${TINY[@]}" --steps 40 --save-every 2steps --run-dir "$dir" > /dev/null 2>&1 &
+pid=$!; wait_lines "$dir" 3; sleep "0.$((RANDOM % 9 + 1))"; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+$F train --resume "$dir" --threads 1 --quiet > /dev/null 2>&1 &
+pid=$!; n=$(wc -l < "$dir/metrics.jsonl"); wait_lines "$dir" $((n + 2)); sleep "0.$((RANDOM % 9 + 1))"; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+$F train "${TINY[@]}" --steps 40 --save-every 2steps --run-dir "$tmp/ext_ref" > /dev/null 2>&1
+out=$($F train --resume "$dir" --threads 1 --quiet 2>&1); rc=$?
+if [ $rc = 0 ] && cmp -s <(losses "$tmp/ext_ref") <(losses "$dir") && same_tensors "$tmp/ext_ref/model.safetensors" "$dir/model.safetensors" && no_temps "$dir"; then
+  ok "kill -9 from outside, twice: resumed to the uninterrupted run's losses and weights"
+else bad "kill -9 from outside: exit $rc, or differs: $out"; fi
+
+# SIGINT and SIGTERM: exit 130 / 143 with a checkpoint, a summary marked interrupted and the resume
+# command; the resumed run reaches the uninterrupted one's losses (the abandoned step is redone).
+$F train "${TINY[@]}" --steps 120 --run-dir "$tmp/sig_ref" > /dev/null 2>&1
+for sig in INT TERM; do
+  dir="$tmp/sig_$sig"
+  $F train "${TINY[@]}" --steps 120 --run-dir "$dir" > "$dir.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do [ -s "$dir/metrics.jsonl" ] && [ "$(wc -l < "$dir/metrics.jsonl")" -ge 3 ] && break; sleep 0.1; done
+  kill -$sig $pid; wait $pid; rc=$?
+  want=$([ $sig = INT ] && echo 130 || echo 143)
+  step=$(sed -n 's/^[[:space:]]*"steps":[[:space:]]*\([0-9]*\).*/\1/p' "$dir/summary.json" 2>/dev/null | head -1)
+  if [ $rc = "$want" ] && grep -q '"interrupted":[[:space:]]*true' "$dir/summary.json" && grep -q "frontier train --resume" "$dir.out" \
+     && [ "$(readlink "$dir/latest")" = "checkpoints/step-$(printf %08d "$step")" ] && no_temps "$dir"; then
+    ok "SIG$sig: exit $rc, checkpoint at step $step, summary marked interrupted, the resume command printed"
+  else bad "SIG$sig: exit $rc (want $want), step '$step', latest $(readlink "$dir/latest"): $(tail -2 "$dir.out")"; fi
+  $F train --resume "$dir" --threads 1 --quiet > /dev/null 2>&1 || bad "SIG$sig: resume failed"
+  cmp -s <(losses "$tmp/sig_ref") <(losses "$dir") && same_tensors "$tmp/sig_ref/model.safetensors" "$dir/model.safetensors" \
+    && ok "SIG$sig: resumed to the uninterrupted run's 120 losses and weights" || bad "SIG$sig: the resumed run differs"
+done
+# a second signal exits at once, leaving no temp file (and the last periodic checkpoint intact)
+dir="$tmp/sig2"
+$F train "${TINY[@]}" --steps 120 --save-every 1steps --run-dir "$dir" > "$dir.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -s "$dir/metrics.jsonl" ] && [ "$(wc -l < "$dir/metrics.jsonl")" -ge 3 ] && break; sleep 0.1; done
+kill -INT $pid; kill -INT $pid; wait $pid; rc=$?
+if [ $rc = 130 ] && no_temps "$dir" && [ -n "$(readlink "$dir/latest")" ]; then ok "two SIGINTs: exit 130 at once, no temp files, latest -> $(readlink "$dir/latest")"
+else bad "two SIGINTs: exit $rc, temps: $(find "$dir" -name '*.tmp-*')"; fi
+$F train --resume "$dir" --threads 1 --quiet > /dev/null 2>&1 && ok "two SIGINTs: the run resumes" || bad "two SIGINTs: resume failed"
+
+# a full disk: the failing save is an error (exit 1) and the last checkpoint stays intact
+check_full() {  # description, env/mount setup done by the caller; $1 = run dir
+  local what=$1 dir=$2 out rc; shift 2
+  out=$("$@" 2>&1); rc=$?
+  if [ $rc = 1 ] && grep -qiE "disk|space|No space" <<<"$out" && [ -n "$(readlink "$dir/latest")" ] && no_temps "$dir"; then
+    ok "$what: exit 1, '$(grep -oiE '[^:]*(space|disk)[^;]*' <<<"$out" | head -1)', latest -> $(readlink "$dir/latest")"
+  else bad "$what: exit $rc: $(tail -2 <<<"$out"); temps: $(find "$dir" -name '*.tmp-*')"; fi
+}
+dir="$tmp/enospc"
+check_full "ENOSPC in the 3rd checkpoint's write" "$dir" env FRONTIER_FAIL_AT=write:60 $F train "${TINY[@]}" "${STEPS[@]}" --run-dir "$dir"
+$F train --resume "$dir" --threads 1 --quiet > /dev/null 2>&1 && cmp -s <(losses "$tmp/ref") <(losses "$dir") \
+  && ok "after ENOSPC: resumed to the uninterrupted run's losses" || bad "after ENOSPC: resume failed or differs"
+check_full "metrics.jsonl write fails" "$tmp/mfail" env FRONTIER_FAIL_AT=metrics:7 $F train "${TINY[@]}" "${STEPS[@]}" --run-dir "$tmp/mfail"
+if mkdir -p "$tmp/small" && mount -t tmpfs -o size=34m tmpfs "$tmp/small" 2>/dev/null; then
+  # each checkpoint of this model is ~14 MiB: the third does not fit beside the two kept
+  out=$($F train "${TINY[@]}" --steps 16 --save-every 3steps --keep-checkpoints 2 --run-dir "$tmp/small/run" 2>&1); rc=$?
+  if [ $rc = 1 ] && [ -n "$(readlink "$tmp/small/run/latest")" ] && no_temps "$tmp/small/run"; then
+    ok "a real full disk (34 MiB tmpfs): exit 1, latest -> $(readlink "$tmp/small/run/latest"): $(grep -o 'not enough disk space[^:]*' <<<"$out" | head -1)"
+  else bad "a real full disk: exit $rc: $(tail -2 <<<"$out")"; fi
+  umount "$tmp/small"
+else
+  echo "note: cannot mount a tmpfs here (not root?): the real full-disk case is left to the injected ENOSPC above"
+fi
+
+echo "crash: $fails failed"
+[ "$fails" -eq 0 ]
