@@ -166,7 +166,7 @@ static int setup_data(const TrainConfig *cfg, Run *r) {
     free(tokdir);
     if (!r->tok) return err_prefix("data %s", r->data_dir);
     if (r->tok->vocab_size != cfg->model.vocab_size)
-        return err_set("the tokenizer of %s has vocab %d but the model has --vocab-size %d: they must match (prepare "
+        return err_usage("the tokenizer of %s has vocab %d but the model has --vocab-size %d: they must match (prepare "
                        "with --vocab-size %d, or train with --vocab-size %d)", r->data_dir, r->tok->vocab_size,
                        cfg->model.vocab_size, cfg->model.vocab_size, r->tok->vocab_size);
     if (shard_list(r->data_dir, "train_", &r->train_shards, &r->n_train) != 0) return -1;
@@ -197,13 +197,16 @@ static int setup_data(const TrainConfig *cfg, Run *r) {
 static int plan_micro_batches(const TrainConfig *cfg, Run *r) {
     const int64_t T = cfg->model.seq_len;
     if (r->world == 1 && cfg->batch_tokens % ((int64_t)cfg->device_batch * T) != 0)
-        return err_set("--batch-tokens %lld is not a multiple of --device-batch %d x --seq-len %d = %lld tokens per "
+        return err_usage("--batch-tokens %lld is not a multiple of --device-batch %d x --seq-len %d = %lld tokens per "
                        "micro-batch", (long long)cfg->batch_tokens, cfg->device_batch, cfg->model.seq_len,
                        (long long)cfg->device_batch * T);
     if (cfg->batch_tokens % (T * r->world) != 0)
-        return err_set("--batch-tokens %lld is not a multiple of %d ranks x --seq-len %lld: the step's rows cannot be "
+        return err_usage("--batch-tokens %lld is not a multiple of %d ranks x --seq-len %lld: the step's rows cannot be "
                        "split evenly over the ranks", (long long)cfg->batch_tokens, r->world, (long long)T);
     int64_t rows = cfg->batch_tokens / T / r->world;  // this rank's rows per step
+    if (rows > INT32_MAX / 2)
+        return err_usage("--batch-tokens %lld is %lld rows of --seq-len %lld a step: more than a step can count "
+                         "(%d); lower it", (long long)cfg->batch_tokens, (long long)rows, (long long)T, INT32_MAX / 2);
     int64_t b = cfg->device_batch < rows ? cfg->device_batch : rows;
     while (rows % b) b--;
     r->micro_rows = (int)b;
@@ -716,7 +719,6 @@ static int train_loop(const TrainConfig *cfg, Run *r, double flops_tok, double p
         if ((rc = injected_fault(r)) != 0) break;
         if (faults_at_timing < 0 && r->ctr.step >= cfg->excluded_steps && r->ctr.step > first_step)
             faults_at_timing = page_faults(), step_at_timing = r->ctr.step;
-        snapshot_loader(r);  // what a checkpoint of an abandoned step restores
         fault_point("step");
         double t0 = now_seconds();
         prof_begin("step", "step", (int)r->ctr.step);
@@ -743,7 +745,7 @@ static int train_loop(const TrainConfig *cfg, Run *r, double flops_tok, double p
             budget_checked = warn_if_few_steps(cfg, r->ctr.step - first_step,
                                                first_step < cfg->excluded_steps ? cfg->excluded_steps - (int)first_step : 0,
                                                tok_step, dt);
-        snapshot_loader(r);
+        snapshot_loader(r);  // a step boundary: what any checkpoint from here on (or of an abandoned next step) holds
         if (interrupted(r)) { *why = STOP_SIGNAL; break; }
         if (save_due(cfg, r, last_save) && !should_stop(cfg, &r->ctr, why)) {  // the last step's save comes after
             double t1 = now_seconds();
@@ -784,8 +786,21 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     }
     if (setup_data(cfg, &r) != 0 || setup_model(cfg, &r, &res->memory_estimate_bytes) != 0) goto done;
     if (cfg->resume && (restore(cfg, &r) != 0 || nothing_to_resume(cfg, &r.ctr) != 0)) goto done;
-    snapshot_loader(&r);
+    snapshot_loader(&r);  // the loader's state at the first step's start
     r.ckpt_bytes = ckpt_bytes(&r.model, r.opt, r.lstate_len);
+    if (r.rank == 0 && cfg->run_dir) {  // a disk too small for the checkpoints is said before training
+        int64_t free_b = ckpt_free_bytes(cfg->run_dir);
+        int want = cfg->keep_checkpoints + 1;  // the kept ones and the one being written
+        if (free_b >= 0 && free_b < r.ckpt_bytes) {
+            err_set("not enough disk space in %s for one checkpoint: it needs %.1f MiB, %.1f MiB are free; free some "
+                    "space or choose another --run-dir", cfg->run_dir, r.ckpt_bytes / 1048576.0, free_b / 1048576.0);
+            goto done;
+        }
+        if (free_b >= 0 && free_b < want * r.ckpt_bytes)
+            fprintf(stderr, "train: warning: %.1f MiB free in %s, less than the %d checkpoints of %.1f MiB it may hold "
+                    "(--keep-checkpoints %d, and one being written): a save may fail for lack of space\n",
+                    free_b / 1048576.0, cfg->run_dir, want, r.ckpt_bytes / 1048576.0, cfg->keep_checkpoints);
+    }
     if (r.rank == 0 && open_run_folder(cfg, &r) != 0) goto done;
     if (kernels_set_precision((KernelPrecision)cfg->precision) != 0) goto done;
     // every weight packed once per step, not per product: 2G products read each between updates
@@ -807,19 +822,6 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     if (!cfg->quiet && r.world > 1)
         fprintf(stderr, "train: %d ranks (%s); optimizer state %.1f MiB per rank instead of %.1f MiB (ZeRO-1)\n",
                 r.world, dist_backend(), r.opt->n_state_own * 4.0 / (1 << 20), r.opt->n_state * 4.0 / (1 << 20));
-    if (r.rank == 0 && cfg->run_dir) {  // a disk too small for the checkpoints is said before training
-        int64_t free_b = ckpt_free_bytes(cfg->run_dir);
-        int want = cfg->keep_checkpoints + 1;  // the kept ones and the one being written
-        if (free_b >= 0 && free_b < r.ckpt_bytes) {
-            err_set("not enough disk space in %s for one checkpoint: it needs %.1f MiB, %.1f MiB are free; free some "
-                    "space or choose another --run-dir", cfg->run_dir, r.ckpt_bytes / 1048576.0, free_b / 1048576.0);
-            goto done;
-        }
-        if (free_b >= 0 && free_b < want * r.ckpt_bytes && !cfg->quiet)
-            fprintf(stderr, "train: warning: %.1f MiB free in %s, less than the %d checkpoints of %.1f MiB it may hold "
-                    "(--keep-checkpoints %d, and one being written): a save may fail for lack of space\n",
-                    free_b / 1048576.0, cfg->run_dir, want, r.ckpt_bytes / 1048576.0, cfg->keep_checkpoints);
-    }
     double loss = NAN;
     if (train_loop(cfg, &r, flops_tok, peak, &loss, &why, &res->faults_per_step) != 0) goto done;
     g_deferred = 0;  // from here on a signal exits at once: the checkpoint below is the run's state

@@ -134,6 +134,11 @@ if mkdir -p "$tmp/small" && mount -t tmpfs -o size=34m tmpfs "$tmp/small" 2>/dev
     ok "a real full disk (34 MiB tmpfs): exit 1, latest -> $(readlink "$tmp/small/run/latest"): $(grep -o 'not enough disk space[^:]*' <<<"$out" | head -1)"
   else bad "a real full disk: exit $rc: $(tail -2 <<<"$out")"; fi
   umount "$tmp/small"
+  mount -t tmpfs -o size=8m tmpfs "$tmp/small"
+  check "a disk too small for one checkpoint: refused before training" 1 "for one checkpoint: it needs" \
+    $F train "${TINY[@]}" --steps 16 --run-dir "$tmp/small/run"
+  [ ! -e "$tmp/small/run/metrics.jsonl" ] && ok "nothing trained" || bad "a refused run trained"
+  umount "$tmp/small"
 else
   echo "note: cannot mount a tmpfs here (not root?): the real full-disk case is left to the injected ENOSPC above"
 fi
