@@ -498,6 +498,35 @@ static int parse_header(StFile *f, const char *hdr, size_t len, const char *data
     return rc;
 }
 
+// Validate size bytes at base (a whole file) into f. -1 + err.
+static int st_parse(StFile *f, const char *base, size_t size) {
+    const char *path = f->path;
+    if (size < 8)
+        return err_set("%s: the file is only %zu bytes, too short for a safetensors file (an 8-byte header "
+                       "length, then the header); it is truncated or not a safetensors file", path, size);
+    uint64_t header_len;
+    memcpy(&header_len, base, 8);
+    if (header_len > size - 8)
+        return err_set("%s: the header length field says %llu bytes, but only %zu bytes follow it; the file "
+                       "is truncated or not a safetensors file", path, (unsigned long long)header_len, size - 8);
+    if (header_len > ST_MAX_HEADER)
+        return err_set("%s: the header length field says %llu bytes, over the 100 MB limit of the reference "
+                       "implementation; not a safetensors file?", path, (unsigned long long)header_len);
+    const char *hdr = base + 8;
+    const char *data = hdr + header_len;
+    return parse_header(f, hdr, (size_t)header_len, data, size - 8 - header_len);
+}
+
+StFile *st_open_mem(const void *data, size_t len, const char *origin) {
+    StFile *f = xcalloc(1, sizeof *f);
+    f->path = xstrdup(origin);
+    if (st_parse(f, data, len) != 0) {
+        st_close(f);
+        return NULL;
+    }
+    return f;
+}
+
 StFile *st_open(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) { err_errno("cannot open %s", path); return NULL; }
@@ -508,7 +537,7 @@ StFile *st_open(const char *path) {
         err_set("cannot read %s: is a folder, not a safetensors file", path);
         return NULL;
     }
-    if (sb.st_size < 8) {
+    if (sb.st_size < 8) {  // also: mmap refuses a length of 0
         close(fd);
         err_set("%s: the file is only %lld bytes, too short for a safetensors file (an 8-byte header "
                 "length, then the header); it is truncated or not a safetensors file", path,
@@ -519,29 +548,11 @@ StFile *st_open(const char *path) {
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED) { err_errno("cannot map %s", path); return NULL; }
-
     StFile *f = xcalloc(1, sizeof *f);
     f->path = xstrdup(path);
     f->map = map;
     f->map_len = size;
-    uint64_t header_len;
-    memcpy(&header_len, map, 8);
-    if (header_len > size - 8) {
-        err_set("%s: the header length field says %llu bytes, but only %zu bytes follow it; the file "
-                "is truncated or not a safetensors file", path, (unsigned long long)header_len,
-                size - 8);
-        st_close(f);
-        return NULL;
-    }
-    if (header_len > ST_MAX_HEADER) {
-        err_set("%s: the header length field says %llu bytes, over the 100 MB limit of the reference "
-                "implementation; not a safetensors file?", path, (unsigned long long)header_len);
-        st_close(f);
-        return NULL;
-    }
-    const char *hdr = (const char *)map + 8;
-    const char *data = hdr + header_len;
-    if (parse_header(f, hdr, (size_t)header_len, data, size - 8 - header_len) != 0) {
+    if (st_parse(f, map, size) != 0) {
         st_close(f);
         return NULL;
     }
