@@ -322,6 +322,9 @@ int64_t loader_tokens_consumed(const DataLoader *dl) { return dl->tokens_used + 
 
 #define STATE_MAGIC 0x5453444c52544e46LL  // "FNTRLDST" as little-endian bytes
 #define STATE_VERSION 2
+// Counters (epoch, batches, tokens) beyond this are corrupt: no run gets near it, and the loader
+// adds to them without overflowing.
+#define COUNTER_MAX (1LL << 62)
 
 enum {
     S_MAGIC, S_VERSION, S_WORLD, S_RANK, S_SEED, S_SHUFFLE, S_DATA_HASH, S_N_DOCS,
@@ -385,8 +388,8 @@ int loader_load_state(DataLoader *dl, const void *buf, size_t len) {
                        (long long)dl->n_docs, (unsigned long long)dl->data_hash);
     int64_t buf_n = f[S_BUF_N];
     if (buf_n < 0 || buf_n > (int64_t)((len - (size_t)S_FIELDS * 8) / 16) || len != (size_t)(S_FIELDS + 2 * buf_n) * 8)
-        return err_set("data loader state: %zu bytes, but a state with %lld buffered documents is %lld bytes", len,
-                       (long long)buf_n, (long long)((S_FIELDS + 2 * (buf_n > 0 ? buf_n : 0)) * 8));
+        return err_set("data loader state: %zu bytes, which does not match its count of %lld buffered documents "
+                       "(%d bytes + 16 a document)", len, (long long)buf_n, S_FIELDS * 8);
     if (f[S_DISCARD] != dl->cfg.discard_crops)
         return err_set("data loader state: saved with discard_crops %lld, this loader has %d", (long long)f[S_DISCARD],
                        dl->cfg.discard_crops);
@@ -394,7 +397,8 @@ int loader_load_state(DataLoader *dl, const void *buf, size_t len) {
     int64_t cur = f[S_CURSOR];
     if (f[S_EPOCH] < 1 || (!dl->cfg.shuffle && f[S_EPOCH] != 1) || cur < dl->cfg.rank ||
         (cur - dl->cfg.rank) % dl->cfg.world != 0 || (cur - dl->cfg.rank) / dl->cfg.world > dl->rank_docs ||
-        f[S_BATCHES] < 0 || f[S_TOKENS_USED] < 0 || f[S_TOKENS_CROPPED] < 0)
+        f[S_BATCHES] < 0 || f[S_TOKENS_USED] < 0 || f[S_TOKENS_CROPPED] < 0 || f[S_EPOCH] > COUNTER_MAX ||
+        f[S_BATCHES] > COUNTER_MAX || f[S_TOKENS_USED] > COUNTER_MAX || f[S_TOKENS_CROPPED] > COUNTER_MAX)
         return err_set("data loader state: corrupt stream position (epoch %lld, cursor %lld)", (long long)f[S_EPOCH],
                        (long long)cur);
     for (int64_t i = 0; i < buf_n; i++) {

@@ -313,6 +313,11 @@ static int cmp_by_name_r(const void *a, const void *b, void *ctx) {
     return strcmp(t[*(const int *)a].name, t[*(const int *)b].name);
 }
 
+static int cmp_meta_key_r(const void *a, const void *b, void *ctx) {
+    const StKV *m = ctx;
+    return strcmp(m[*(const int *)a].key, m[*(const int *)b].key);
+}
+
 static int cmp_by_offset_r(const void *a, const void *b, void *ctx) {
     const StTensor *t = ctx;
     const StTensor *x = &t[*(const int *)a], *y = &t[*(const int *)b];
@@ -457,6 +462,20 @@ static int parse_header(StFile *f, const char *hdr, size_t len, const char *data
     }
     cJSON_Delete(root);
     if (rc != 0) return -1;
+
+    // Unique metadata keys: with two, st_get_meta would see the first and Python's reader (a dict)
+    // the last.
+    if (f->n_meta > 1) {
+        int *by_key = xmalloc((size_t)f->n_meta * sizeof *by_key);
+        for (int i = 0; i < f->n_meta; i++) by_key[i] = i;
+        qsort_r(by_key, (size_t)f->n_meta, sizeof *by_key, cmp_meta_key_r, f->meta);
+        for (int i = 1; i < f->n_meta && rc == 0; i++)
+            if (strcmp(f->meta[by_key[i - 1]].key, f->meta[by_key[i]].key) == 0)
+                rc = err_set("%s: metadata key \"%s\" appears twice in the header; the file is corrupt — save it "
+                             "again", path, f->meta[by_key[i]].key);
+        free(by_key);
+        if (rc != 0) return -1;
+    }
 
     // Unique names (and the index for st_get).
     f->by_name = xmalloc((f->n ? (size_t)f->n : 1) * sizeof *f->by_name);
