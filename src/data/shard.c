@@ -81,6 +81,7 @@ int shard_check_tokens(const uint16_t *t, size_t n, int vocab_size, const char *
     for (size_t b = 0; b < n; b += BLOCK) {
         size_t e = n - b < BLOCK ? n : b + BLOCK;
         uint16_t mx = 0;
+#pragma omp simd reduction(max : mx)
         for (size_t i = b; i < e; i++) mx = t[i] > mx ? t[i] : mx;
         if (mx < limit) continue;
         for (size_t i = b; i < e; i++)
