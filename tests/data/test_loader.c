@@ -503,8 +503,9 @@ static void test_save_load_resumes_exactly(void **state) {
     memset(bad + len - 8, 0x7f, 8);  // a buffered document id out of range
     assert_int_equal(loader_load_state(re, bad, len), -1);
     assert_error_contains("corrupt");
-    // found by tests/fuzz (fuzz_ckpt): a buffered-document count near 2^63 overflowed the
-    // message's size arithmetic (signed overflow); counters near 2^63 would overflow later
+    // a buffered-document count near 2^63 must not overflow the message's size arithmetic
+    // (tests/fuzz/corpus/ckpt/loader_state_huge_buf_n.safetensors); counters near 2^63 would
+    // overflow the loader's later additions
     memcpy(bad, st, len);
     for (int i = 0; i < 8; i++) bad[13 * 8 + i] = (unsigned char)(0x5844000000000015ULL >> (8 * i));  // S_BUF_N
     assert_int_equal(loader_load_state(re, bad, len), -1);

@@ -263,7 +263,7 @@ static void test_parse_from_memory(void **state) {
     assert_int_equal(core_parse_baselines(s, csv, strlen(csv) - 16, "m.csv"), 0);  // up to "12.5\n"
     assert_near(t->baseline, 0.125, 1e-12);
     assert_int_equal(core_parse_baselines(s, csv, strlen(csv), "m.csv"), -1);
-    assert_error_contains("m.csv:3: unterminated quoted field");  // the record's line (was :0:)
+    assert_error_contains("m.csv:3: unterminated quoted field");  // the line the record starts on
     assert_int_equal(err_exit_code(), 2);
     const char *rows = "{\"context\": \"a\", \"continuation\": \"b\"}\n\n{\"context\": \"c\", \"continuation\": \"d\"}";
     assert_int_equal(core_parse_rows(t, rows, strlen(rows), "m.jsonl"), 0);
@@ -271,7 +271,7 @@ static void test_parse_from_memory(void **state) {
     assert_int_equal(core_parse_rows(t, rows, strlen(rows) - 1, "m.jsonl"), -1);  // the last '}' cut off
     assert_error_contains("m.jsonl:3: invalid JSON");
     assert_int_equal(err_exit_code(), 2);
-    // gold outside int's range: converted unchecked before (undefined behaviour), now refused
+    // gold outside int's range is refused before any conversion (which would be undefined behaviour)
     t->type = CORE_MC;
     const char *mc[] = {"{\"query\": \"q\", \"choices\": [\"a\"], \"gold\": 1e300}\n",
                         "{\"query\": \"q\", \"choices\": [\"a\"], \"gold\": -4294967296}\n",

@@ -83,8 +83,8 @@ static void test_load_and_parse(void **state) {
     expect_bad(&f, 0, "{", "[", "t.json: not a JSON object");
     expect_bad(&f, 0, "[a-z]+|", "([a-z]+|", "t.tiktoken");  // a pattern PCRE2 refuses
     expect_bad(&f, 0, "\"vocab_size\":\t267", "\"vocab_size\":\t267.5", "t.json: vocab_size does not match");
-    // found by reading (fuzz_tokenizer's seed huge_training_count): a count converted to int64_t
-    // unchecked; now refused
+    // a count outside int64_t's range is refused before any conversion (undefined behaviour);
+    // tests/fuzz/corpus/tokenizer/huge_training_count
     expect_bad(&f, 0, "\"docs_used\":\t12", "\"docs_used\":\t1e300", "t.json: training.docs_used must be a whole number");
     expect_bad(&f, 0, "\"docs_used\":\t12", "\"docs_used\":\t-1", "training.docs_used");
     expect_bad(&f, 0, "\"chars_used\":\t3456", "\"chars_used\":\t\"x\"", "training.chars_used");

@@ -331,8 +331,8 @@ static void test_corrupt_files(void **state) {
     EXPECT_HEADER_ERROR(path, "[1, 2]", 0, "does not start with '{'", "");
     EXPECT_HEADER_ERROR(path, "{} x", 0, "extra bytes after the JSON object", "");
     EXPECT_HEADER_ERROR(path, "{'w': 3}", 0, "tensor w: its header entry is not a JSON object", "");
-    // found by tests/fuzz (fuzz_safetensors): a metadata key twice, which st_get_meta read as the
-    // first and Python's reader as the last
+    // a metadata key twice: st_get_meta would read the first, Python's reader (a dict) the last
+    // (tests/fuzz/corpus/safetensors/duplicate_metadata_key.safetensors)
     EXPECT_HEADER_ERROR(path, "{'__metadata__': {'format': 'frontier', 'step': '2', 'format': 'x'}}", 0,
                         "metadata key \"format\" appears twice", "");
     // entries missing a field, or with bad values
