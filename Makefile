@@ -4,6 +4,7 @@
 #   make test       install missing packages, build, run every test (unit + interop)
 #   make sanitize   unit tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      benchmarks; results go to docs/perf.md
+#   make fuzz       the libFuzzer harnesses (tests/fuzz/), FUZZ_SECONDS each (default 60)
 #   make run        install missing packages, build, run the main job
 #   make clean
 #
@@ -39,7 +40,7 @@ TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/%)
 BENCH_BIN := $(BENCH_SRC:%.c=$(BUILD)/%)
 TOOL_BIN := $(TOOL_SRC:%.c=$(BUILD)/%)
 
-.PHONY: all test unit-tests sanitize bench run setup clean
+.PHONY: all test unit-tests sanitize bench run setup clean fuzz fuzz-build fuzz-bins
 all: frontier
 
 frontier: $(BUILD)/src/main.o $(LIB_OBJ)
@@ -80,6 +81,32 @@ sanitize: setup
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" unit-tests
 	@ASAN_OPTIONS=detect_leaks=1 FRONTIER_UNIT_ONLY=1 bash tests/run.sh \
 	  $(patsubst $(BUILD)/%,build/sanitize/%,$(TEST_BIN))
+
+# Fuzzing (tests/fuzz/README.md): clang's libFuzzer with ASan + UBSan, in build/fuzz/; the
+# library is built with coverage instrumentation (fuzzer-no-link), each harness links the driver.
+FUZZ_SRC := $(shell find tests/fuzz -name 'fuzz_*.c' | sort)
+FUZZ_BIN := $(FUZZ_SRC:%.c=$(BUILD)/%)
+FUZZ_SECONDS ?= 60
+# Only what the readers and the models they load need (the commands are not built).
+FUZZ_LIB := $(filter $(addprefix src/,data/shard.c data/loader.c tokenizer/% util/% model/% optim/% kernels/% \
+  dist/% profile/% train/checkpoint.c cli/args.c research/ledger.c eval/core_tasks.c),$(LIB_SRC))
+FUZZ_OBJ := $(FUZZ_LIB:%.c=$(BUILD)/%.o)
+$(BUILD)/tests/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(FUZZ_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -Itests -MMD -MP -o $@ $< $(FUZZ_OBJ) $(ALL_LIBS)
+fuzz-bins: $(FUZZ_BIN)
+fuzz-build:
+	@$(MAKE) --no-print-directory CC=clang BUILD=build/fuzz MPI=0 OPT="-O1 -g -fno-omit-frame-pointer -Wno-pass-failed" FUZZ=1 fuzz-bins
+ifeq ($(FUZZ),1)
+SANITIZE := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+# The kernels never see fuzz input (the harnesses only load weights) and instrumenting them costs
+# minutes (~50 s for the AVX-512 GEMMs alone): they are built plain.
+$(BUILD)/src/kernels/%.o: SANITIZE :=
+$(BUILD)/src/kernels/%.o: OPT := -O2 -g
+endif
+fuzz: setup
+	@$(MAKE) --no-print-directory fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
 
 bench: setup frontier $(BENCH_BIN)
 	@BUILD=$(BUILD) bash bench/run.sh

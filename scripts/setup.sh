@@ -19,8 +19,9 @@ set -euo pipefail
 # fp32 matmuls at ~4 GFLOP/s) and tcmalloc for LD_PRELOAD (glibc's malloc makes PyTorch fault its
 # large tensors in again every step).
 # OpenMPI: data-parallel training (`mpirun -np N ./frontier train`) and its tests.
+# libclang-rt-14-dev: clang's libFuzzer and sanitizer runtimes (`make fuzz`, tests/fuzz/).
 PACKAGES=(
-  build-essential clang libomp-dev pkg-config
+  build-essential clang libomp-dev pkg-config libclang-rt-14-dev
   libpcre2-dev libcjson-dev libyaml-dev libssl-dev
   openmpi-bin libopenmpi-dev
   libcmocka-dev

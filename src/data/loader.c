@@ -74,6 +74,9 @@ static int check_config(const LoaderConfig *c, int bos_id) {
                        c->refill_docs);
     if (bos_id < 0 || bos_id > UINT16_MAX)
         return err_set("data loader: <|bos|> id %d does not fit a uint16 shard token", bos_id);
+    if (c->vocab_size < 0 || (c->vocab_size > 0 && bos_id >= c->vocab_size))
+        return err_set("data loader: vocab_size %d must be 0 (unchecked) or above the <|bos|> id %d", c->vocab_size,
+                       bos_id);
     return 0;
 }
 
@@ -96,13 +99,72 @@ void loader_reset(DataLoader *dl) {
     dl->batches = dl->tokens_used = dl->tokens_cropped = 0;
 }
 
-DataLoader *loader_open(const char *const *shard_paths, int n, int bos_id, const LoaderConfig *cfg_in) {
+// The checks every shard gets, then its tokens appended at dl->tokens + *at (room for them is
+// there). Shards start with <|bos|> (checked), so a document never straddles two shards.
+static int add_shard(DataLoader *dl, const uint16_t *t, size_t c, const char *origin, int64_t *at, int64_t *n_docs) {
+    if (c > 0 && t[0] != dl->bos_id)
+        return err_usage("data loader: %s: the first token is %u, not <|bos|> (%d); every document must start with "
+                         "<|bos|>: is this a `frontier prepare` shard for this tokenizer?", origin, (unsigned)t[0],
+                         dl->bos_id);
+    if (shard_check_tokens(t, c, dl->cfg.vocab_size, origin) != 0) return err_prefix("data loader");
+    for (size_t k = 0; k < c; k++) *n_docs += t[k] == dl->bos_id;
+    memcpy(dl->tokens + *at, t, c * sizeof *t);
+    *at += (int64_t)c;
+    return 0;
+}
+
+// The document index and the stream over dl->tokens[0, at). -1 + err (dl is then freed by the caller).
+static int index_docs(DataLoader *dl, int64_t at, int64_t n_docs, const char *what) {
+    const LoaderConfig *cfg = &dl->cfg;
+    dl->n_tokens = at;
+    if (n_docs == 0) return err_set("data loader: no documents in %s", what);
+    if (n_docs > INT32_MAX)
+        return err_set("data loader: %lld documents; at most %d are supported", (long long)n_docs, INT32_MAX);
+    dl->n_docs = n_docs;
+    dl->doc_start = xmalloc((size_t)n_docs * sizeof *dl->doc_start);
+    dl->doc_len = xmalloc((size_t)n_docs * sizeof *dl->doc_len);
+    int64_t d = 0;
+    for (int64_t k = 0; k < at; k++)
+        if (dl->tokens[k] == dl->bos_id) dl->doc_start[d++] = k;
+    uint64_t h = fnv1a(0xcbf29ce484222325ULL, &n_docs, sizeof n_docs);
+    for (int64_t i = 0; i < n_docs; i++) {
+        int64_t end = i + 1 < n_docs ? dl->doc_start[i + 1] : at;
+        if (end - dl->doc_start[i] > INT32_MAX)
+            return err_usage("data loader: %s: document %lld has %lld tokens; at most %d are supported", what,
+                             (long long)i, (long long)(end - dl->doc_start[i]), INT32_MAX);
+        dl->doc_len[i] = (int32_t)(end - dl->doc_start[i]);
+        h = fnv1a(h, &dl->doc_len[i], sizeof dl->doc_len[i]);
+    }
+    dl->data_hash = h;
+    if (cfg->rank >= n_docs)
+        return err_set("data loader: rank %d of %d gets no documents: %s holds only %lld", cfg->rank, cfg->world,
+                       what, (long long)n_docs);
+    dl->rank_docs = (n_docs - cfg->rank + cfg->world - 1) / cfg->world;
+    if (cfg->shuffle) dl->perm = xmalloc((size_t)n_docs * sizeof *dl->perm);
+    dl->buf_cap = (int64_t)cfg->buffer_docs + cfg->refill_docs;
+    dl->buf = xmalloc((size_t)dl->buf_cap * sizeof *dl->buf);
+    dl->buf_skip = xmalloc((size_t)dl->buf_cap * sizeof *dl->buf_skip);
+    dl->row = xmalloc(((size_t)cfg->T + 1) * sizeof *dl->row);
+    loader_reset(dl);
+    return 0;
+}
+
+// A loader with its config checked and room for total tokens; NULL + err on a bad config.
+static DataLoader *loader_alloc(int bos_id, const LoaderConfig *cfg_in, int64_t total) {
     LoaderConfig cfg = *cfg_in;
     if (cfg.buffer_docs == 0) cfg.buffer_docs = LOADER_BUFFER_DOCS;
     if (cfg.refill_docs == 0) cfg.refill_docs = LOADER_REFILL_DOCS;
     if (check_config(&cfg, bos_id) != 0) return NULL;
-    if (n <= 0) { err_set("data loader: no shards given"); return NULL; }
+    DataLoader *dl = xcalloc(1, sizeof *dl);
+    dl->cfg = cfg;
+    dl->bos_id = bos_id;
+    dl->tokens = xmalloc((size_t)(total ? total : 1) * sizeof *dl->tokens);
+    return dl;
+}
 
+DataLoader *loader_open(const char *const *shard_paths, int n, int bos_id, const LoaderConfig *cfg) {
+    if (check_config(cfg, bos_id) != 0) return NULL;  // before anything is read
+    if (n <= 0) { err_set("data loader: no shards given"); return NULL; }
     // Sizes first (headers are validated), so a bad shard fails before anything big is read.
     int64_t total = 0;
     for (int i = 0; i < n; i++) {
@@ -110,70 +172,38 @@ DataLoader *loader_open(const char *const *shard_paths, int n, int bos_id, const
         if (shard_count(shard_paths[i], &c) != 0) { err_prefix("data loader"); return NULL; }
         total += (int64_t)c;
     }
-    DataLoader *dl = xcalloc(1, sizeof *dl);
-    dl->cfg = cfg;
-    dl->bos_id = bos_id;
-    dl->tokens = xmalloc((size_t)(total ? total : 1) * sizeof *dl->tokens);
+    DataLoader *dl = loader_alloc(bos_id, cfg, total);
+    if (!dl) return NULL;
     int64_t at = 0, n_docs = 0;
     for (int i = 0; i < n; i++) {
         uint16_t *t;
         size_t c;
         if (shard_read(shard_paths[i], &t, &c) != 0) { err_prefix("data loader"); goto fail; }
-        if (at + (int64_t)c > total) {
-            free(t);
-            err_set("data loader: %s grew while being read", shard_paths[i]);
-            goto fail;
-        }
-        if (c > 0 && t[0] != bos_id) {
-            err_set("data loader: %s: the first token is %u, not <|bos|> (%d); every document must start with "
-                    "<|bos|>: is this a `frontier prepare` shard for this tokenizer?", shard_paths[i], (unsigned)t[0], bos_id);
-            free(t);
-            goto fail;
-        }
-        for (size_t k = 0; k < c; k++) n_docs += t[k] == bos_id;
-        memcpy(dl->tokens + at, t, c * sizeof *t);
-        at += (int64_t)c;
+        int rc = at + (int64_t)c > total ? err_set("data loader: %s grew while being read", shard_paths[i])
+                                         : add_shard(dl, t, c, shard_paths[i], &at, &n_docs);
         free(t);
+        if (rc != 0) goto fail;
     }
-    dl->n_tokens = at;
-    if (n_docs == 0) {
-        err_set("data loader: no documents in the %d shard(s) given (%s%s)", n, shard_paths[0], n > 1 ? ", ..." : "");
-        goto fail;
-    }
-    if (n_docs > INT32_MAX) {
-        err_set("data loader: %lld documents; at most %d are supported", (long long)n_docs, INT32_MAX);
-        goto fail;
-    }
-    dl->n_docs = n_docs;
-    dl->doc_start = xmalloc((size_t)n_docs * sizeof *dl->doc_start);
-    dl->doc_len = xmalloc((size_t)n_docs * sizeof *dl->doc_len);
-    // Shards start with <|bos|> (checked above), so a document never straddles two shards.
-    int64_t d = 0;
-    for (int64_t k = 0; k < at; k++)
-        if (dl->tokens[k] == bos_id) dl->doc_start[d++] = k;
-    uint64_t h = fnv1a(0xcbf29ce484222325ULL, &n_docs, sizeof n_docs);
-    for (int64_t i = 0; i < n_docs; i++) {
-        int64_t end = i + 1 < n_docs ? dl->doc_start[i + 1] : at;
-        dl->doc_len[i] = (int32_t)(end - dl->doc_start[i]);
-        h = fnv1a(h, &dl->doc_len[i], sizeof dl->doc_len[i]);
-    }
-    dl->data_hash = h;
-    if (cfg.rank >= n_docs) {
-        err_set("data loader: rank %d of %d gets no documents: the shards hold only %lld", cfg.rank, cfg.world,
-                (long long)n_docs);
-        goto fail;
-    }
-    dl->rank_docs = (n_docs - cfg.rank + cfg.world - 1) / cfg.world;
-    if (cfg.shuffle) dl->perm = xmalloc((size_t)n_docs * sizeof *dl->perm);
-    dl->buf_cap = (int64_t)cfg.buffer_docs + cfg.refill_docs;
-    dl->buf = xmalloc((size_t)dl->buf_cap * sizeof *dl->buf);
-    dl->buf_skip = xmalloc((size_t)dl->buf_cap * sizeof *dl->buf_skip);
-    dl->row = xmalloc(((size_t)cfg.T + 1) * sizeof *dl->row);
-    loader_reset(dl);
+    char what[1100];
+    snprintf(what, sizeof what, "the %d shard(s) given (%s%s)", n, shard_paths[0], n > 1 ? ", ..." : "");
+    if (index_docs(dl, at, n_docs, what) != 0) goto fail;
     return dl;
 fail:
     loader_free(dl);
     return NULL;
+}
+
+DataLoader *loader_open_tokens(const uint16_t *tokens, size_t n_tokens, const char *origin, int bos_id,
+                               const LoaderConfig *cfg) {
+    if (n_tokens > INT64_MAX / 2) { err_set("data loader: %s: too many tokens", origin); return NULL; }
+    DataLoader *dl = loader_alloc(bos_id, cfg, (int64_t)n_tokens);
+    if (!dl) return NULL;
+    int64_t at = 0, n_docs = 0;
+    if (add_shard(dl, tokens, n_tokens, origin, &at, &n_docs) != 0 || index_docs(dl, at, n_docs, origin) != 0) {
+        loader_free(dl);
+        return NULL;
+    }
+    return dl;
 }
 
 void loader_free(DataLoader *dl) {
@@ -292,6 +322,9 @@ int64_t loader_tokens_consumed(const DataLoader *dl) { return dl->tokens_used + 
 
 #define STATE_MAGIC 0x5453444c52544e46LL  // "FNTRLDST" as little-endian bytes
 #define STATE_VERSION 2
+// Counters (epoch, batches, tokens) beyond this are corrupt: no run gets near it, and the loader
+// adds to them without overflowing.
+#define COUNTER_MAX (1LL << 62)
 
 enum {
     S_MAGIC, S_VERSION, S_WORLD, S_RANK, S_SEED, S_SHUFFLE, S_DATA_HASH, S_N_DOCS,
@@ -355,8 +388,8 @@ int loader_load_state(DataLoader *dl, const void *buf, size_t len) {
                        (long long)dl->n_docs, (unsigned long long)dl->data_hash);
     int64_t buf_n = f[S_BUF_N];
     if (buf_n < 0 || buf_n > (int64_t)((len - (size_t)S_FIELDS * 8) / 16) || len != (size_t)(S_FIELDS + 2 * buf_n) * 8)
-        return err_set("data loader state: %zu bytes, but a state with %lld buffered documents is %lld bytes", len,
-                       (long long)buf_n, (long long)((S_FIELDS + 2 * (buf_n > 0 ? buf_n : 0)) * 8));
+        return err_set("data loader state: %zu bytes, which does not match its count of %lld buffered documents "
+                       "(%d bytes + 16 a document)", len, (long long)buf_n, S_FIELDS * 8);
     if (f[S_DISCARD] != dl->cfg.discard_crops)
         return err_set("data loader state: saved with discard_crops %lld, this loader has %d", (long long)f[S_DISCARD],
                        dl->cfg.discard_crops);
@@ -364,7 +397,8 @@ int loader_load_state(DataLoader *dl, const void *buf, size_t len) {
     int64_t cur = f[S_CURSOR];
     if (f[S_EPOCH] < 1 || (!dl->cfg.shuffle && f[S_EPOCH] != 1) || cur < dl->cfg.rank ||
         (cur - dl->cfg.rank) % dl->cfg.world != 0 || (cur - dl->cfg.rank) / dl->cfg.world > dl->rank_docs ||
-        f[S_BATCHES] < 0 || f[S_TOKENS_USED] < 0 || f[S_TOKENS_CROPPED] < 0)
+        f[S_BATCHES] < 0 || f[S_TOKENS_USED] < 0 || f[S_TOKENS_CROPPED] < 0 || f[S_EPOCH] > COUNTER_MAX ||
+        f[S_BATCHES] > COUNTER_MAX || f[S_TOKENS_USED] > COUNTER_MAX || f[S_TOKENS_CROPPED] > COUNTER_MAX)
         return err_set("data loader state: corrupt stream position (epoch %lld, cursor %lld)", (long long)f[S_EPOCH],
                        (long long)cur);
     for (int64_t i = 0; i < buf_n; i++) {

@@ -53,9 +53,14 @@ typedef struct {
                         // placed, so every token is a target exactly once) and continues in a later
                         // row. Our documents average ~5,000 tokens: discarding would drop ~90% of
                         // the tokens at T = 512 and score val_bpb on document openings only.
+    int vocab_size;   // > 0: every token of every shard must be < vocab_size (checked once per shard
+                      // as it is loaded; an error naming the shard, the token's offset and id).
+                      // 0: not checked. Training and evaluation always pass the model's vocab:
+                      // an id past it would index past the embedding and the loss rows.
 } LoaderConfig;
 
-// B = T = 0 (set them), rank 0 of 1, seed 0, shuffle 1, buffer and refill at nanochat's values.
+// B = T = 0 (set them), rank 0 of 1, seed 0, shuffle 1, buffer and refill at nanochat's values,
+// vocab_size 0 (set it).
 LoaderConfig loader_defaults(void);
 
 // Fields are read-only for callers.
@@ -87,8 +92,12 @@ typedef struct {
 } DataLoader;
 
 // Load the shards (llm.c format, each starting with <|bos|>) and set up the stream. NULL with
-// err_set() on a bad shard, a bad config, or no documents for this rank.
+// err_set() on a bad config or no documents for this rank, err_usage() on a bad shard (header,
+// size, first token, a token id >= cfg->vocab_size).
 DataLoader *loader_open(const char *const *shard_paths, int n, int bos_id, const LoaderConfig *cfg);
+// The same on one shard's tokens already in memory (copied; origin names them in errors).
+DataLoader *loader_open_tokens(const uint16_t *tokens, size_t n_tokens, const char *origin, int bos_id,
+                               const LoaderConfig *cfg);
 void loader_free(DataLoader *dl);
 
 // Next batch into inputs (B,T) and targets (B,T), row-major. Returns 1 (a batch; dl->rows of its

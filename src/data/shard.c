@@ -44,25 +44,63 @@ int shard_writer_close(ShardWriter *w) {
 
 void shard_writer_abort(ShardWriter *w) { atomic_abort(&w->af); }
 
+int shard_parse_header(const void *hdr, size_t hdr_len, uint64_t file_size, const char *origin, size_t *n_tokens) {
+    int32_t h[SHARD_HEADER_INTS];
+    if (hdr_len < sizeof h || file_size < sizeof h)
+        return err_usage("%s: too short for a token shard (%llu bytes; the header alone is %zu)", origin,
+                         (unsigned long long)file_size, sizeof h);
+    memcpy(h, hdr, sizeof h);
+    if (h[0] != SHARD_MAGIC)
+        return err_usage("%s: not a token shard (magic %d, expected %d; llm.c format)", origin, h[0], SHARD_MAGIC);
+    if (h[1] != SHARD_VERSION)
+        return err_usage("%s: unsupported shard version %d (expected %d: uint16 tokens)", origin, h[1], SHARD_VERSION);
+    if (h[2] < 0) return err_usage("%s: negative token count %d in the header", origin, h[2]);
+    uint64_t want = sizeof h + (uint64_t)h[2] * sizeof(uint16_t);
+    if (file_size != want)
+        return err_usage("%s: %s: the header says %d tokens (%llu bytes) but the file has %llu bytes; re-run "
+                         "`frontier prepare` to rebuild it", origin, file_size < want ? "truncated" : "trailing bytes",
+                         h[2], (unsigned long long)want, (unsigned long long)file_size);
+    *n_tokens = (size_t)h[2];
+    return 0;
+}
+
+int shard_parse(const void *data, size_t len, const char *origin, const uint16_t **tokens, size_t *n_tokens) {
+    size_t n;
+    if (shard_parse_header(data, len, len, origin, &n) != 0) return -1;
+    *tokens = (const uint16_t *)((const char *)data + SHARD_HEADER_INTS * sizeof(int32_t));
+    *n_tokens = n;
+    return 0;
+}
+
+int shard_check_tokens(const uint16_t *t, size_t n, int vocab_size, const char *origin) {
+    if (vocab_size <= 0 || vocab_size > UINT16_MAX) return 0;  // every uint16 fits
+    // The max over blocks vectorises (a branch per token would not); the first bad one is then
+    // looked for only in the block that has it.
+    const uint16_t limit = (uint16_t)vocab_size;
+    enum { BLOCK = 1 << 16 };
+    for (size_t b = 0; b < n; b += BLOCK) {
+        size_t e = n - b < BLOCK ? n : b + BLOCK;
+        uint16_t mx = 0;
+#pragma omp simd reduction(max : mx)
+        for (size_t i = b; i < e; i++) mx = t[i] > mx ? t[i] : mx;
+        if (mx < limit) continue;
+        for (size_t i = b; i < e; i++)
+            if (t[i] >= limit)
+                return err_usage("%s: token %zu (byte offset %zu) is id %u, outside the tokenizer's vocabulary of %d "
+                                 "ids; the shard was prepared with another tokenizer or is corrupt: re-run `frontier "
+                                 "prepare` with this tokenizer", origin, i,
+                                 SHARD_HEADER_INTS * sizeof(int32_t) + i * sizeof *t, (unsigned)t[i], vocab_size);
+    }
+    return 0;
+}
+
 static int read_header(FILE *f, const char *path, size_t *n_tokens) {
     int32_t h[SHARD_HEADER_INTS];
     struct stat st;
     if (fstat(fileno(f), &st) != 0) return err_errno("cannot stat %s", path);
-    if ((size_t)st.st_size < sizeof h || fread(h, sizeof h, 1, f) != 1)
-        return err_set("%s: too short for a token shard (%lld bytes; the header alone is %zu)", path,
-                       (long long)st.st_size, sizeof h);
-    if (h[0] != SHARD_MAGIC)
-        return err_set("%s: not a token shard (magic %d, expected %d; llm.c format)", path, h[0], SHARD_MAGIC);
-    if (h[1] != SHARD_VERSION)
-        return err_set("%s: unsupported shard version %d (expected %d: uint16 tokens)", path, h[1], SHARD_VERSION);
-    if (h[2] < 0) return err_set("%s: negative token count %d in the header", path, h[2]);
-    size_t want = sizeof h + (size_t)h[2] * sizeof(uint16_t);
-    if ((size_t)st.st_size != want)
-        return err_set("%s: %s: the header says %d tokens (%zu bytes) but the file has %lld bytes; re-run `frontier "
-                       "prepare` to rebuild it", path, (size_t)st.st_size < want ? "truncated" : "trailing bytes",
-                       h[2], want, (long long)st.st_size);
-    *n_tokens = (size_t)h[2];
-    return 0;
+    size_t got = fread(h, 1, sizeof h, f);
+    if (got < sizeof h && ferror(f)) return err_errno("cannot read %s", path);
+    return shard_parse_header(h, got, (uint64_t)st.st_size, path, n_tokens);
 }
 
 int shard_count(const char *path, size_t *n_tokens) {
@@ -82,7 +120,7 @@ int shard_read(const char *path, uint16_t **tokens, size_t *n_tokens) {
     if (n && fread(t, sizeof *t, n, f) != n) {
         fclose(f);
         free(t);
-        return err_set("%s: read error", path);
+        return err_set("%s: read error (the file shrank while being read?)", path);
     }
     fclose(f);
     *tokens = t;

@@ -19,6 +19,7 @@ int eval_bpb(Model *m, const char *const *val_shards, int n_shards, int bos_id, 
     lc.B = B;
     lc.T = T;
     lc.shuffle = 0;
+    lc.vocab_size = m->cfg.vocab_size;  // an id past it would index past the embedding and the loss rows
     DataLoader *dl = loader_open(val_shards, n_shards, bos_id, &lc);
     if (!dl) return err_prefix("validation data");
     int32_t *in = xmalloc((size_t)B * T * sizeof *in), *tg = xmalloc((size_t)B * T * sizeof *tg);

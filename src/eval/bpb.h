@@ -22,6 +22,9 @@ typedef struct {
 } BpbResult;
 
 // B rows per forward (any B gives the same result); max_tokens 0 = the whole set, otherwise
-// stop after the row that reaches max_tokens target positions.
+// stop after the row that reaches max_tokens target positions. token_bytes has the model's
+// vocab_size entries (the tokenizer's vocab must be the model's). Every shard token is checked
+// against the model's vocab_size as the shards are loaded: an id past it is an err_usage error
+// naming the shard, the token's offset and the id, never a forward pass.
 int eval_bpb(Model *m, const char *const *val_shards, int n_shards, int bos_id, const int32_t *token_bytes, int B,
              int T, int64_t max_tokens, BpbResult *res);

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,16 +143,11 @@ static int parse_task_node(const char *path, yaml_document_t *doc, yaml_node_t *
     return 0;
 }
 
-static int load_yaml(const char *path, CoreSuite *s) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_errno("cannot open %s (the CORE bundle's task list)", path);
+int core_parse_tasks(CoreSuite *s, const char *text, size_t len, const char *path) {
     yaml_parser_t parser;
     yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser)) {
-        fclose(f);
-        return err_set("%s: libyaml could not initialise", path);
-    }
-    yaml_parser_set_input_file(&parser, f);
+    if (!yaml_parser_initialize(&parser)) return err_set("%s: libyaml could not initialise", path);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     int rc = 0, have_doc = 0;
     if (!yaml_parser_load(&parser, &doc)) {
         rc = err_set("%s:%d:%d: YAML error: %s%s%s; fix the indentation/quoting there", path,
@@ -193,7 +189,15 @@ static int load_yaml(const char *path, CoreSuite *s) {
 out:
     if (have_doc) yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
-    fclose(f);
+    return rc ? err_mark_usage() : 0;
+}
+
+static int load_yaml(const char *path, CoreSuite *s) {
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) return err_prefix("the CORE bundle's task list");
+    int rc = core_parse_tasks(s, text, len, path);
+    free(text);
     return rc;
 }
 
@@ -231,9 +235,10 @@ static int csv_next(const char *path, const char *buf, size_t len, size_t *pos, 
         for (;;) {
             if (*pos >= len) {
                 if (quoted) {
+                    int at = r->line;
                     free(field);
                     csv_rec_free(r);
-                    return err_set("%s:%d: unterminated quoted field; close the '\"'", path, r->line);
+                    return err_set("%s:%d: unterminated quoted field; close the '\"'", path, at);
                 }
                 break;
             }
@@ -277,16 +282,14 @@ static int csv_next(const char *path, const char *buf, size_t len, size_t *pos, 
     return 1;
 }
 
-static int load_csv(const char *path, CoreSuite *s) {
-    size_t len;
-    char *buf = read_file(path, &len);
-    if (!buf) return err_prefix("random baselines");
+int core_parse_baselines(CoreSuite *s, const char *buf, size_t len, const char *path) {
     size_t pos = 0;
     int line = 1, rc = 0;
     CsvRec hdr, r;
-    if (csv_next(path, buf, len, &pos, &line, &hdr) != 1) {
-        free(buf);
-        return err_set("%s:1: empty file; expected a header with 'Eval Task' and 'Random baseline'", path);
+    int got = csv_next(path, buf, len, &pos, &line, &hdr);
+    if (got < 0) return err_mark_usage();
+    if (got == 0) {
+        return err_usage("%s:1: empty file; expected a header with 'Eval Task' and 'Random baseline'", path);
     }
     int c_task = -1, c_base = -1;
     for (int i = 0; i < hdr.n; i++) {
@@ -295,8 +298,7 @@ static int load_csv(const char *path, CoreSuite *s) {
     }
     csv_rec_free(&hdr);
     if (c_task < 0 || c_base < 0) {
-        free(buf);
-        return err_set("%s:1: header lacks 'Eval Task' or 'Random baseline' column", path);
+        return err_usage("%s:1: header lacks 'Eval Task' or 'Random baseline' column", path);
     }
     int *found = xcalloc(s->n_tasks + 1, sizeof *found);
     int k;
@@ -332,6 +334,14 @@ static int load_csv(const char *path, CoreSuite *s) {
             rc = err_set("%s: no row for task '%s' (column 'Eval Task'); add its random baseline", path,
                          s->tasks[i].label);
     free(found);
+    return rc ? err_mark_usage() : 0;
+}
+
+static int load_csv(const char *path, CoreSuite *s) {
+    size_t len;
+    char *buf = read_file(path, &len);
+    if (!buf) return err_prefix("random baselines");
+    int rc = core_parse_baselines(s, buf, len, path);
     free(buf);
     return rc;
 }
@@ -361,11 +371,11 @@ static int json_list(const char *path, int line, const cJSON *o, const char *key
         r->options[r->n_options++] = xstrdup(e->valuestring);
     }
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gold");
-    if (!cJSON_IsNumber(g) || g->valuedouble != (double)(int)g->valuedouble)
-        return err_set("%s:%d: field \"gold\" must be an integer index into \"%s\"", path, line, key);
+    // Range before the conversion: a double outside int's range has no int value.
+    if (!cJSON_IsNumber(g) || !(g->valuedouble >= 0 && g->valuedouble < n) || g->valuedouble != floor(g->valuedouble))
+        return err_set("%s:%d: field \"gold\" must be an integer index into \"%s\" (0 to %d)%s", path, line, key,
+                       n - 1, cJSON_IsNumber(g) ? "" : ", it is not a number");
     r->gold = (int)g->valuedouble;
-    if (r->gold < 0 || r->gold >= r->n_options)
-        return err_set("%s:%d: \"gold\" %d is out of range for %d %s", path, line, r->gold, r->n_options, key);
     return 0;
 }
 
@@ -388,11 +398,8 @@ static int parse_row(const char *path, int line, const cJSON *o, CoreTaskType ty
     return err_set("%s:%d: unknown task type", path, line);
 }
 
-static int load_rows(CoreTask *t) {
-    size_t len;
-    char *buf = read_file(t->path, &len);
-    if (!buf) return err_prefix("CORE task %s", t->label);
-    size_t cap = 0;
+int core_parse_rows(CoreTask *t, const char *buf, size_t len, const char *path) {
+    size_t cap = t->n_rows;
     int line = 0, rc = 0;
     for (size_t pos = 0; pos < len && !rc;) {
         line++;
@@ -409,32 +416,42 @@ static int load_rows(CoreTask *t) {
             size_t col = end && end >= p ? (size_t)(end - p) + 1 : 1;
             rc = err_set("%s:%d: invalid JSON near column %zu; each line must be one JSON object (fix or "
                          "remove the line)",
-                         t->path, line, col);
+                         path, line, col);
             break;
         }
         for (; end < p + n; end++)
             if (*end != ' ' && *end != '\t' && *end != '\r') {
                 rc = err_set("%s:%d: text after the JSON object at column %zu; put one object per line",
-                             t->path, line, (size_t)(end - p) + 1);
+                             path, line, (size_t)(end - p) + 1);
                 break;
             }
         if (!rc) {
             GROW(t->rows, cap, t->n_rows + 1);
             CoreRow *r = &t->rows[t->n_rows];
             memset(r, 0, sizeof *r);
-            rc = parse_row(t->path, line, o, t->type, r);
+            rc = parse_row(path, line, o, t->type, r);
             if (rc) row_free(r);
             else t->n_rows++;
         }
         cJSON_Delete(o);
     }
-    free(buf);
-    if (!rc && t->n_rows == 0) rc = err_set("%s: no rows; the task file is empty", t->path);
+    if (!rc && t->n_rows == 0) rc = err_set("%s: no rows; the task file is empty", path);
     if (!rc && t->n_rows <= (size_t)t->num_fewshot)
-        rc = err_set("%s: %zu rows, but %s needs %d few-shot examples besides the row itself", t->path,
-                     t->n_rows, t->label, t->num_fewshot);
+        rc = err_set("%s: %zu rows, but %s needs %d few-shot examples besides the row itself", path,
+                     t->n_rows, t->label ? t->label : "the task", t->num_fewshot);
+    return rc ? err_mark_usage() : 0;
+}
+
+static int load_rows(CoreTask *t) {
+    size_t len;
+    char *buf = read_file(t->path, &len);
+    if (!buf) return err_prefix("CORE task %s", t->label);
+    int rc = core_parse_rows(t, buf, len, t->path);
+    free(buf);
     return rc;
 }
+
+
 
 CoreSuite *core_load(const char *core_dir) {
     CoreSuite *s = xcalloc(1, sizeof *s);

@@ -75,6 +75,14 @@ typedef struct {
 } CorePrompts;
 
 CoreSuite *core_load(const char *core_dir);
+// The readers core_load runs on each file's contents, for text held in memory (need not be
+// NUL-terminated; origin names it in errors). 0, or -1 + err_usage naming origin:line.
+//   core_parse_tasks: core.yaml's icl_tasks into s->tasks (s->n_tasks set; s starts zeroed)
+//   core_parse_baselines: eval_meta_data.csv's random baselines for the tasks of s
+//   core_parse_rows: a task's JSONL rows, of t->type, appended to t->rows (t->num_fewshot checked)
+int core_parse_tasks(CoreSuite *s, const char *text, size_t len, const char *origin);
+int core_parse_baselines(CoreSuite *s, const char *text, size_t len, const char *origin);
+int core_parse_rows(CoreTask *t, const char *text, size_t len, const char *origin);
 void core_free(CoreSuite *s);
 const CoreTask *core_find(const CoreSuite *s, const char *label);  // NULL if absent
 const char *core_type_name(CoreTaskType t);  // "multiple_choice", "schema", "language_modeling"

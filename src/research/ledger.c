@@ -100,29 +100,37 @@ static int parse_row(char *line, LedgerRow *r, int expect_trial, const char *ori
         *tab = 0;
         p = tab + 1;
     }
-    if (n != N_COLS) return err_set("%s:%d: expected %d tab-separated fields, got %d", origin, lineno, N_COLS, n);
+    if (n != N_COLS) return err_usage("%s:%d: expected %d tab-separated fields, got %d", origin, lineno, N_COLS, n);
     memset(r, 0, sizeof *r);
     double trial, parent = 0;
     if (parse_num(f[0], &trial, 0) != 0 || trial != expect_trial)
-        return err_set("%s:%d: trial \"%s\", expected %d (rows are numbered 1, 2, 3, ... without gaps)", origin, lineno, f[0], expect_trial);
+        return err_usage("%s:%d: trial \"%s\", expected %d (rows are numbered 1, 2, 3, ... without gaps)", origin, lineno, f[0], expect_trial);
     if (strcmp(f[1], "-") && (parse_num(f[1], &parent, 0) != 0 || parent < 1 || parent >= trial || parent != floor(parent)))
-        return err_set("%s:%d: parent \"%s\" must be \"-\" or an earlier trial", origin, lineno, f[1]);
-    if (!known_kind(f[2]) || strlen(f[2]) >= sizeof r->kind) return err_set("%s:%d: unknown kind \"%s\"", origin, lineno, f[2]);
+        return err_usage("%s:%d: parent \"%s\" must be \"-\" or an earlier trial", origin, lineno, f[1]);
+    if (!known_kind(f[2]) || strlen(f[2]) >= sizeof r->kind) return err_usage("%s:%d: unknown kind \"%s\"", origin, lineno, f[2]);
     int st = -1;
     for (int i = 0; STATUSES[i]; i++)
         if (!strcmp(f[11], STATUSES[i])) st = i;
-    if (st < 0) return err_set("%s:%d: unknown status \"%s\"", origin, lineno, f[11]);
+    if (st < 0) return err_usage("%s:%d: unknown status \"%s\"", origin, lineno, f[11]);
     cJSON *ch = cJSON_Parse(f[4]);
     int bad_change = !cJSON_IsObject(ch);
     cJSON_Delete(ch);
-    if (bad_change) return err_set("%s:%d: change \"%.60s\" is not a JSON object", origin, lineno, f[4]);
+    if (bad_change) return err_usage("%s:%d: change \"%.60s\" is not a JSON object", origin, lineno, f[4]);
     double *nums[] = {&r->budget_s, &r->val_bpb, &r->tokens, &r->tok_per_s, &r->mfu, &r->peak_mb, &r->wall_s};
     const int cols[] = {3, 5, 6, 7, 8, 9, 10};
     static const char *const names[] = {"budget_s", "val_bpb", "tokens", "tok_per_s", "mfu", "peak_mb", "wall_s"};
-    for (int i = 0; i < 7; i++)
-        if (parse_num(f[cols[i]], nums[i], 1) != 0) return err_set("%s:%d: %s \"%s\" is not a number", origin, lineno, names[i], f[cols[i]]);
+    for (int i = 0; i < 7; i++) {
+        if (parse_num(f[cols[i]], nums[i], 1) != 0)
+            return err_usage("%s:%d: %s \"%s\" is not a finite number (or \"-\" for none)", origin, lineno, names[i],
+                             f[cols[i]]);
+        // A bits-per-byte of 0 or below, or a negative count or time, cannot come from a trial: a row
+        // that says so was edited or written by something else, and would steer the search.
+        if (*nums[i] < 0 || (nums[i] == &r->val_bpb && *nums[i] == 0))
+            return err_usage("%s:%d: %s %s is not %s; fix or remove the row", origin, lineno, names[i], f[cols[i]],
+                             nums[i] == &r->val_bpb ? "a bits-per-byte (it must be > 0)" : "a count or time (it must be >= 0)");
+    }
     if (ledger_status_ok(f[11]) && !isfinite(r->val_bpb))
-        return err_set("%s:%d: status %s needs a val_bpb", origin, lineno, f[11]);
+        return err_usage("%s:%d: status %s needs a val_bpb", origin, lineno, f[11]);
     r->trial = (int)trial, r->parent = (int)parent;
     snprintf(r->kind, sizeof r->kind, "%s", f[2]);
     snprintf(r->status, sizeof r->status, "%s", f[11]);
@@ -145,8 +153,8 @@ int ledger_parse(const char *text, size_t len, const char *origin, LedgerRow **r
         line[ll] = 0;
         lineno++;
         if (lineno == 1) {
-            if (strncmp(text + pos, LEDGER_HEADER, sizeof LEDGER_HEADER - 1) != 0)
-                rc = err_set("%s:1: not a frontier research ledger (the header line differs)", origin);
+            if (ll + 1 != sizeof LEDGER_HEADER - 1 || memcmp(text + pos, LEDGER_HEADER, ll + 1) != 0)
+                rc = err_usage("%s:1: not a frontier research ledger (the header line differs)", origin);
         } else {
             GROW(rows, cap, (size_t)n + 1);
             rc = parse_row(line, &rows[n], n + 1, origin, lineno);
@@ -196,6 +204,8 @@ static int write_all(int fd, const char *s, size_t n, const char *path) {
     }
     return 0;
 }
+
+int ledger_create(const char *path) { return write_file_atomic(path, LEDGER_HEADER, sizeof LEDGER_HEADER - 1); }
 
 int ledger_append(const char *path, const LedgerRow *row) {
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);

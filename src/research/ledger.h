@@ -14,7 +14,11 @@
 // Durability: a row is written with one write() and fsync'ed before the next trial starts. A row
 // cut short (the process killed mid-write: no final newline) is dropped on load and reported via
 // *valid_len, so the caller can truncate the file there before appending again. Any other
-// malformed row is an error naming file and line: the ledger is never silently rewritten.
+// malformed row is an err_usage error (exit 2) naming file and line: the ledger is never silently
+// rewritten. A row is malformed when it has other than 13 fields, a trial number out of sequence,
+// a parent that is not an earlier trial, an unknown kind or status, a change that is not a JSON
+// object, a number column that is neither "-" nor a finite number, a val_bpb <= 0, another number
+// < 0, or a finished status (keep, discard, ...) without a val_bpb.
 #pragma once
 #include <stddef.h>
 
@@ -37,6 +41,8 @@ int ledger_load(const char *path, LedgerRow **rows, int *n, size_t *valid_len);
 int ledger_parse(const char *text, size_t len, const char *origin, LedgerRow **rows, int *n, size_t *valid_len);
 void ledger_free(LedgerRow *rows, int n);
 
+// A ledger with no rows yet: the header line, written atomically (fsync'ed, folder too).
+int ledger_create(const char *path);
 // Append one row (writing the header first if the file is new or empty), fsync.
 int ledger_append(const char *path, const LedgerRow *row);
 // Truncate path to len bytes (dropping a torn last row), fsync.

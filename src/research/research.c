@@ -3,12 +3,13 @@
 #include "research/research.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "model/config.h"
@@ -70,16 +71,53 @@ static cJSON *read_json_object(const char *path, const char *what) {
 // Setting up DIR: lock, settings, base
 // ---------------------------------------------------------------------------------------------
 
-static int lock_dir(Research *R) {
-    char *path = dir_file(R, ".lock");
-    R->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    int rc = 0;
-    if (R->lock_fd < 0) rc = err_errno("cannot open %s", path);
-    else if (flock(R->lock_fd, LOCK_EX | LOCK_NB) != 0)
-        rc = err_set("%s is in use by another frontier research (it holds %s); wait for it or use another --out",
-                     R->o->out_dir, path);
-    free(path);
-    return rc;
+// The trial numbers of DIR/trials/NNNN folders: the largest in *max_id (0: none).
+static int trial_folders(const Research *R, int *max_id) {
+    *max_id = 0;
+    char *dir = dir_file(R, "trials");
+    DIR *d = opendir(dir);
+    if (!d) {
+        int missing = errno == ENOENT;
+        int rc = missing ? 0 : err_errno("cannot list %s", dir);
+        free(dir);
+        return rc;
+    }
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *s = e->d_name;
+        size_t n = strspn(s, "0123456789");
+        if (n == 0 || s[n] || n > 9) continue;
+        int id = atoi(s);
+        if (id > *max_id) *max_id = id;
+    }
+    closedir(d);
+    free(dir);
+    return 0;
+}
+
+// Trial ids come from the ledger (row n is trial n), and a trial's folder is wiped before it runs.
+// So the folders must agree with the ledger, or the next trial would overwrite a recorded one:
+// DIR/trials may hold folders up to one past the last row (the trial that was in flight when the
+// research was stopped), no further. The ledger is created (header only) before the first trial,
+// so trial folders without a ledger mean it was deleted or moved. Either way the research refuses
+// to start and says what to restore; it never renumbers.
+static int check_trial_folders(const Research *R) {
+    int max_id;
+    if (trial_folders(R, &max_id) != 0) return -1;
+    if (max_id == 0) return 0;
+    if (!path_exists(R->ledger_path))
+        return err_set("%s holds trial folders (up to trials/%04d) but no results.tsv: the ledger was deleted or "
+                       "moved, and the next trials would overwrite those folders; put results.tsv back, or use "
+                       "another --out (or delete %s/trials to start over)", R->o->out_dir, max_id, R->o->out_dir);
+    LedgerRow *rows;
+    int n;
+    if (ledger_load(R->ledger_path, &rows, &n, NULL) != 0) return -1;
+    ledger_free(rows, n);
+    if (max_id > n + 1)
+        return err_set("%s records %d trial%s but %s/trials holds folders up to trials/%04d: results.tsv was "
+                       "replaced or cut, and the next trials would overwrite those folders; restore the full "
+                       "results.tsv, or use another --out", R->ledger_path, n, n == 1 ? "" : "s", R->o->out_dir,
+                       max_id);
+    return 0;
 }
 
 static cJSON *settings_json(const Research *R) {
@@ -183,7 +221,8 @@ static int setup(Research *R) {
     R->best_written = -1;
     R->lock_fd = -1;
     if (space_load(&R->space, o->space_path) != 0) return -1;
-    if (mkdir_p(o->out_dir) != 0 || lock_dir(R) != 0) return -1;
+    // Held until the process exits (teardown closes it): two researches never write one folder.
+    if (mkdir_p(o->out_dir) != 0 || dir_lock(o->out_dir, &R->lock_fd) != 0) return -1;
     R->user_base = o->base_path ? read_json_object(o->base_path, "--base") : cJSON_CreateObject();
     if (!R->user_base) return -1;
     if (o->proposer && !(R->program = read_file(o->program_path, NULL))) return err_prefix("--program");
@@ -196,7 +235,8 @@ static int setup(Research *R) {
     free(base_path);
     free(settings);
     if (rc != 0 || space_check_base(&R->space, R->base) != 0) return -1;
-    return check_settings(R, 1);
+    if (check_settings(R, 1) != 0 || check_trial_folders(R) != 0) return -1;
+    return path_exists(R->ledger_path) ? 0 : ledger_create(R->ledger_path);
 }
 
 static void teardown(Research *R) {
@@ -205,7 +245,7 @@ static void teardown(Research *R) {
     cJSON_Delete(R->base);
     free(R->program);
     free(R->ledger_path);
-    if (R->lock_fd >= 0) close(R->lock_fd);
+    dir_unlock(R->lock_fd);
 }
 
 // ---------------------------------------------------------------------------------------------

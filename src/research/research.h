@@ -5,17 +5,22 @@
 //                   baseline seeds, halving shape); a rerun with other values is refused
 //   base.json       the base config resolved to every setting (a one-step probe run of
 //                   `frontier train --config BASE` wrote it; probe/ keeps that run's log)
-//   results.tsv     the ledger (research/ledger.h), one fsync'ed row per finished trial
+//   results.tsv     the ledger (research/ledger.h), one fsync'ed row per finished trial; created
+//                   (header only) before the first trial runs
 //   best.json       the best config so far, budget included: `frontier train --config
 //                   DIR/best.json` reproduces it (written atomically after every change of best)
 //   trials/NNNN/    one folder per trial (research/trial.h; proposer files in agent mode)
 //   summary.md, report.html   written when the loop ends (also by `frontier research report`)
-//   .lock           held (flock) while a research runs in DIR: two at once are refused
+//   .lock           held (dir_lock, with the holder's pid) while a research runs in DIR: a second
+//                   one is refused (exit 1) with that pid
 //
 // Resume: rerunning the same command with the same DIR continues after the last recorded trial.
 // A trial that was running when the research process died was never recorded: its folder is
 // wiped and it runs again under the same id (the trainer child dies with its parent, see
-// research/proc.h). --trials counts all rows of the ledger; --hours counts the wall time the
+// research/proc.h). Trial ids come from the ledger alone, so a research refuses to start when
+// DIR/trials holds folders the ledger cannot account for (any without a results.tsv, or past
+// the one in flight: results.tsv deleted, cut or replaced) instead of overwriting them.
+// --trials counts all rows of the ledger; --hours counts the wall time the
 // ledger's rows add up to, so a resumed research ends where an uninterrupted one would have.
 #pragma once
 #include <stdint.h>

@@ -51,9 +51,11 @@ static void last_error_line(const char *log_path, char *out, size_t n) {
     free(text);
 }
 
+// A count, time or score of the summary; NaN (the ledger's "-") unless finite and >= 0, so that
+// every row recorded parses back (research/ledger.h).
 static double jnum(const cJSON *o, const char *key) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0 ? v->valuedouble : NAN;
 }
 
 static int read_summary(const char *run_dir, TrialResult *r) {
@@ -66,7 +68,8 @@ static int read_summary(const char *run_dir, TrialResult *r) {
     r->val_bpb = jnum(s, "val_bpb"), r->tokens = jnum(s, "tokens_trained"), r->tok_per_s = jnum(s, "tok_per_s");
     r->mfu = jnum(s, "mfu"), r->peak_mb = jnum(s, "peak_rss_bytes") / (1024.0 * 1024.0), r->train_s = jnum(s, "timed_s");
     cJSON_Delete(s);
-    return isfinite(r->val_bpb) ? 0 : err_set("summary.json has no val_bpb");
+    if (r->val_bpb == 0) r->val_bpb = NAN;
+    return isfinite(r->val_bpb) ? 0 : err_set("summary.json has no val_bpb (a number > 0)");
 }
 
 static int write_config(const char *path, const cJSON *config, double budget_s) {

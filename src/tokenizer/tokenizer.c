@@ -169,37 +169,54 @@ int tokenizer_save(const Tokenizer *tok, const char *dir) {
 // Load: parse the ranks file, then check the metadata against it
 // ---------------------------------------------------------------------------------------------
 
-static int parse_ranks(const char *path, char *text, size_t len, uint8_t ***tokens_out, uint32_t **lens_out,
+// A rank: decimal digits only (tiktoken writes them so), at most 9 of them.
+static long parse_rank(const char *p, const char *end) {
+    if (p == end || end - p > 9) return -1;
+    long v = 0;
+    for (; p < end; p++) {
+        if (*p < '0' || *p > '9') return -1;
+        v = v * 10 + (*p - '0');
+    }
+    return v;
+}
+
+static int parse_ranks(const char *path, const char *text, size_t len, uint8_t ***tokens_out, uint32_t **lens_out,
                        int *n_out) {
     size_t cap = 0, n = 0, lens_cap = 0;
     uint8_t **tokens = NULL;
     uint32_t *lens = NULL;
-    int line_no = 0;
-    for (char *p = text; p < text + len;) {
-        char *nl = memchr(p, '\n', (size_t)(text + len - p));
-        char *end = nl ? nl : text + len;
+    int line_no = 0, rc = 0;
+    for (const char *p = text; p < text + len && rc == 0;) {
+        const char *nl = memchr(p, '\n', (size_t)(text + len - p));
+        const char *end = nl ? nl : text + len, *next = nl ? nl + 1 : end;
         line_no++;
         if (end > p && end[-1] == '\r') end--;
-        if (end == p) { p = nl ? nl + 1 : end; continue; }
-        char *space = memchr(p, ' ', (size_t)(end - p));
-        char *num_end = NULL;
-        long rank = space ? strtol(space + 1, &num_end, 10) : -1;
+        if (end == p) { p = next; continue; }
+        const char *space = memchr(p, ' ', (size_t)(end - p));
+        long rank = space ? parse_rank(space + 1, end) : -1;
         uint8_t *buf = xmalloc((size_t)(end - p) + 4);
         long nb = space ? base64_decode(p, (size_t)(space - p), buf) : -1;
-        if (!space || num_end != end || nb <= 0 || rank != (long)n) {
-            free(buf);
-            for (size_t i = 0; i < n; i++) free(tokens[i]);
-            free(tokens);
-            free(lens);
-            if (nb <= 0 || !space) return err_set("%s:%d: expected `base64 rank`, got a malformed line", path, line_no);
-            return err_set("%s:%d: rank %ld out of order (expected %zu: ranks must be 0, 1, 2, ...)", path, line_no,
+        if (!space || nb <= 0 || rank < 0) {
+            rc = err_usage("%s:%d: expected `base64 rank` (standard base64 of the token's bytes, a space, the rank "
+                           "in decimal), got a malformed line", path, line_no);
+        } else if (rank != (long)n) {
+            rc = err_usage("%s:%d: rank %ld out of order (expected %zu: ranks must be 0, 1, 2, ...)", path, line_no,
                            rank, n);
+        } else if (n >= 65536) {
+            rc = err_usage("%s:%d: more than 65536 ranks (token shards store uint16 ids)", path, line_no);
         }
+        if (rc != 0) { free(buf); break; }
         GROW(tokens, cap, n + 1);
         GROW(lens, lens_cap, n + 1);
         tokens[n] = buf;
         lens[n++] = (uint32_t)nb;
-        p = nl ? nl + 1 : end;
+        p = next;
+    }
+    if (rc != 0) {
+        for (size_t i = 0; i < n; i++) free(tokens[i]);
+        free(tokens);
+        free(lens);
+        return -1;
     }
     *tokens_out = tokens;
     *lens_out = lens;
@@ -211,54 +228,74 @@ static int check_meta(const Tokenizer *tok, const cJSON *meta, const char *path)
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(meta, "id");
     const cJSON *vs = cJSON_GetObjectItemCaseSensitive(meta, "vocab_size");
     const cJSON *sp = cJSON_GetObjectItemCaseSensitive(meta, "special_tokens");
-    if (!cJSON_IsNumber(vs) || vs->valueint != tok->vocab_size)
-        return err_set("%s: vocab_size does not match %s (%d ranks + %d special tokens = %d)", path, TIKTOKEN_FILE,
-                       tok->n_ranks, TOKENIZER_N_SPECIAL, tok->vocab_size);
+    if (!cJSON_IsNumber(vs) || vs->valuedouble != (double)tok->vocab_size)
+        return err_usage("%s: vocab_size does not match %s (%d ranks + %d special tokens = %d)", path, TIKTOKEN_FILE,
+                         tok->n_ranks, TOKENIZER_N_SPECIAL, tok->vocab_size);
     for (int i = 0; i < TOKENIZER_N_SPECIAL; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(sp, TOKENIZER_SPECIAL_NAMES[i]);
-        if (!cJSON_IsNumber(v) || v->valueint != tok->n_ranks + i)
-            return err_set("%s: special token %s must have id %d", path, TOKENIZER_SPECIAL_NAMES[i], tok->n_ranks + i);
+        if (!cJSON_IsNumber(v) || v->valuedouble != (double)(tok->n_ranks + i))
+            return err_usage("%s: special token %s must have id %d", path, TOKENIZER_SPECIAL_NAMES[i], tok->n_ranks + i);
     }
     if (!cJSON_IsString(id) || strcmp(id->valuestring, tok->id) != 0)
-        return err_set("%s: id does not match the content of %s (was one of the files edited or replaced? "
-                       "retrain or restore both files together)", path, TIKTOKEN_FILE);
+        return err_usage("%s: id does not match the content of %s (was one of the files edited or replaced? "
+                         "retrain or restore both files together)", path, TIKTOKEN_FILE);
     return 0;
 }
 
-static int64_t meta_int(const cJSON *obj, const char *name) {
+// A training-provenance count: absent = 0 (unknown); otherwise a whole number in [0, 2^53].
+static int meta_int(const cJSON *obj, const char *name, const char *path, int64_t *out) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+    *out = 0;
+    if (!v) return 0;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
+    if (!(d >= 0 && d <= 9007199254740992.0) || d != (double)(int64_t)d)
+        return err_usage("%s: training.%s must be a whole number >= 0", path, name);
+    *out = (int64_t)d;
+    return 0;
+}
+
+Tokenizer *tokenizer_parse(const char *meta_text, size_t meta_len, const char *meta_path, const char *ranks_text,
+                           size_t ranks_len, const char *ranks_path) {
+    Tokenizer *tok = NULL;
+    uint8_t **tokens = NULL;
+    uint32_t *lens = NULL;
+    int n = 0;
+    const char *err_at = NULL;
+    cJSON *meta = cJSON_ParseWithLengthOpts(meta_text, meta_len, &err_at, 0);
+    if (!cJSON_IsObject(meta)) {
+        size_t at = !meta && err_at >= meta_text && err_at <= meta_text + meta_len ? (size_t)(err_at - meta_text) : 0;
+        err_usage("%s: not a JSON object (near byte %zu)", meta_path, at);
+        goto done;
+    }
+    const cJSON *pat = cJSON_GetObjectItemCaseSensitive(meta, "pattern");
+    if (!cJSON_IsString(pat)) { err_usage("%s: missing string field \"pattern\"", meta_path); goto done; }
+    if (parse_ranks(ranks_path, ranks_text, ranks_len, &tokens, &lens, &n) != 0) goto done;
+    tok = tokenizer_build((const uint8_t *const *)tokens, lens, n, pat->valuestring);
+    if (!tok) { err_prefix("%s", ranks_path); err_mark_usage(); goto done; }
+    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(meta, "training");
+    if (check_meta(tok, meta, meta_path) != 0 || meta_int(tr, "doc_cap_chars", meta_path, &tok->doc_cap) != 0 ||
+        meta_int(tr, "max_chars", meta_path, &tok->max_chars) != 0 ||
+        meta_int(tr, "chars_used", meta_path, &tok->train_chars) != 0 ||
+        meta_int(tr, "docs_used", meta_path, &tok->train_docs) != 0) {
+        tokenizer_free(tok);
+        tok = NULL;
+    }
+done:
+    for (int i = 0; i < n; i++) free(tokens[i]);
+    free(tokens);
+    free(lens);
+    cJSON_Delete(meta);
+    return tok;
 }
 
 Tokenizer *tokenizer_load(const char *dir) {
     char *meta_path = path_join(dir, META_FILE), *ranks_path = path_join(dir, TIKTOKEN_FILE);
     Tokenizer *tok = NULL;
     char *meta_text = NULL, *ranks_text = NULL;
-    cJSON *meta = NULL;
-    uint8_t **tokens = NULL;
-    uint32_t *lens = NULL;
-    int n = 0;
     size_t meta_len, ranks_len;
-    if (!(meta_text = read_file(meta_path, &meta_len))) { err_prefix("loading tokenizer %s", dir); goto done; }
-    if (!(ranks_text = read_file(ranks_path, &ranks_len))) { err_prefix("loading tokenizer %s", dir); goto done; }
-    meta = cJSON_ParseWithLength(meta_text, meta_len);
-    if (!meta) { err_set("%s: not valid JSON (near byte %zu)", meta_path, (size_t)(cJSON_GetErrorPtr() - meta_text)); goto done; }
-    const cJSON *pat = cJSON_GetObjectItemCaseSensitive(meta, "pattern");
-    if (!cJSON_IsString(pat)) { err_set("%s: missing string field \"pattern\"", meta_path); goto done; }
-    if (parse_ranks(ranks_path, ranks_text, ranks_len, &tokens, &lens, &n) != 0) goto done;
-    tok = tokenizer_build((const uint8_t *const *)tokens, lens, n, pat->valuestring);
-    if (!tok) { err_prefix("%s", ranks_path); goto done; }
-    if (check_meta(tok, meta, meta_path) != 0) { tokenizer_free(tok); tok = NULL; goto done; }
-    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(meta, "training");
-    tok->doc_cap = meta_int(tr, "doc_cap_chars");
-    tok->max_chars = meta_int(tr, "max_chars");
-    tok->train_chars = meta_int(tr, "chars_used");
-    tok->train_docs = meta_int(tr, "docs_used");
-done:
-    for (int i = 0; i < n; i++) free(tokens[i]);
-    free(tokens);
-    free(lens);
-    cJSON_Delete(meta);
+    if (!(meta_text = read_file(meta_path, &meta_len))) err_prefix("loading tokenizer %s", dir);
+    else if (!(ranks_text = read_file(ranks_path, &ranks_len))) err_prefix("loading tokenizer %s", dir);
+    else tok = tokenizer_parse(meta_text, meta_len, meta_path, ranks_text, ranks_len, ranks_path);
     free(meta_text);
     free(ranks_text);
     free(meta_path);

@@ -43,6 +43,11 @@ void tokenizer_free(Tokenizer *tok);
 
 int tokenizer_save(const Tokenizer *tok, const char *dir);  // atomic per file; creates dir
 Tokenizer *tokenizer_load(const char *dir);                 // validates both files and the id
+// tokenizer_load on the two files' contents held in memory (need not be NUL-terminated);
+// meta_origin and ranks_origin name them in errors. A malformed file is an err_usage error
+// (exit 2) naming file:line or the key; tokenizer_load reads the files and calls this.
+Tokenizer *tokenizer_parse(const char *meta_text, size_t meta_len, const char *meta_origin, const char *ranks_text,
+                           size_t ranks_len, const char *ranks_origin);
 
 // ---------------------------------------------------------------------------------------------
 // Encoding and decoding

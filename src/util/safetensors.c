@@ -313,6 +313,11 @@ static int cmp_by_name_r(const void *a, const void *b, void *ctx) {
     return strcmp(t[*(const int *)a].name, t[*(const int *)b].name);
 }
 
+static int cmp_meta_key_r(const void *a, const void *b, void *ctx) {
+    const StKV *m = ctx;
+    return strcmp(m[*(const int *)a].key, m[*(const int *)b].key);
+}
+
 static int cmp_by_offset_r(const void *a, const void *b, void *ctx) {
     const StTensor *t = ctx;
     const StTensor *x = &t[*(const int *)a], *y = &t[*(const int *)b];
@@ -458,6 +463,20 @@ static int parse_header(StFile *f, const char *hdr, size_t len, const char *data
     cJSON_Delete(root);
     if (rc != 0) return -1;
 
+    // Unique metadata keys: with two, st_get_meta would see the first and Python's reader (a dict)
+    // the last.
+    if (f->n_meta > 1) {
+        int *by_key = xmalloc((size_t)f->n_meta * sizeof *by_key);
+        for (int i = 0; i < f->n_meta; i++) by_key[i] = i;
+        qsort_r(by_key, (size_t)f->n_meta, sizeof *by_key, cmp_meta_key_r, f->meta);
+        for (int i = 1; i < f->n_meta && rc == 0; i++)
+            if (strcmp(f->meta[by_key[i - 1]].key, f->meta[by_key[i]].key) == 0)
+                rc = err_set("%s: metadata key \"%s\" appears twice in the header; the file is corrupt — save it "
+                             "again", path, f->meta[by_key[i]].key);
+        free(by_key);
+        if (rc != 0) return -1;
+    }
+
     // Unique names (and the index for st_get).
     f->by_name = xmalloc((f->n ? (size_t)f->n : 1) * sizeof *f->by_name);
     for (int i = 0; i < f->n; i++) f->by_name[i] = i;
@@ -498,6 +517,35 @@ static int parse_header(StFile *f, const char *hdr, size_t len, const char *data
     return rc;
 }
 
+// Validate size bytes at base (a whole file) into f. -1 + err.
+static int st_parse(StFile *f, const char *base, size_t size) {
+    const char *path = f->path;
+    if (size < 8)
+        return err_set("%s: the file is only %zu bytes, too short for a safetensors file (an 8-byte header "
+                       "length, then the header); it is truncated or not a safetensors file", path, size);
+    uint64_t header_len;
+    memcpy(&header_len, base, 8);
+    if (header_len > size - 8)
+        return err_set("%s: the header length field says %llu bytes, but only %zu bytes follow it; the file "
+                       "is truncated or not a safetensors file", path, (unsigned long long)header_len, size - 8);
+    if (header_len > ST_MAX_HEADER)
+        return err_set("%s: the header length field says %llu bytes, over the 100 MB limit of the reference "
+                       "implementation; not a safetensors file?", path, (unsigned long long)header_len);
+    const char *hdr = base + 8;
+    const char *data = hdr + header_len;
+    return parse_header(f, hdr, (size_t)header_len, data, size - 8 - header_len);
+}
+
+StFile *st_open_mem(const void *data, size_t len, const char *origin) {
+    StFile *f = xcalloc(1, sizeof *f);
+    f->path = xstrdup(origin);
+    if (st_parse(f, data, len) != 0) {
+        st_close(f);
+        return NULL;
+    }
+    return f;
+}
+
 StFile *st_open(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) { err_errno("cannot open %s", path); return NULL; }
@@ -508,7 +556,7 @@ StFile *st_open(const char *path) {
         err_set("cannot read %s: is a folder, not a safetensors file", path);
         return NULL;
     }
-    if (sb.st_size < 8) {
+    if (sb.st_size < 8) {  // also: mmap refuses a length of 0
         close(fd);
         err_set("%s: the file is only %lld bytes, too short for a safetensors file (an 8-byte header "
                 "length, then the header); it is truncated or not a safetensors file", path,
@@ -519,29 +567,11 @@ StFile *st_open(const char *path) {
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED) { err_errno("cannot map %s", path); return NULL; }
-
     StFile *f = xcalloc(1, sizeof *f);
     f->path = xstrdup(path);
     f->map = map;
     f->map_len = size;
-    uint64_t header_len;
-    memcpy(&header_len, map, 8);
-    if (header_len > size - 8) {
-        err_set("%s: the header length field says %llu bytes, but only %zu bytes follow it; the file "
-                "is truncated or not a safetensors file", path, (unsigned long long)header_len,
-                size - 8);
-        st_close(f);
-        return NULL;
-    }
-    if (header_len > ST_MAX_HEADER) {
-        err_set("%s: the header length field says %llu bytes, over the 100 MB limit of the reference "
-                "implementation; not a safetensors file?", path, (unsigned long long)header_len);
-        st_close(f);
-        return NULL;
-    }
-    const char *hdr = (const char *)map + 8;
-    const char *data = hdr + header_len;
-    if (parse_header(f, hdr, (size_t)header_len, data, size - 8 - header_len) != 0) {
+    if (st_parse(f, map, size) != 0) {
         st_close(f);
         return NULL;
     }

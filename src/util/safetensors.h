@@ -89,6 +89,9 @@ typedef struct StFile StFile;
 
 // Open and validate. NULL with err_set on any problem (naming the path and the tensor).
 StFile *st_open(const char *path);
+// The same on a file's bytes held in memory (len bytes; origin names it in errors). The tensors
+// point into data, which must stay valid until st_close. st_open maps the file and calls this.
+StFile *st_open_mem(const void *data, size_t len, const char *origin);
 void st_close(StFile *f);
 
 const char *st_path(const StFile *f);

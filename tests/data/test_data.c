@@ -5,6 +5,7 @@
 #include <dirent.h>
 
 #include "data/corpus.h"
+#include "data/loader.h"
 #include "data/prepare.h"
 #include "data/shard.h"
 #include "tokenizer/tokenizer.h"
@@ -74,6 +75,91 @@ static void test_shard_abort_leaves_nothing(void **state) {
     remove_tree(dir);
     free(dir);
     free(path);
+}
+
+
+// Every token id is checked against the vocab as a shard is loaded: an id past it would index
+// past the embedding and the loss rows (SIGSEGV, a heap overflow or a silently wrong val_bpb).
+static void test_shard_ids_checked_against_the_vocab(void **state) {
+    (void)state;
+    char *dir = test_tmpdir("shardvocab"), *path = path_join(dir, "val_000000.bin");
+    enum { N = 200000, BOS = 300, V = 309 };
+    uint16_t *toks = malloc(N * sizeof *toks);
+    for (int i = 0; i < N; i++) toks[i] = i % 1000 == 0 ? BOS : (uint16_t)(i % 299);
+    toks[123457] = 9000;  // past the vocab, in the second 64k block
+    toks[150001] = 65535;
+    ShardWriter w;
+    assert_int_equal(shard_writer_open(&w, path), 0);
+    assert_int_equal(shard_writer_append(&w, toks, N), 0);
+    assert_int_equal(shard_writer_close(&w), 0);
+    // the check itself: the first bad token, its offset in the file, the id, the vocab
+    assert_int_equal(shard_check_tokens(toks, N, V, "s.bin"), -1);
+    assert_error_contains("s.bin: token 123457 (byte offset 247938) is id 9000, outside the tokenizer's vocabulary of 309");
+    assert_int_equal(err_exit_code(), 2);
+    assert_int_equal(shard_check_tokens(toks, 123457, V, "s.bin"), 0);
+    assert_int_equal(shard_check_tokens(toks, N, 65536, "s.bin"), 0);  // every uint16 fits
+    assert_int_equal(shard_check_tokens(toks, N, 0, "s.bin"), 0);      // 0: unchecked
+    toks[0] = V;  // the first token past the vocab, and the vocab's own size
+    assert_int_equal(shard_check_tokens(toks, N, V, "s.bin"), -1);
+    assert_error_contains("token 0 (byte offset 1024) is id 309");
+    toks[0] = BOS;
+    // through the loader, as training and evaluation open shards
+    LoaderConfig c = loader_defaults();
+    c.B = 2, c.T = 16, c.shuffle = 0, c.vocab_size = V;
+    const char *paths[] = {path};
+    assert_null(loader_open(paths, 1, BOS, &c));
+    assert_error_contains(path);
+    assert_error_contains("token 123457 (byte offset 247938) is id 9000");
+    assert_int_equal(err_exit_code(), 2);
+    c.vocab_size = 0;  // unchecked: loads
+    DataLoader *dl = loader_open(paths, 1, BOS, &c);
+    assert_non_null(dl);
+    loader_free(dl);
+    c.vocab_size = BOS;  // the <|bos|> id must be in the vocab too
+    assert_null(loader_open(paths, 1, BOS, &c));
+    assert_error_contains("vocab_size 300 must be 0 (unchecked) or above the <|bos|> id 300");
+    // the same check from memory
+    c.vocab_size = V;
+    assert_null(loader_open_tokens(toks, N, "mem", BOS, &c));
+    assert_error_contains("mem: token 123457");
+    toks[123457] = toks[150001] = 1;
+    dl = loader_open_tokens(toks, N, "mem", BOS, &c);
+    assert_non_null(dl);
+    assert_int_equal(dl->n_docs, N / 1000);
+    loader_free(dl);
+    free(toks);
+    remove_tree(dir);
+    free(dir);
+    free(path);
+}
+
+// shard_parse is the header check of shard_read, on bytes in memory; a bad header is bad input.
+static void test_shard_parse_from_memory(void **state) {
+    (void)state;
+    unsigned char buf[1024 + 6] = {0};
+    int32_t h[3] = {20240520, 1, 3};
+    memcpy(buf, h, sizeof h);
+    uint16_t t[3] = {7, 8, 9};
+    memcpy(buf + 1024, t, sizeof t);
+    const uint16_t *tok;
+    size_t n;
+    assert_int_equal(shard_parse(buf, sizeof buf, "m.bin", &tok, &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(tok[2], 9);
+    assert_int_equal(shard_parse(buf, sizeof buf - 1, "m.bin", &tok, &n), -1);
+    assert_error_contains("m.bin: truncated: the header says 3 tokens (1030 bytes) but the file has 1029 bytes");
+    assert_int_equal(err_exit_code(), 2);
+    assert_int_equal(shard_parse(buf, 1000, "m.bin", &tok, &n), -1);
+    assert_error_contains("too short for a token shard (1000 bytes");
+    h[2] = -1;
+    memcpy(buf, h, sizeof h);
+    assert_int_equal(shard_parse(buf, sizeof buf, "m.bin", &tok, &n), -1);
+    assert_error_contains("negative token count -1");
+    h[1] = 2;
+    memcpy(buf, h, sizeof h);
+    assert_int_equal(shard_parse(buf, sizeof buf, "m.bin", &tok, &n), -1);
+    assert_error_contains("unsupported shard version 2");
+    assert_int_equal(err_exit_code(), 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,6 +384,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shard_roundtrip),
         cmocka_unit_test(test_shard_abort_leaves_nothing),
+        cmocka_unit_test(test_shard_ids_checked_against_the_vocab),
+        cmocka_unit_test(test_shard_parse_from_memory),
         cmocka_unit_test(test_corpus_formats_and_errors),
         cmocka_unit_test(test_prepare_end_to_end_and_cached),
         cmocka_unit_test(test_prepare_bad_input_leaves_nothing),

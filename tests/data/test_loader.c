@@ -503,6 +503,23 @@ static void test_save_load_resumes_exactly(void **state) {
     memset(bad + len - 8, 0x7f, 8);  // a buffered document id out of range
     assert_int_equal(loader_load_state(re, bad, len), -1);
     assert_error_contains("corrupt");
+    // a buffered-document count near 2^63 must not overflow the message's size arithmetic
+    // (tests/fuzz/corpus/ckpt/loader_state_huge_buf_n.safetensors); counters near 2^63 would
+    // overflow the loader's later additions
+    memcpy(bad, st, len);
+    for (int i = 0; i < 8; i++) bad[13 * 8 + i] = (unsigned char)(0x5844000000000015ULL >> (8 * i));  // S_BUF_N
+    assert_int_equal(loader_load_state(re, bad, len), -1);
+    assert_error_contains("does not match its count of 6360208573753982997 buffered documents");
+    for (int field = 8; field <= 12; field++) {  // epoch, cursor, batches, tokens used, tokens cropped
+        memcpy(bad, st, len);
+        memset(bad + field * 8, 0xff, 7), bad[field * 8 + 7] = 0x7f;  // INT64_MAX
+        assert_int_equal(loader_load_state(re, bad, len), -1);
+        assert_error_contains("corrupt stream position");
+    }
+    memcpy(bad, st, len);
+    memset(bad + 10 * 8, 0, 8), bad[10 * 8 + 7] = 0x40;  // batches 2^62: still a possible count
+    assert_int_equal(loader_load_state(re, bad, len), 0);
+    assert_int_equal(loader_load_state(re, before, len0), 0);
     assert_int_equal(loader_state_size(re), len0);
     loader_save_state(re, after);
     assert_memory_equal(before, after, len0);

@@ -250,6 +250,40 @@ static void test_permute(void **state) {
     free(p1), free(p2), free(p3), free(ed), free(d);
 }
 
+// The readers core_load runs, on text in memory (not NUL-terminated: only len bytes are read).
+static void test_parse_from_memory(void **state) {
+    (void)state;
+    CoreSuite *s = calloc(1, sizeof *s);
+    const char *yaml = "icl_tasks:\n- {label: t, dataset_uri: t.jsonl, num_fewshot: [1], icl_task_type: language_modeling}\n";
+    assert_int_equal(core_parse_tasks(s, yaml, strlen(yaml), "c.yaml"), 0);
+    assert_int_equal(s->n_tasks, 1);
+    CoreTask *t = &s->tasks[0];
+    assert_int_equal(t->type, CORE_LM);
+    const char *csv = "Eval Task,Random baseline\nt,12.5\n\"unterminated,1\n";
+    assert_int_equal(core_parse_baselines(s, csv, strlen(csv) - 16, "m.csv"), 0);  // up to "12.5\n"
+    assert_near(t->baseline, 0.125, 1e-12);
+    assert_int_equal(core_parse_baselines(s, csv, strlen(csv), "m.csv"), -1);
+    assert_error_contains("m.csv:3: unterminated quoted field");  // the line the record starts on
+    assert_int_equal(err_exit_code(), 2);
+    const char *rows = "{\"context\": \"a\", \"continuation\": \"b\"}\n\n{\"context\": \"c\", \"continuation\": \"d\"}";
+    assert_int_equal(core_parse_rows(t, rows, strlen(rows), "m.jsonl"), 0);
+    assert_int_equal(t->n_rows, 2);
+    assert_int_equal(core_parse_rows(t, rows, strlen(rows) - 1, "m.jsonl"), -1);  // the last '}' cut off
+    assert_error_contains("m.jsonl:3: invalid JSON");
+    assert_int_equal(err_exit_code(), 2);
+    // gold outside int's range is refused before any conversion (which would be undefined behaviour)
+    t->type = CORE_MC;
+    const char *mc[] = {"{\"query\": \"q\", \"choices\": [\"a\"], \"gold\": 1e300}\n",
+                        "{\"query\": \"q\", \"choices\": [\"a\"], \"gold\": -4294967296}\n",
+                        "{\"query\": \"q\", \"choices\": [\"a\", \"b\"], \"gold\": 0.5}\n",
+                        "{\"query\": \"q\", \"choices\": [\"a\"], \"gold\": \"0\"}\n"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(core_parse_rows(t, mc[i], strlen(mc[i]), "mc.jsonl"), -1);
+        assert_error_contains("mc.jsonl:1: field \"gold\" must be an integer index into \"choices\"");
+    }
+    core_free(s);
+}
+
 static void test_errors(void **state) {
     (void)state;
     char *d = test_tmpdir("core-err");
@@ -288,6 +322,7 @@ static void test_errors(void **state) {
     assert_null(core_load(d));
     assert_error_contains("t.jsonl:2:");
     assert_error_contains("gold");
+    assert_int_equal(err_exit_code(), 2);  // a bad input file
 
     // Valid rows: loads; the task with the missing file is unavailable; quoted CSV parsed.
     const char *rows3 = "{\"query\": \"q\", \"choices\": [\"a\", \"b\"], \"gold\": 0}\n"
@@ -331,6 +366,7 @@ int main(void) {
         cmocka_unit_test(test_render_by_hand),
         cmocka_unit_test(test_py_strip),
         cmocka_unit_test(test_permute),
+        cmocka_unit_test(test_parse_from_memory),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

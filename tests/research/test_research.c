@@ -352,7 +352,79 @@ static void test_ledger_torn_and_corrupt_rows(void **state) {
     snprintf(text, sizeof text, "%s%s", LEDGER_HEADER, lc);
     assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), -1);
     assert_error_contains("status keep needs a val_bpb");
+    assert_int_equal(err_exit_code(), 2);  // a bad input file
     free(la), free(lb), free(lc);
+}
+
+// Numbers a trial cannot produce are refused with file:line (exit 2), not taken into the search:
+// a negative val_bpb would have become the best trial.
+static void test_ledger_refuses_impossible_numbers(void **state) {
+    (void)state;
+    LedgerRow a = row(1, 0, "baseline", "{}", 2.5, "keep");
+    char *la = ledger_format_row(&a);
+    struct { const char *from, *to, *needle; } cases[] = {
+        {"2.500000", "-5", "r.tsv:2: val_bpb -5 is not a bits-per-byte (it must be > 0)"},
+        {"2.500000", "0", "r.tsv:2: val_bpb 0 is not a bits-per-byte"},
+        {"2.500000", "inf", "r.tsv:2: val_bpb \"inf\" is not a finite number"},
+        {"2.500000", "nan", "r.tsv:2: val_bpb \"nan\" is not a finite number"},
+        {"2.500000", "2.5x", "r.tsv:2: val_bpb \"2.5x\" is not a finite number"},
+        {"2.500000", "", "r.tsv:2: val_bpb \"\" is not a finite number"},
+        {"\t120\t", "\t-120\t", "r.tsv:2: budget_s -120 is not a count or time (it must be >= 0)"},
+        {"\t200.0\t", "\t-1\t", "r.tsv:2: wall_s -1 is not a count or time"},
+        {"\t200.0\t", "\tabc\t", "r.tsv:2: wall_s \"abc\" is not a finite number"},
+        {"\tkeep\t", "\tkeep\textra\t", "r.tsv:2: expected 13 tab-separated fields, got 14"},
+        {"\tkeep\t", "\t", "r.tsv:2: expected 13 tab-separated fields, got 12"},
+        {"\t{}\t", "\t[]\t", "r.tsv:2: change \"[]\" is not a JSON object"},
+    };
+    char text[4096];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *at = strstr(la, cases[i].from);
+        assert_non_null(at);
+        snprintf(text, sizeof text, "%s%.*s%s%s", LEDGER_HEADER, (int)(at - la), la, cases[i].to, at + strlen(cases[i].from));
+        LedgerRow *rows;
+        int n;
+        if (ledger_parse(text, strlen(text), "r.tsv", &rows, &n, NULL) == 0) fail_msg("accepted: %s", text);
+        assert_error_contains(cases[i].needle);
+        assert_int_equal(err_exit_code(), 2);
+    }
+    // "-" (none) stays fine where the status allows it, and 0 is a possible count
+    LedgerRow b = row(1, 0, "baseline", "{}", NAN, "crash");
+    b.tokens = 0, b.wall_s = 0;
+    char *lb = ledger_format_row(&b);
+    snprintf(text, sizeof text, "%s%s", LEDGER_HEADER, lb);
+    LedgerRow *rows;
+    int n;
+    assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    ledger_free(rows, n);
+    free(la), free(lb);
+}
+
+// The research holds DIR's lock (dir_lock) from start to end: a second research into a folder in
+// use fails at once (exit 1), naming the holder's pid.
+static void test_research_refuses_a_locked_folder(void **state) {
+    (void)state;
+    char *dir = test_tmpdir("rlock"), *space = path_join(dir, "space.json"), *out = path_join(dir, "out");
+    const char *sp = "{\"params\": {\"matrix-lr\": {\"type\": \"float\", \"min\": 0.01, \"max\": 0.1}}}";
+    test_write_file(space, sp, strlen(sp));
+    assert_int_equal(mkdir_p(out), 0);
+    int fd;
+    assert_int_equal(dir_lock(out, &fd), 0);  // as another research would hold it
+    ResearchOptions o;
+    memset(&o, 0, sizeof o);
+    o.out_dir = out, o.space_path = space, o.strategy = STRAT_GREEDY, o.budget_s = 1, o.max_trials = 1;
+    o.baseline_seeds = 1, o.exe = "/bin/false";
+    assert_int_equal(research_run(&o), -1);
+    char pid[64];
+    snprintf(pid, sizeof pid, "(pid %d)", (int)getpid());
+    assert_error_contains("is in use by another frontier process");
+    assert_error_contains(pid);
+    assert_int_equal(err_exit_code(), 1);
+    char *ledger = path_join(out, "results.tsv");
+    assert_false(path_exists(ledger));  // nothing was started
+    dir_unlock(fd);
+    remove_tree(dir);
+    free(ledger), free(dir), free(space), free(out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -765,6 +837,8 @@ int main(void) {
         cmocka_unit_test(test_proposals_respect_the_space),
         cmocka_unit_test(test_ledger_roundtrip_and_append),
         cmocka_unit_test(test_ledger_torn_and_corrupt_rows),
+        cmocka_unit_test(test_ledger_refuses_impossible_numbers),
+        cmocka_unit_test(test_research_refuses_a_locked_folder),
         cmocka_unit_test(test_plan_baseline_then_greedy_keeps_only_improvements),
         cmocka_unit_test(test_greedy_moves_the_least_moved_param),
         cmocka_unit_test(test_plan_is_deterministic_and_resumable),

@@ -5,7 +5,9 @@
 # row); a forced crash (FRONTIER_RESEARCH_FAULT) recorded as crash while the loop goes on; greedy
 # keeps only improvements larger than the threshold; best.json is a config `frontier train`
 # accepts; agent mode with bad proposals rejected with clear messages; the shipped example
-# proposer; torn and corrupt ledgers; the report. About 40 s on two busy cores.
+# proposer; torn and corrupt ledgers (exit 2), a deleted or cut ledger (refused, trial folders
+# untouched), a second research into a folder in use (refused with the pid); the report. About
+# 40 s on two busy cores.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 F=./frontier
@@ -53,6 +55,8 @@ FRONTIER_RESEARCH_FAULT=crash:4 $F research "${A[@]}" > "$tmp/a1.out" 2>&1 &
 bgpid=$!
 for _ in $(seq 1 300); do [ -f "$tmp/a/results.tsv" ] && [ "$(rows "$tmp/a")" -ge 2 ] && break; sleep 0.2; done
 sleep 1
+# the folder is locked while the research runs: a second one is refused with the holder's pid
+check "second research into a folder in use" 1 "in use by another frontier process (pid $bgpid)" $F research "${A[@]}"
 seen=0; pgrep -f "$tmp/a/trials/0003/trial.json" > /dev/null && seen=1
 kill -9 "$bgpid" 2>/dev/null; wait "$bgpid" 2>/dev/null; bgpid=
 n_killed=$(rows "$tmp/a")
@@ -97,7 +101,17 @@ check "torn row dropped" 0 "ends with a torn row" $F research "${A[@]/$tmp\/a/$t
 [ "$(rows "$tmp/t")" = 6 ] && tail -c1 "$tmp/t/results.tsv" | od -c | grep -q '\\n' && ok "ledger back to 6 whole rows" || bad "torn row not dropped"
 cp -r "$tmp/a" "$tmp/c"
 sed -i '3s/\t/ /g' "$tmp/c/results.tsv"
-check "corrupt row" 1 "results.tsv:3: expected 13 tab-separated fields" $F research "${A[@]/$tmp\/a/$tmp/c}"
+check "corrupt row" 2 "results.tsv:3: expected 13 tab-separated fields" $F research "${A[@]/$tmp\/a/$tmp/c}"
+cp -r "$tmp/a" "$tmp/n"
+awk -F'\t' -v OFS='\t' 'NR == 3 { $6 = -5 } { print }' "$tmp/a/results.tsv" > "$tmp/n/results.tsv"
+check "negative val_bpb" 2 "results.tsv:3: val_bpb -5 is not a bits-per-byte" $F research "${A[@]/$tmp\/a/$tmp/n}"
+# trial ids come from the ledger: folders it cannot account for are never overwritten
+cp -r "$tmp/a" "$tmp/d"
+rm "$tmp/d/results.tsv"
+check "ledger deleted" 1 "holds trial folders (up to trials/0006) but no results.tsv" $F research "${A[@]/$tmp\/a/$tmp/d}"
+[ -s "$tmp/d/trials/0001/train.log" ] && [ ! -e "$tmp/d/results.tsv" ] && ok "trial folders untouched" || bad "trial folders changed"
+head -3 "$tmp/a/results.tsv" > "$tmp/d/results.tsv"
+check "ledger cut" 1 "records 2 trials but $tmp/d/trials holds folders up to trials/0006" $F research "${A[@]/$tmp\/a/$tmp/d}"
 
 # 4. agent mode: garbage, an out-of-range value and a derived setting are rejected, then a good one runs
 cat > "$tmp/proposer.sh" <<EOF

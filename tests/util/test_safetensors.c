@@ -273,6 +273,40 @@ static void write_raw(const char *path, const char *header, const void *data, si
         EXPECT_OPEN_ERROR(path, needle, needle2);                 \
     } while (0)
 
+// st_open_mem is what st_open runs on the mapped file: the same tensors, from caller memory.
+static void test_open_from_memory(void **state) {
+    (void)state;
+    char *dir = test_tmpdir("stmem"), *path = path_join(dir, "m.safetensors");
+    float w[6] = {1, 2, 3, 4, 5, 6};
+    int64_t shape[2] = {2, 3};
+    StWriter *wr = st_writer_new();
+    st_add(wr, "w", ST_F32, shape, 2, w);
+    st_meta(wr, "k", "v");
+    assert_int_equal(st_save(wr, path), 0);
+    st_writer_free(wr);
+    size_t len;
+    char *bytes = read_file(path, &len);
+    StFile *f = st_open_mem(bytes, len, "mem.safetensors");
+    assert_non_null(f);
+    assert_string_equal(st_path(f), "mem.safetensors");
+    const StTensor *t = st_get(f, "w");
+    assert_non_null(t);
+    assert_ptr_equal(t->data, bytes + 8 + (len - 8 - sizeof w));
+    float back[6];
+    assert_int_equal(st_read_f32(f, "w", back, shape, 2), 0);
+    assert_memory_equal(back, w, sizeof w);
+    assert_string_equal(st_get_meta(f, "k"), "v");
+    st_close(f);
+    assert_null(st_open_mem(bytes, 7, "mem.safetensors"));
+    assert_error_contains("mem.safetensors: the file is only 7 bytes");
+    assert_null(st_open_mem(bytes, len - 1, "mem.safetensors"));
+    assert_error_contains("mem.safetensors");
+    free(bytes);
+    remove_tree(dir);
+    free(path);
+    free(dir);
+}
+
 static void test_corrupt_files(void **state) {
     (void)state;
     static const char zeros[64];
@@ -297,6 +331,10 @@ static void test_corrupt_files(void **state) {
     EXPECT_HEADER_ERROR(path, "[1, 2]", 0, "does not start with '{'", "");
     EXPECT_HEADER_ERROR(path, "{} x", 0, "extra bytes after the JSON object", "");
     EXPECT_HEADER_ERROR(path, "{'w': 3}", 0, "tensor w: its header entry is not a JSON object", "");
+    // a metadata key twice: st_get_meta would read the first, Python's reader (a dict) the last
+    // (tests/fuzz/corpus/safetensors/duplicate_metadata_key.safetensors)
+    EXPECT_HEADER_ERROR(path, "{'__metadata__': {'format': 'frontier', 'step': '2', 'format': 'x'}}", 0,
+                        "metadata key \"format\" appears twice", "");
     // entries missing a field, or with bad values
     EXPECT_HEADER_ERROR(path, "{'w': {'shape': [1], 'data_offsets': [0, 4]}}", 4,
                         "tensor w has no \"dtype\"", "");
@@ -601,6 +639,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_all_dtypes),
         cmocka_unit_test(test_header_padded_to_8),
+        cmocka_unit_test(test_open_from_memory),
         cmocka_unit_test(test_corrupt_files),
         cmocka_unit_test(test_read_checks),
         cmocka_unit_test(test_writer_errors),
