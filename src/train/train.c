@@ -171,6 +171,15 @@ static int setup_data(const TrainConfig *cfg, Run *r) {
                        cfg->model.vocab_size, cfg->model.vocab_size, r->tok->vocab_size);
     if (shard_list(r->data_dir, "train_", &r->train_shards, &r->n_train) != 0) return -1;
     if (shard_list(r->data_dir, "val_", &r->val_shards, &r->n_val) != 0) return -1;
+    // The validation shards are read only after training: a bad one is found now, not then.
+    for (int i = 0; i < r->n_val; i++) {
+        uint16_t *t = NULL;
+        size_t n = 0;
+        int bad = shard_read(r->val_shards[i], &t, &n) != 0 ||
+                  shard_check_tokens(t, n, cfg->model.vocab_size, r->val_shards[i]) != 0;
+        free(t);
+        if (bad) return err_prefix("validation data");
+    }
     // The shards must have been made with this tokenizer: manifest.json records its id.
     char *mpath = path_join(r->data_dir, "manifest.json");
     size_t len;
@@ -295,6 +304,7 @@ static int setup_model(const TrainConfig *cfg, Run *r, int64_t *mem_estimate) {
     lc.T = cfg->model.seq_len;
     lc.seed = cfg->seed;
     lc.shuffle = 1;
+    lc.vocab_size = cfg->model.vocab_size;  // every token id checked once, as the shards load
     r->loader = loader_open((const char *const *)r->train_shards, r->n_train, r->tok->bos_id, &lc);
     if (!r->loader) return err_prefix("training data");
     runstate_build(&r->rs, &cfg->model, r->micro_rows, cfg->model.seq_len);

@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     DataLoader *dl = loader_open_tokens(FUZZ_CKPT_TOKENS, sizeof FUZZ_CKPT_TOKENS / 2, "fuzz", FUZZ_CKPT_BOS, &g_lc);
     FUZZ_CHECK(dl, "loader: %s", err_msg());
     TrainCounters c;
-    if (ckpt_load_state(fuzz_dir(), g_opt, dl, &c, expect) != 0) {
+    if (ckpt_load_state(fuzz_dir(), g_opt, dl, &c, expect, (int64_t)g_lc.B * g_lc.T) != 0) {
         fuzz_expect_message();
     } else {
         int32_t in[16], tg[16];

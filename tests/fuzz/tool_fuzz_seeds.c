@@ -136,9 +136,13 @@ int main(int argc, char **argv) {
     TrainCounters c = {.step = 2, .tokens = 32, .timed_s = 0.5, .startup_s = 0.25, .n_step_times = 2};
     c.step_times[0] = 0.2, c.step_times[1] = 0.3;
     o->step = 2;
-    if (ckpt_save(tmp, &m, o, dl, &c, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-                  "{\"depth\": 1, \"seed\": 1}") != 0)
+    size_t ls_len = loader_state_size(dl);
+    void *ls = malloc(ls_len);
+    loader_save_state(dl, ls);
+    if (ckpt_save(tmp, &m, o, ls, ls_len, &c, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                  "{\"depth\": 1, \"seed\": 1}", 1) != 0)
         die("ckpt_save");
+    free(ls);
     char *mp = path_join(tmp, "model.safetensors"), *sp = path_join(tmp, "train_state.safetensors");
     copy_file(mp, dirs[2], "model.safetensors");
     copy_file(sp, dirs[2], "train_state.safetensors");

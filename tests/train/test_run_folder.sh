@@ -93,5 +93,18 @@ check "eval of inf weights" 2 "transformer.wte.weight holds an infinity at eleme
 check "huge --eval-batch" 2 "GiB of memory" $F train "${TINY[@]}" --steps 2 --eval-batch 1000000 --run-dir "$tmp/mem"
 [ ! -e "$tmp/mem/metrics.jsonl" ] && ok "the refused run trained nothing" || bad "the refused run left metrics"
 
+# 8. token ids beyond the vocabulary: refused when the shards load (training: before the first
+# step; validation: before training too, not after it), naming file, token, offset and id
+data=$($F prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
+poke_shard() {  # shard, token index, id
+  /usr/bin/python3 -c "import struct,sys; f=open(sys.argv[1],'r+b'); f.seek(1024+2*int(sys.argv[2])); f.write(struct.pack('<H',int(sys.argv[3])))" "$@"
+}
+rm -rf "$tmp/d1"; cp -r "$data" "$tmp/d1"; poke_shard "$(ls "$tmp/d1"/train_*.bin | head -1)" 100 9000
+check "a training shard with id 9000 >= vocab 8192" 2 "token 100 (byte offset 1224) is id 9000, outside the tokenizer's vocabulary of 8192" \
+  $F train "${TINY[@]}" --steps 2 --data "$tmp/d1" --run-dir "$tmp/bad1"
+rm -rf "$tmp/d2"; cp -r "$data" "$tmp/d2"; poke_shard "$(ls "$tmp/d2"/val_*.bin | head -1)" 150 65535
+check "a validation shard with id 65535" 2 "is id 65535, outside" $F train "${TINY[@]}" --steps 2 --data "$tmp/d2" --run-dir "$tmp/bad2"
+[ ! -e "$tmp/bad2/metrics.jsonl" ] && ok "the bad validation shard was found before training" || bad "trained before finding the bad validation shard"
+
 echo "run folder: $fails failed"
 [ "$fails" -eq 0 ]
