@@ -7,6 +7,7 @@
 #   make fuzz       the libFuzzer harnesses (tests/fuzz/), FUZZ_SECONDS each (default 60)
 #   make run        install missing packages, build, run the main job
 #   make clean
+#   make test-nosetup (and run-, sanitize-, bench-, fuzz-nosetup): the same without scripts/setup.sh
 #
 # CC=clang works too. Objects go to build/<variant>/ with header dependencies tracked.
 
@@ -25,7 +26,7 @@ MPI_LIBS   := $(if $(MPI_PC),$(shell pkg-config --libs $(MPI_PC)))
 # -fno-math-errno: nothing reads errno after sqrt/exp, and keeping it alive stops loops with
 # sqrtf from vectorising (AdamW's `omp simd` update stayed scalar). Results are unchanged.
 ALL_CFLAGS = $(OPT) $(ARCH) $(SANITIZE) -std=gnu17 -Wall -Wextra -fopenmp -fno-math-errno -Isrc -D_GNU_SOURCE $(MPI_CFLAGS) $(CFLAGS)
-ALL_LIBS   = $(SANITIZE) -fopenmp -lpcre2-8 -lcjson -lyaml -lcrypto -lm $(MPI_LIBS) $(LDLIBS)
+ALL_LIBS   = $(SANITIZE) -fopenmp -lpcre2-8 -lcjson -lyaml -lcsv -lcrypto -lm $(MPI_LIBS) $(LDLIBS)
 TEST_LIBS  = -lcmocka
 
 SRC      := $(shell find src -name '*.c' | sort)
@@ -40,26 +41,37 @@ TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/%)
 BENCH_BIN := $(BENCH_SRC:%.c=$(BUILD)/%)
 TOOL_BIN := $(TOOL_SRC:%.c=$(BUILD)/%)
 
-.PHONY: all test unit-tests sanitize bench run setup clean fuzz fuzz-build fuzz-bins
+.PHONY: all unit-tests setup clean fuzz-build fuzz-bins
 all: frontier
 
-frontier: $(BUILD)/src/main.o $(LIB_OBJ)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(ALL_LIBS)
+# Everything built depends on the flags it was built with (FLAGS_STAMP holds them and changes only
+# when they do): objects compiled before MPI was installed, or for another ARCH, are rebuilt
+# rather than linked into a binary that silently lacks what the flags now ask for.
+FLAGS_STAMP := $(BUILD)/.flags
+BUILD_FLAGS := $(CC) $(ALL_CFLAGS) $(ALL_LIBS)
+$(shell mkdir -p $(BUILD) && { printf '%s\n' '$(BUILD_FLAGS)' | cmp -s - $(FLAGS_STAMP) || printf '%s\n' '$(BUILD_FLAGS)' > $(FLAGS_STAMP); })
 
-$(BUILD)/%.o: %.c
+frontier: $(BUILD)/src/main.o $(LIB_OBJ) $(FLAGS_STAMP)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(ALL_LIBS)
+
+# The same binary inside a build folder (the sanitizer build's end-to-end run uses it).
+$(BUILD)/frontier: $(BUILD)/src/main.o $(LIB_OBJ) $(FLAGS_STAMP)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(ALL_LIBS)
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/tests/%: tests/%.c $(LIB_OBJ)
+$(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -MMD -MP -o $@ $< $(LIB_OBJ) $(ALL_LIBS) $(TEST_LIBS)
 
-$(BUILD)/bench/%: bench/%.c $(LIB_OBJ)
+$(BUILD)/bench/%: bench/%.c $(LIB_OBJ) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(LIB_OBJ) $(ALL_LIBS)
 
 # bench_gemm compares the matmuls with oneDNN's (libdnnl-dev: a benchmark-only dependency).
-$(BUILD)/bench/bench_gemm: bench/bench_gemm.c $(LIB_OBJ)
+$(BUILD)/bench/bench_gemm: bench/bench_gemm.c $(LIB_OBJ) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(LIB_OBJ) $(ALL_LIBS) -ldnnl
 
@@ -68,19 +80,30 @@ $(BUILD)/bench/bench_gemm: bench/bench_gemm.c $(LIB_OBJ)
 setup:
 	@bash scripts/setup.sh
 
+# Entry points that install missing packages first. Each runs scripts/setup.sh and then a new
+# make for NAME-nosetup: that make reads this Makefile afresh, so what it detects when parsed
+# (MPI_PC, through pkg-config) sees the packages setup has just installed; on a fresh machine the
+# first `make run` builds with MPI. To add an entry point NAME: list it here and write its recipe
+# as NAME-nosetup.
+SETUP_TARGETS := run test sanitize bench fuzz
+.PHONY: $(SETUP_TARGETS) $(SETUP_TARGETS:%=%-nosetup)
+$(SETUP_TARGETS): setup
+	@$(MAKE) --no-print-directory $@-nosetup
+
 unit-tests: $(TEST_BIN) $(TOOL_BIN)
 
 # Every test: the cmocka unit tests, then the end-to-end checks (CLI, interop with tiktoken).
-test: setup
-	@$(MAKE) --no-print-directory frontier unit-tests
+test-nosetup: frontier unit-tests
 	@bash tests/run.sh $(TEST_BIN)
 
-# The unit tests under ASan + UBSan, in their own build folder.
-sanitize: setup
+# The unit tests under ASan + UBSan, in their own build folder, then the whole path end to end
+# (train with checkpoints, a kill, resume, eval, CORE, sample, profile) with the sanitized binary.
+sanitize-nosetup:
 	@$(MAKE) --no-print-directory BUILD=build/sanitize OPT="-O1 -g -fno-omit-frame-pointer" \
-	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" unit-tests
+	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" unit-tests build/sanitize/frontier
 	@ASAN_OPTIONS=detect_leaks=1 FRONTIER_UNIT_ONLY=1 bash tests/run.sh \
 	  $(patsubst $(BUILD)/%,build/sanitize/%,$(TEST_BIN))
+	@FRONTIER_BIN=build/sanitize/frontier bash tests/train/sanitize_e2e.sh
 
 # Fuzzing (tests/fuzz/README.md): clang's libFuzzer with ASan + UBSan, in build/fuzz/; the
 # library is built with coverage instrumentation (fuzzer-no-link), each harness links the driver.
@@ -104,14 +127,14 @@ SANITIZE := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=un
 $(BUILD)/src/kernels/%.o: SANITIZE :=
 $(BUILD)/src/kernels/%.o: OPT := -O2 -g
 endif
-fuzz: setup
+fuzz-nosetup:
 	@$(MAKE) --no-print-directory fuzz-build
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
 
-bench: setup frontier $(BENCH_BIN)
+bench-nosetup: frontier $(BENCH_BIN)
 	@BUILD=$(BUILD) bash bench/run.sh
 
-run: setup frontier
+run-nosetup: frontier
 	./frontier run
 
 clean:

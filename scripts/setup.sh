@@ -3,14 +3,16 @@
 #
 # Idempotent: checks each package first and calls apt-get only for the missing ones, so the
 # second run is a no-op that takes well under a second. `make run`, `make test` and .ci/run
-# call it first. Set FRONTIER_SKIP_SETUP=1 to skip it (e.g. on a non-Debian machine where you
+# call it first (and then start a new make, so that the Makefile's detection of MPI sees what was
+# installed here). Set FRONTIER_SKIP_SETUP=1 to skip it (e.g. on a non-Debian machine where you
 # installed the equivalents yourself).
 set -euo pipefail
 
 [ "${FRONTIER_SKIP_SETUP:-0}" = 1 ] && exit 0
 
 # Build: compilers, OpenMP, PCRE2 (pre-split regex), cJSON (JSON), libyaml (CORE task list),
-# OpenSSL's libcrypto (SHA-256 content ids). Benchmarks: oneDNN (bench/bench_gemm only, the
+# libcsv (RFC 4180 CSV: profile.csv, read back by `frontier report`), OpenSSL's libcrypto
+# (SHA-256 content ids). Benchmarks: oneDNN (bench/bench_gemm only, the
 # matmul comparison). Tests: cmocka; Python's `regex` for the split fixtures' generator; numpy
 # + PyTorch (Debian's, for /usr/bin/python3) for the PyTorch parity test; Node.js + npm for
 # the tiktoken interop test and the report's screenshot check; Chromium (headless) and a font for rendering `frontier report`'s page in tests/report/test_report.sh.
@@ -22,7 +24,7 @@ set -euo pipefail
 # libclang-rt-14-dev: clang's libFuzzer and sanitizer runtimes (`make fuzz`, tests/fuzz/).
 PACKAGES=(
   build-essential clang libomp-dev pkg-config libclang-rt-14-dev
-  libpcre2-dev libcjson-dev libyaml-dev libssl-dev
+  libpcre2-dev libcjson-dev libyaml-dev libcsv-dev libssl-dev
   openmpi-bin libopenmpi-dev
   libcmocka-dev
   libdnnl-dev

@@ -204,10 +204,16 @@ static const char *default_core_dir(void) {
     return buf;
 }
 
-static int write_core_json(const char *run_dir, const CoreResult *res, int max_per_task) {
+// core.json says what the CORE covers: tasks_scored of tasks_total (core.yaml's), the labels of
+// the selected tasks that had no data ("missing", with why in "missing_detail") and those --tasks
+// left out ("not_selected"). `frontier score` refuses to compare a CORE that covers less than the
+// others or than its bundle's full set (known-absent tasks aside).
+static int write_core_json(const char *run_dir, const CoreSuite *suite, const CoreResult *res, int max_per_task) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "core", res->core);
-    cJSON_AddNumberToObject(o, "n_tasks", res->n_scored);
+    cJSON_AddNumberToObject(o, "n_tasks", res->n_scored);  // = tasks_scored (older readers)
+    cJSON_AddNumberToObject(o, "tasks_scored", res->n_scored);
+    cJSON_AddNumberToObject(o, "tasks_total", res->n_total);
     cJSON_AddNumberToObject(o, "max_per_task", max_per_task);
     cJSON_AddNumberToObject(o, "tokens", (double)res->tokens);
     cJSON_AddNumberToObject(o, "seconds", res->seconds);
@@ -216,10 +222,25 @@ static int write_core_json(const char *run_dir, const CoreResult *res, int max_p
     cJSON_AddStringToObject(o, "precision", kernels_precision_name(kernels_precision()));
     cJSON_AddNumberToObject(o, "threads", omp_get_max_threads());
     cJSON_AddNumberToObject(o, "ranks", dist_world());
-    cJSON *missing = cJSON_AddArrayToObject(o, "missing"), *tasks = cJSON_AddArrayToObject(o, "tasks");
+    cJSON *missing = cJSON_AddArrayToObject(o, "missing"), *detail = cJSON_AddArrayToObject(o, "missing_detail");
+    cJSON *unselected = cJSON_AddArrayToObject(o, "not_selected"), *tasks = cJSON_AddArrayToObject(o, "tasks");
+    for (int i = 0; i < suite->n_tasks; i++) {
+        int selected = 0;
+        for (int k = 0; k < res->n && !selected; k++) selected = !strcmp(res->tasks[k].label, suite->tasks[i].label);
+        if (!selected) cJSON_AddItemToArray(unselected, cJSON_CreateString(suite->tasks[i].label));
+    }
     for (int i = 0; i < res->n; i++) {
         const CoreTaskResult *t = &res->tasks[i];
-        if (!t->available) { cJSON_AddItemToArray(missing, cJSON_CreateString(t->label)); continue; }
+        if (!t->available) {
+            cJSON_AddItemToArray(missing, cJSON_CreateString(t->label));
+            cJSON *m = cJSON_CreateObject();
+            cJSON_AddStringToObject(m, "label", t->label);
+            cJSON_AddStringToObject(m, "path", t->path);
+            cJSON_AddStringToObject(m, "reason", t->known_absent ? "known absent: the data bundle does not ship it"
+                                                                 : "data file missing (--allow-missing-tasks)");
+            cJSON_AddItemToArray(detail, m);
+            continue;
+        }
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "label", t->label);
         cJSON_AddStringToObject(x, "type", t->type);
@@ -240,7 +261,8 @@ static int write_core_json(const char *run_dir, const CoreResult *res, int max_p
     return rc;
 }
 
-static int run_core(Run *r, const char *run_dir, const char *core_dir, const char *tasks_csv, int max_per_task) {
+static int run_core(Run *r, const char *run_dir, const char *core_dir, const char *tasks_csv, int max_per_task,
+                    int allow_missing) {
     CoreSuite *suite = core_load(core_dir ? core_dir : default_core_dir());
     if (!suite) return -1;
     const char *only[64];
@@ -249,20 +271,40 @@ static int run_core(Run *r, const char *run_dir, const char *core_dir, const cha
     for (char *tok = list ? strtok(list, ",") : NULL; tok && n_only < 64; tok = strtok(NULL, ",")) only[n_only++] = tok;
     // Under mpirun the rows are shared out (core.c); rank 0 alone reports and writes core.json.
     CoreConfig cc = {.max_per_task = max_per_task, .only = n_only ? only : NULL, .n_only = n_only,
-                     .quiet = dist_rank() != 0};
+                     .quiet = dist_rank() != 0, .allow_missing = allow_missing};
     CoreResult res;
     int rc = core_evaluate(&r->model, r->tok, suite, &cc, &res);
     if (rc == 0 && dist_rank() == 0) {
         printf("\n%-34s %-18s %6s %9s %9s %9s\n", "task", "type", "rows", "accuracy", "baseline", "centered");
         for (int i = 0; i < res.n; i++) {
             const CoreTaskResult *t = &res.tasks[i];
-            if (!t->available) { printf("%-34s %-18s %6s %9s %9.3f %9s  (no data in the bundle)\n", t->label, t->type, "-", "-", t->baseline, "-"); continue; }
+            if (!t->available) {
+                printf("%-34s %-18s %6s %9s %9.3f %9s  (not scored: %s)\n", t->label, t->type, "-", "-", t->baseline,
+                       "-", t->known_absent ? "not in the data bundle" : "data file missing, --allow-missing-tasks");
+                continue;
+            }
             printf("%-34s %-18s %6d %9.4f %9.3f %+9.4f\n", t->label, t->type, t->rows, t->accuracy, t->baseline, t->centered);
         }
-        printf("CORE %.4f = mean centered over %d tasks scored%s; %lld tokens in %.1f s (%.0f tok/s)\n", res.core,
-               res.n_scored, res.n_scored < res.n ? " (tasks without data are left out)" : "", res.tokens, res.seconds,
-               res.tokens / (res.seconds + 1e-9));
-        rc = write_core_json(run_dir, &res, max_per_task);
+        // The line says what the number covers: how many of core.yaml's tasks, and which are not in it.
+        char why[1536] = "";
+        size_t used = 0;
+        for (int absent = 1; absent >= 0; absent--) {
+            int first = 1;
+            for (int i = 0; i < res.n && used + 1 < sizeof why; i++) {
+                const CoreTaskResult *t = &res.tasks[i];
+                if (t->available || t->known_absent != absent) continue;
+                int k = snprintf(why + used, sizeof why - used, "%s%s", first ? (absent ? "; not in the data bundle: "
+                                                                                        : "; data missing (--allow-missing-tasks): ")
+                                                                              : ", ", t->label);
+                first = 0;
+                if (k > 0) used = used + (size_t)k < sizeof why ? used + (size_t)k : sizeof why - 1;
+            }
+        }
+        if (res.n < res.n_total && used + 1 < sizeof why)
+            snprintf(why + used, sizeof why - used, "; %d not selected (--tasks)", res.n_total - res.n);
+        printf("CORE %.4f = mean centered over %d of %d tasks%s; %lld tokens in %.1f s (%.0f tok/s)\n", res.core,
+               res.n_scored, res.n_total, why, res.tokens, res.seconds, res.tokens / (res.seconds + 1e-9));
+        rc = write_core_json(run_dir, suite, &res, max_per_task);
     }
     core_result_free(&res);
     core_free(suite);
@@ -274,12 +316,14 @@ int cmd_eval(int argc, char **argv) {
     const char *ckpt = NULL, *core_dir = NULL, *tasks = NULL, *precision = "fp32";
     StringList inputs = {0};
     int64_t eval_tokens = 0;
-    int batch = 0, seq_len = 0, threads = 0, core = 0, max_per_task = 0;
+    int batch = 0, seq_len = 0, threads = 0, core = 0, max_per_task = 0, allow_missing = 0;
     Option opts[] = {
         {"core", OPT_FLAG, &core, NULL, "score the CORE benchmark instead of val_bpb (writes RUN_DIR/core.json)", 0, 0, 0},
         {"tasks", OPT_STRING, &tasks, "A,B", "with --core: only these task labels", 0, 0, 0},
         {"max-per-task", OPT_INT, &max_per_task, "N", "with --core: at most N rows per task after the shuffle (0 = all)", 0, 1 << 30, 0},
         {"core-dir", OPT_STRING, &core_dir, "DIR", "with --core: the CORE bundle (default ../shared/data/core)", 0, 0, 0},
+        {"allow-missing-tasks", OPT_FLAG, &allow_missing, NULL, "with --core: score the tasks that have data when some "
+         "task's data file is missing (else an error), and list the missing ones in the result", 0, 0, 0},
         {"ckpt", OPT_STRING, &ckpt, "RUN_DIR", "the trained run folder (or its model.safetensors); required", 0, 0, 0},
         {"input", OPT_LIST, &inputs, "FILE", "score these documents (.jsonl/.txt file or folder; repeatable) instead", 0, 0, 0},
         {"eval-tokens", OPT_INT64, &eval_tokens, "N", "stop after the row reaching N target positions (0 = all)", 0,
@@ -297,7 +341,11 @@ int cmd_eval(int argc, char **argv) {
                         "Score a trained run by bits per byte: on the pinned validation set of the data it was "
                         "trained on (default), or on the documents given with --input (<|bos|> before each, packed "
                         "like validation). Prints the numbers, then one JSON line with them as the last line of "
-                        "stdout.",
+                        "stdout. With --core: the CORE benchmark instead, written to RUN_DIR/core.json, which says "
+                        "how many of core.yaml's tasks it covers and lists those without data. A task whose data "
+                        "file is missing is an error (exit 2, naming the task and the path) unless "
+                        "--allow-missing-tasks; a task the data bundle is known not to ship (coqa, per the shared "
+                        "data's README) is left out and reported, never an error.",
                         opts, argc, argv, NULL);
     if (rc != ARGS_OK) { string_list_free(&inputs); return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE; }
     if (!ckpt) {
@@ -320,7 +368,7 @@ int cmd_eval(int argc, char **argv) {
     if (run_load(ckpt, &r) != 0) { rc = report_error(); goto done; }
     if (core) {
         if (threads) omp_set_num_threads(nt);
-        rc = run_core(&r, r.run_dir, core_dir, tasks, max_per_task) == 0 ? 0 : report_error();
+        rc = run_core(&r, r.run_dir, core_dir, tasks, max_per_task, allow_missing) == 0 ? 0 : report_error();
         goto done;
     }
     int T = seq_len ? seq_len : r.model.cfg.seq_len;

@@ -33,7 +33,10 @@ int cmd_prepare(int argc, char **argv) {
     int rc = parse_args("frontier prepare [options]",
                         "Train (or load) the tokenizer and write train/val token shards in llm.c's format, <|bos|> "
                         "before every document, into a cache folder keyed by the tokenizer id and the input files. "
-                        "A second run with the same inputs does nothing and says so.",
+                        "A second run with the same inputs does nothing and says so. Refused (exit 2): a file that is "
+                        "both a --train and a --val input (compared by device and inode, so links and overlapping "
+                        "folders count), and a document holding a NUL byte (named file:line and byte offset; never "
+                        "cut short).",
                         opts, argc, argv, NULL);
     if (rc != ARGS_OK) { string_list_free(&train); string_list_free(&val); return rc == ARGS_HELP ? 0 : 2; }
     cfg.train = train.items;

@@ -8,6 +8,12 @@
 // (max == min) that component is 1.0 for all of them (a footnote says so). Runs without core.json
 // have no composite ("n/a") and take no part in the CORE min-max; they still count for val_bpb's.
 // Ties share a rank (1, 1, 3).
+//
+// A composite compares runs on the same CORE tasks. A run whose core.json covers less than its
+// bundle's full set (a task left out for missing data, other than one the bundle is known not to
+// ship, or not selected by --tasks) or than another run's CORE (a task another run scored) is
+// refused, naming the run and the tasks it lacks, unless --allow-partial-core: then it is ranked
+// and flagged.
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +22,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "eval/core.h"
 #include "util/error.h"
 #include "util/fileio.h"
 
@@ -27,8 +34,11 @@ typedef struct {
     cJSON *config;        // owned; NULL when absent
     int has_core;
     double core;
-    int tasks_scored, n_tasks;  // n_tasks -1 when core.json does not say
+    int tasks_scored, n_tasks;  // n_tasks (of core.yaml's tasks) -1 when core.json does not say
     cJSON *missing;       // owned; the "missing" array or NULL
+    cJSON *not_selected;  // owned; the "not_selected" array or NULL
+    cJSON *scored;        // owned; the labels of "tasks" (NULL when core.json lists none)
+    cJSON *lacks;         // owned; tasks this run's CORE lacks (see above), or NULL
     double bpb_norm, core_norm, composite;
     int rank1, rank2;     // 0 = none
 } Run;
@@ -45,7 +55,7 @@ static cJSON *load_json(const char *path) {
     free(text);
     if (!j || !cJSON_IsObject(j)) {
         cJSON_Delete(j);
-        err_set("%s: not a valid JSON object", path);
+        err_usage("%s: not a valid JSON object", path);
         return NULL;
     }
     return j;
@@ -58,17 +68,21 @@ static int load_run(Run *r, const char *dir) {
     r->bpb = r->core = r->bpb_norm = r->core_norm = r->composite = NAN;
     r->n_tasks = -1;
     if (!is_dir(dir)) {
-        return err_set("%s: %s", dir, path_exists(dir) ? "not a folder" : "no such run folder");
+        return err_usage("%s: %s", dir, path_exists(dir) ? "not a folder" : "no such run folder");
     }
     char *path = path_join(dir, "summary.json");
+    if (!path_exists(path)) {
+        free(path);
+        return err_usage("%s has no summary.json: not the folder of a `frontier train` run", dir);
+    }
     cJSON *s = load_json(path);
     if (!s) { free(path); return -1; }
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, "val_bpb");
     int rc = 0;
     if (v && !cJSON_IsNumber(v)) {
-        rc = err_set("%s: \"val_bpb\" is not a number", path);
+        rc = err_usage("%s: \"val_bpb\" is not a number", path);
     } else if (v && !(isfinite(v->valuedouble) && v->valuedouble > 0)) {
-        rc = err_set("%s: \"val_bpb\" is %g, expected a positive number", path, v->valuedouble);
+        rc = err_usage("%s: \"val_bpb\" is %g, expected a positive number", path, v->valuedouble);
     } else {
         r->complete = v != NULL;
         if (v) r->bpb = v->valuedouble;
@@ -89,18 +103,37 @@ static int load_run(Run *r, const char *dir) {
     if (!c) { free(path); return -1; }
     v = cJSON_GetObjectItemCaseSensitive(c, "core");
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
-        rc = err_set("%s: \"core\" is missing or not a number", path);
+        rc = err_usage("%s: \"core\" is missing or not a number", path);
     } else {
         r->has_core = 1;
         r->core = v->valuedouble;
+        // "n_tasks" is the number scored where "tasks_total" is written (eval since it exists) and
+        // was read as core.yaml's count before: tasks_total wins, else the larger reading.
         const cJSON *nt = cJSON_GetObjectItemCaseSensitive(c, "n_tasks");
-        if (cJSON_IsNumber(nt)) r->n_tasks = nt->valueint;
+        const cJSON *tt = cJSON_GetObjectItemCaseSensitive(c, "tasks_total");
         cJSON *miss = cJSON_GetObjectItemCaseSensitive(c, "missing");
         if (cJSON_IsArray(miss)) r->missing = cJSON_DetachItemViaPointer(c, miss);
+        cJSON *unsel = cJSON_GetObjectItemCaseSensitive(c, "not_selected");
+        if (cJSON_IsArray(unsel)) r->not_selected = cJSON_DetachItemViaPointer(c, unsel);
+        int n_missing = r->missing ? cJSON_GetArraySize(r->missing) : 0;
         const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(c, "tasks");
-        if (cJSON_IsArray(tasks)) r->tasks_scored = cJSON_GetArraySize(tasks);
-        else if (r->n_tasks >= 0) r->tasks_scored = r->n_tasks - (r->missing ? cJSON_GetArraySize(r->missing) : 0);
-        else rc = err_set("%s: neither \"tasks\" nor \"n_tasks\" says how many tasks were scored", path);
+        if (cJSON_IsArray(tasks)) {
+            r->tasks_scored = cJSON_GetArraySize(tasks);
+            r->scored = cJSON_CreateArray();
+            const cJSON *t;
+            cJSON_ArrayForEach(t, tasks) {
+                const cJSON *label = cJSON_GetObjectItemCaseSensitive(t, "label");
+                if (cJSON_IsString(label)) cJSON_AddItemToArray(r->scored, cJSON_CreateString(label->valuestring));
+            }
+            if (cJSON_GetArraySize(r->scored) != r->tasks_scored) cJSON_Delete(r->scored), r->scored = NULL;
+        } else if (cJSON_IsNumber(nt)) {
+            r->tasks_scored = nt->valueint - n_missing;
+        } else {
+            rc = err_usage("%s: neither \"tasks\" nor \"n_tasks\" says how many tasks were scored", path);
+        }
+        int n_unsel = r->not_selected ? cJSON_GetArraySize(r->not_selected) : 0;
+        if (cJSON_IsNumber(tt)) r->n_tasks = tt->valueint;
+        else if (cJSON_IsNumber(nt)) r->n_tasks = (int)fmax(nt->valueint, r->tasks_scored + n_missing + n_unsel);
     }
     cJSON_Delete(c);
     free(path);
@@ -111,6 +144,47 @@ static void run_free(Run *r) {
     free(r->name);
     cJSON_Delete(r->config);
     cJSON_Delete(r->missing);
+    cJSON_Delete(r->not_selected);
+    cJSON_Delete(r->scored);
+    cJSON_Delete(r->lacks);
+}
+
+static int has_label(const cJSON *list, const char *label) {
+    const cJSON *x;
+    cJSON_ArrayForEach(x, list)
+        if (cJSON_IsString(x) && !strcmp(x->valuestring, label)) return 1;
+    return 0;
+}
+
+static void lack(Run *r, const char *label) {
+    if (!r->lacks) r->lacks = cJSON_CreateArray();
+    if (!has_label(r->lacks, label)) cJSON_AddItemToArray(r->lacks, cJSON_CreateString(label));
+}
+
+// What each run's CORE lacks: tasks of its bundle left out (known-absent ones aside) and tasks
+// another run scored. Runs whose core.json names no labels are compared by count.
+static void find_partial_cores(Run *runs, int n) {
+    for (int i = 0; i < n; i++) {
+        Run *r = &runs[i];
+        if (!r->complete || !r->has_core) continue;
+        const cJSON *x;
+        cJSON_ArrayForEach(x, r->missing)
+            if (cJSON_IsString(x) && !core_known_absent(x->valuestring)) lack(r, x->valuestring);
+        cJSON_ArrayForEach(x, r->not_selected)
+            if (cJSON_IsString(x) && !core_known_absent(x->valuestring)) lack(r, x->valuestring);
+        for (int j = 0; j < n; j++) {
+            const Run *o = &runs[j];
+            if (j == i || !o->complete || !o->has_core) continue;
+            if (r->scored && o->scored) {
+                cJSON_ArrayForEach(x, o->scored)
+                    if (!has_label(r->scored, x->valuestring)) lack(r, x->valuestring);
+            } else if (r->tasks_scored < o->tasks_scored) {
+                char what[96];
+                snprintf(what, sizeof what, "%d task(s) that %s scored", o->tasks_scored - r->tasks_scored, o->name);
+                lack(r, what);
+            }
+        }
+    }
 }
 
 // Order for display: phase-1 rank, then input order (qsort is not stable, so compare indices).
@@ -137,20 +211,25 @@ static const char SUMMARY[] =
     "composite = 0.5*bpb_norm + 0.5*core_norm, min-max normalised over the runs given: bpb_norm = "
     "(max_bpb - bpb)/(max_bpb - min_bpb), core_norm = (core - min_core)/(max_core - min_core); when all "
     "runs share a value that component is 1.0. Runs without core.json get composite n/a and are left out "
-    "of the CORE min-max. A run without val_bpb (interrupted) is an error unless --skip-incomplete. Prints "
+    "of the CORE min-max. A CORE that covers fewer tasks than the others or than its bundle's full set (a task "
+    "left out for missing data, except one the bundle is known not to ship such as coqa, or not selected with "
+    "--tasks) is an error naming the run and the tasks it lacks, unless --allow-partial-core (then it is ranked "
+    "and flagged). A run without val_bpb (interrupted) is an error unless --skip-incomplete. Prints "
     "a table; --json FILE also writes the scores as JSON (atomically), --json - prints only the JSON on "
     "stdout (the table goes to stderr).";
 
 int cmd_score(int argc, char **argv) {
     const char *json_path = NULL;
-    int skip_incomplete = 0;
+    int skip_incomplete = 0, allow_partial = 0;
     Option opts[] = {
         {"json", OPT_STRING, &json_path, "FILE", "also write the scores as JSON to FILE ('-': stdout)", 0, 0, 0},
         {"skip-incomplete", OPT_FLAG, &skip_incomplete, NULL, "list runs without val_bpb as skipped instead of failing", 0, 0, 0},
+        {"allow-partial-core", OPT_FLAG, &allow_partial, NULL, "rank runs whose CORE covers fewer tasks than the "
+         "others or than the full set (flagged) instead of failing", 0, 0, 0},
         {0, 0, 0, 0, 0, 0, 0, 0},
     };
     StringList pos = {0};
-    const char *usage = "frontier score RUN_DIR... [--json FILE] [--skip-incomplete]";
+    const char *usage = "frontier score RUN_DIR... [--json FILE] [--skip-incomplete] [--allow-partial-core]";
     int rc = parse_args(usage, SUMMARY, opts, argc, argv, &pos);
     if (rc != ARGS_OK) {
         string_list_free(&pos);
@@ -176,12 +255,32 @@ int cmd_score(int argc, char **argv) {
     for (int i = 0; i < n && rc == 0; i++) {
         rc = load_run(&runs[i], pos.items[i]);
         if (rc == 0 && !runs[i].complete && !skip_incomplete)
-            rc = err_set("%s/summary.json has no val_bpb (an interrupted run?); pass --skip-incomplete to leave it out",
+            rc = err_usage("%s/summary.json has no val_bpb (an interrupted run?); pass --skip-incomplete to leave it out",
                          runs[i].name);
     }
     int n_ok = 0;
     for (int i = 0; i < n; i++) n_ok += runs[i].complete;
-    if (rc == 0 && n_ok == 0) rc = err_set("no run has val_bpb: nothing to score");
+    if (rc == 0 && n_ok == 0) rc = err_usage("no run has val_bpb: nothing to score");
+    if (rc) goto done;
+    find_partial_cores(runs, n);
+    int n_partial = 0;
+    for (int i = 0; i < n; i++) n_partial += runs[i].lacks != NULL;
+    for (int i = 0; i < n && !allow_partial && rc == 0; i++) {
+        const Run *r = &runs[i];
+        if (!r->lacks) continue;
+        char list[1024] = "";
+        size_t used = 0;
+        const cJSON *x;
+        cJSON_ArrayForEach(x, r->lacks) {
+            int k = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", x->valuestring);
+            if (k < 0 || used + (size_t)k >= sizeof list) break;
+            used += (size_t)k;
+        }
+        rc = err_usage("%s: its CORE covers %d of %d tasks and lacks %s, so its phase-2 composite would not compare "
+                       "with the others; score it on every task (frontier eval --core, without --tasks), or pass "
+                       "--allow-partial-core to rank it anyway (flagged)", r->name, r->tasks_scored,
+                       r->n_tasks >= 0 ? r->n_tasks : r->tasks_scored + cJSON_GetArraySize(r->lacks), list);
+    }
     if (rc) goto done;
 
     // Min-max over complete runs (val_bpb) and over complete runs with core.json (CORE).
@@ -223,8 +322,11 @@ int cmd_score(int argc, char **argv) {
     qsort(order, (size_t)n_order, sizeof *order, cmp_by_rank1);
 
     // Footnotes.
-    const char *notes[3];
+    const char *notes[4];
     int n_notes = 0;
+    if (n_partial)
+        notes[n_notes++] = "partial CORE (--allow-partial-core): runs marked * cover fewer tasks than the others or "
+                           "than the full set; their composites do not compare (JSON: core_lacks)";
     if (bpb_equal)
         notes[n_notes++] = n_ok == 1 ? "only one run has val_bpb: its val_bpb component is 1.0"
                                      : "every run has the same val_bpb (max == min): its component is 1.0 for every run";
@@ -245,8 +347,8 @@ int cmd_score(int argc, char **argv) {
         char core[32] = "n/a", tasks[32] = "-", comp[32] = "n/a", rank2[16] = "-", tok[32], par[32];
         if (r->has_core) {
             snprintf(core, sizeof core, "%.4f", r->core);
-            if (r->n_tasks >= 0) snprintf(tasks, sizeof tasks, "%d/%d", r->tasks_scored, r->n_tasks);
-            else snprintf(tasks, sizeof tasks, "%d", r->tasks_scored);
+            if (r->n_tasks >= 0) snprintf(tasks, sizeof tasks, "%d/%d%s", r->tasks_scored, r->n_tasks, r->lacks ? "*" : "");
+            else snprintf(tasks, sizeof tasks, "%d%s", r->tasks_scored, r->lacks ? "*" : "");
             snprintf(comp, sizeof comp, "%.4f", r->composite);
             snprintf(rank2, sizeof rank2, "%d", r->rank2);
         }
@@ -277,6 +379,8 @@ int cmd_score(int argc, char **argv) {
         cJSON_AddItemToObject(o, "tasks_scored", r->has_core ? cJSON_CreateNumber(r->tasks_scored) : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "n_tasks", r->has_core && r->n_tasks >= 0 ? cJSON_CreateNumber(r->n_tasks) : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "missing_tasks", r->missing ? cJSON_Duplicate(r->missing, 1) : cJSON_CreateArray());
+        cJSON_AddBoolToObject(o, "partial_core", r->lacks != NULL);
+        cJSON_AddItemToObject(o, "core_lacks", r->lacks ? cJSON_Duplicate(r->lacks, 1) : cJSON_CreateArray());
         cJSON_AddNumberToObject(o, "bpb_norm", r->bpb_norm);
         cJSON_AddItemToObject(o, "core_norm", num_or_null(r->core_norm));
         cJSON_AddItemToObject(o, "composite", num_or_null(r->composite));

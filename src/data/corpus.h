@@ -1,7 +1,12 @@
 // data/corpus.h — reading documents from a corpus file.
 //
 // Two formats: JSON Lines with a string field "text" per line (blank lines are skipped), or a
-// `.txt` file that is one document. Errors name file:line and say what was expected.
+// `.txt` file that is one document. Errors name file:line and say what was expected; errors in a
+// file's contents are bad-input errors (err_usage: exit 2).
+//
+// NUL bytes: a document holding one (a raw NUL byte in a .txt or .jsonl line, or a \u0000 escape
+// in a "text" value) is refused, naming file:line, byte offset and column; it is never cut short
+// or passed on. The corpus is UTF-8 text, in which a NUL means damage to fix at the source.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "data/corpus.h"
@@ -317,25 +318,64 @@ static int build_shards(const PrepareConfig *cfg, const Tokenizer *tok, const ch
     return rc;
 }
 
+// The validation set must be held out: no file may be both a training and a validation input,
+// whatever it is called (another path to it, a link, overlapping folders), so files are compared
+// by device and inode after both lists are expanded.
+static int check_disjoint(char **train, int n_train, char **val, int n_val) {
+    struct stat *ts = xmalloc((size_t)(n_train ? n_train : 1) * sizeof *ts);
+    int rc = 0;
+    for (int i = 0; i < n_train && rc == 0; i++)
+        if (stat(train[i], &ts[i]) != 0) rc = err_errno("input %s", train[i]);
+    for (int j = 0; j < n_val && rc == 0; j++) {
+        struct stat vs;
+        if (stat(val[j], &vs) != 0) { rc = err_errno("input %s", val[j]); break; }
+        for (int i = 0; i < n_train; i++)
+            if (ts[i].st_dev == vs.st_dev && ts[i].st_ino == vs.st_ino) {
+                rc = strcmp(train[i], val[j])
+                         ? err_usage("%s (training input) and %s (validation input) are the same file: the validation "
+                                     "set must be held out of training; give --train and --val disjoint files",
+                                     train[i], val[j])
+                         : err_usage("%s is both a training and a validation input: the validation set must be held "
+                                     "out of training; give --train and --val disjoint files", train[i]);
+                break;
+            }
+    }
+    free(ts);
+    return rc;
+}
+
 int prepare_run(const PrepareConfig *cfg, PrepareResult *res) {
     memset(res, 0, sizeof *res);
     if (cfg->shard_tokens <= 0 || cfg->shard_tokens > INT32_MAX)
-        return err_set("--shard-tokens must be between 1 and %d", INT32_MAX);
+        return err_usage("--shard-tokens must be between 1 and %d", INT32_MAX);
     const char *dtrain = default_train_path(), *dval = default_val_path();
     char **train = NULL, **val = NULL;
     int n_train = 0, n_val = 0, rc = -1;
     Tokenizer *tok = NULL;
     char *shard_root = NULL, *dir = NULL, *tmp = NULL, *manifest = NULL;
+    // A path the user gave that cannot be read is a bad flag value; a default that is missing is
+    // this machine's data not being where it should.
     if (expand_inputs(cfg->n_train ? cfg->train : &dtrain, cfg->n_train ? cfg->n_train : 1, CORPUS_EXTS, &train,
                       &n_train) != 0) {
-        err_prefix("training data (set it with --train PATH)");
+        err_prefix(cfg->n_train ? "--train" : "training data (set it with --train PATH)");
+        if (cfg->n_train) err_mark_usage();
         goto done;
     }
     if (expand_inputs(cfg->n_val ? cfg->val : &dval, cfg->n_val ? cfg->n_val : 1, CORPUS_EXTS, &val, &n_val) != 0) {
-        err_prefix("validation data (set it with --val PATH)");
+        err_prefix(cfg->n_val ? "--val" : "validation data (set it with --val PATH)");
+        if (cfg->n_val) err_mark_usage();
         goto done;
     }
-    if (!(tok = obtain_tokenizer(cfg, train, n_train))) goto done;
+    if (check_disjoint(train, n_train, val, n_val) != 0) goto done;
+    if (cfg->tokenizer_dir && !is_dir(cfg->tokenizer_dir)) {
+        err_usage("--tokenizer %s: %s (give a folder with tokenizer.json, as `frontier tokenizer train --out` writes)",
+                  cfg->tokenizer_dir, path_exists(cfg->tokenizer_dir) ? "not a folder" : "no such folder");
+        goto done;
+    }
+    if (!(tok = obtain_tokenizer(cfg, train, n_train))) {
+        if (cfg->tokenizer_dir) err_prefix("--tokenizer"), err_mark_usage();
+        goto done;
+    }
 
     Sha256 *h = sha256_begin();
     char settings[64], key[65], name[64];
@@ -366,11 +406,13 @@ int prepare_run(const PrepareConfig *cfg, PrepareResult *res) {
     if (rc == 0 && path_exists(dir)) rc = remove_tree(dir);  // an incomplete folder from a crash
     if (rc == 0 && rename(tmp, dir) != 0) rc = err_errno("cannot rename %s to %s", tmp, dir);
     if (rc == 0) rc = fsync_dir(shard_root);
-    if (rc != 0) {
+    if (rc != 0) {  // removing the temporary folder must not replace the error (nor its kind)
         char saved[4096];
         snprintf(saved, sizeof saved, "%s", err_msg());
+        int usage = err_exit_code() == FRONTIER_EXIT_USAGE;
         remove_tree(tmp);
         err_set("%s", saved);
+        if (usage) err_mark_usage();
     }
 done:
     tokenizer_free(tok);

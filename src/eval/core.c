@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +211,17 @@ static int score_row(const CoreTask *t, Scorer *s, const CorePrompts *p, int gol
     return correct;
 }
 
+// The labels the shared data bundle does not ship, by its README (../shared/data/README.md:
+// coqa "not available: report CORE over the 21 labels present and say so"). Anything else missing
+// is a damaged or incomplete bundle.
+static const char *const KNOWN_ABSENT[] = {"coqa", NULL};
+
+int core_known_absent(const char *label) {
+    for (int i = 0; KNOWN_ABSENT[i]; i++)
+        if (!strcmp(KNOWN_ABSENT[i], label)) return 1;
+    return 0;
+}
+
 static int wanted(const CoreConfig *c, const char *label) {
     if (!c->only) return 1;
     for (int i = 0; i < c->n_only; i++)
@@ -323,8 +335,48 @@ static int score_task(CoreTask *t, Scorer *sc, int nt, const CoreConfig *cfg, Co
     return 0;
 }
 
+// Append to a fixed buffer, truncating quietly once it is full.
+__attribute__((format(printf, 4, 5))) static void list_add(char *buf, size_t cap, size_t *used, const char *fmt, ...) {
+    if (*used + 1 >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *used, cap - *used, fmt, ap);
+    va_end(ap);
+    if (k > 0) *used = *used + (size_t)k < cap ? *used + (size_t)k : cap - 1;
+}
+
+// Before anything runs: every --tasks label exists, and every selected task without data is
+// known absent (or allowed missing). Errors list all offenders at once.
+static int check_selection(const CoreSuite *suite, const CoreConfig *cfg) {
+    char list[2048] = "";
+    size_t used = 0;
+    int bad = 0;
+    for (int i = 0; cfg->only && i < cfg->n_only; i++)
+        if (!core_find(suite, cfg->only[i])) list_add(list, sizeof list, &used, "%s'%s'", bad++ ? ", " : "", cfg->only[i]);
+    if (bad)
+        return err_usage("--tasks: %s %s not in %s/core.yaml (labels are e.g. hellaswag_zeroshot, copa, jeopardy)", list,
+                         bad > 1 ? "are" : "is", suite->dir);
+    for (int i = 0; i < suite->n_tasks; i++) {
+        const CoreTask *t = &suite->tasks[i];
+        if (!wanted(cfg, t->label) || t->available || core_known_absent(t->label)) continue;
+        list_add(list, sizeof list, &used, "%s%s (%s)", bad++ ? ", " : "", t->label, t->path);
+    }
+    if (bad && !cfg->allow_missing)
+        return err_usage("CORE task data missing: %s; a CORE over fewer tasks does not compare with a full one: restore "
+                         "the file%s (or give --core-dir a complete bundle), or pass --allow-missing-tasks to score the "
+                         "rest with the missing tasks listed in the result", list, bad > 1 ? "s" : "");
+    return 0;
+}
+
 int core_evaluate(Model *m, const Tokenizer *tok, CoreSuite *suite, const CoreConfig *cfg, CoreResult *res) {
     memset(res, 0, sizeof *res);
+    res->n_total = suite->n_tasks;
+    if (check_selection(suite, cfg) != 0) return -1;
+    int n_with_data = 0;
+    for (int i = 0; i < suite->n_tasks; i++) n_with_data += wanted(cfg, suite->tasks[i].label) && suite->tasks[i].available;
+    if (n_with_data == 0)
+        return err_usage("CORE: none of the %s selected has data in %s: nothing to score",
+                         cfg->only ? "tasks" : "tasks of core.yaml", suite->dir);
     double t0 = now_seconds();
     // Every thread takes whole rows (score_task). A row's prompts are a few hundred tokens;
     // split between threads, every op ended in a barrier, and 2 threads on one row were slower
@@ -345,8 +397,13 @@ int core_evaluate(Model *m, const Tokenizer *tok, CoreSuite *suite, const CoreCo
         snprintf(r->label, sizeof r->label, "%s", t->label);
         snprintf(r->type, sizeof r->type, "%s", core_type_name(t->type));
         r->available = t->available;
+        r->known_absent = !t->available && core_known_absent(t->label);
+        snprintf(r->path, sizeof r->path, "%s", t->path ? t->path : "");
         r->baseline = t->baseline;
-        if (!t->available) continue;
+        if (!t->available) {
+            res->n_missing++;
+            continue;
+        }
         if ((rc = score_task(t, sc, nt, cfg, r)) != 0) break;
         sum += r->centered;
         res->n_scored++;
@@ -358,7 +415,6 @@ int core_evaluate(Model *m, const Tokenizer *tok, CoreSuite *suite, const CoreCo
     if (nt > 1) omp_set_max_active_levels(levels);
     for (int i = 0; i < nt; i++) scorer_free(&sc[i]);
     free(sc);
-    if (rc == 0 && cfg->only && res->n != cfg->n_only) rc = err_set("--tasks names a task that core.yaml does not have");
     return rc;
 }
 

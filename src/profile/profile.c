@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "report/csv.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"
@@ -296,13 +297,20 @@ static int write_stats_csv(const ProfSummary *s, const ProfOpStat *list, int n, 
     if (atomic_open(&af, path) != 0) return -1;
     fprintf(af.f, "op,%scalls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline\n",
             shapes ? "shape," : "");
+    // Names are quoted where RFC 4180 needs it: "(step, unattributed)" holds a comma.
     for (int i = 0; i < n; i++) {
         const ProfOpStat *o = &list[i];
         double g, b, ai, pr;
         op_rates(o, peak_flops, peak_bw, &g, &b, &ai, &pr);
-        fprintf(af.f, "%s,%s%s%ld,%.3f,%.2f,%.6g,%.6g,%.4g,%.4g,%.4g,%.2f\n", o->name, o->shape, shapes ? "," : "",
-                o->calls, o->total_s * 1e3, s->step_s > 0 ? 100 * o->total_s / s->step_s : 0, o->flops / 1e9,
-                o->bytes / 1e9, g, b, ai, pr);
+        csv_put_field(af.f, o->name);
+        if (shapes) fputc(',', af.f), csv_put_field(af.f, o->shape);
+        fprintf(af.f, ",%ld,%.3f,%.2f,%.6g,%.6g,%.4g,%.4g,%.4g,%.2f\n", o->calls, o->total_s * 1e3,
+                s->step_s > 0 ? 100 * o->total_s / s->step_s : 0, o->flops / 1e9, o->bytes / 1e9, g, b, ai, pr);
+    }
+    if (ferror(af.f)) {
+        err_errno("cannot write %s", path);
+        atomic_abort(&af);
+        return -1;
     }
     return atomic_commit(&af);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "report/csv.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"
@@ -854,10 +855,10 @@ static int metrics_read(const char *path, Metrics *m) {
         if (q < end) {
             cJSON *j = cJSON_ParseWithLength(p, (size_t)(end - p));
             double step = j ? jnum(j, "step") : NAN, loss = j ? jnum(j, "loss") : NAN;
-            if (!j) rc = err_set("%s:%d: not valid JSON (a truncated or corrupted line?)", path, line);
-            else if (!cJSON_IsObject(j)) rc = err_set("%s:%d: expected a JSON object", path, line);
-            else if (!isfinite(step)) rc = err_set("%s:%d: missing or non-numeric \"step\"", path, line);
-            else if (!isfinite(loss)) rc = err_set("%s:%d: missing or non-numeric \"loss\"", path, line);
+            if (!j) rc = err_usage("%s:%d: not valid JSON (a truncated or corrupted line?)", path, line);
+            else if (!cJSON_IsObject(j)) rc = err_usage("%s:%d: expected a JSON object", path, line);
+            else if (!isfinite(step)) rc = err_usage("%s:%d: missing or non-numeric \"step\"", path, line);
+            else if (!isfinite(loss)) rc = err_usage("%s:%d: missing or non-numeric \"loss\"", path, line);
             if (rc == 0) {
                 if ((size_t)m->n == cap) {
                     cap = cap ? 2 * cap : 256;
@@ -893,9 +894,9 @@ static cJSON *json_object_read(const char *path) {
         int line = 1;
         if (at && at >= text && at <= text + len)
             for (const char *p = text; p < at; p++) line += *p == '\n';
-        err_set("%s:%d: not valid JSON", path, line);
+        err_usage("%s:%d: not valid JSON", path, line);
     } else if (!cJSON_IsObject(j)) {
-        err_set("%s: expected a JSON object", path);
+        err_usage("%s: expected a JSON object", path);
         cJSON_Delete(j);
         j = NULL;
     }
@@ -924,23 +925,47 @@ static void profile_free(Profile *p) {
     memset(p, 0, sizeof *p);
 }
 
-// Split a CSV line in place at commas (no quoting: op names are identifiers); trims blanks and
-// surrounding quotes. Returns the field count (at most max).
-static int csv_split(char *line, char **fields, int max) {
-    int n = 0;
-    for (char *p = line;;) {
-        char *comma = strchr(p, ',');
-        if (comma) *comma = 0;
-        while (*p == ' ' || *p == '\t') p++;
-        char *e = p + strlen(p);
-        while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) *--e = 0;
-        if (e - p >= 2 && *p == '"' && e[-1] == '"') *--e = 0, p++;
-        if (n < max) fields[n] = p;
-        n++;
-        if (!comma) break;
-        p = comma + 1;
+// Reading state: the header's columns, then one ProfileRow per record.
+typedef struct {
+    const char *path;
+    Profile *pr;
+    size_t cap;
+    int col_of[P_NCOLS], op_col, n_header;
+} ProfileReader;
+
+static int profile_record(char **fields, int n, int line, void *ctx) {
+    ProfileReader *r = ctx;
+    if (r->n_header == 0) {
+        r->n_header = n;
+        for (int i = 0; i < n; i++) {
+            if (!strcmp(fields[i], "op")) r->op_col = i;
+            for (int k = 0; k < P_NCOLS; k++)
+                if (!strcmp(fields[i], PROFILE_COLS[k])) r->col_of[k] = i;
+        }
+        if (r->op_col < 0 || r->col_of[P_PCT] < 0)
+            return err_usage("%s:%d: the header needs the columns op and pct_step (expected "
+                             "op,calls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline)",
+                             r->path, line);
+        return 0;
     }
-    return n;
+    if (n != r->n_header)
+        return err_usage("%s:%d: %d fields, but the header has %d (a field holding a comma must be quoted)", r->path,
+                         line, n, r->n_header);
+    Profile *pr = r->pr;
+    GROW(pr->rows, r->cap, (size_t)pr->n + 1);
+    ProfileRow *row = &pr->rows[pr->n];
+    row->op = xstrdup(fields[r->op_col]);
+    pr->n++;
+    for (int k = 0; k < P_NCOLS; k++) {
+        row->v[k] = NAN;
+        if (r->col_of[k] < 0 || !*fields[r->col_of[k]]) continue;
+        const char *f = fields[r->col_of[k]];
+        char *e;
+        double d = strtod(f, &e);
+        if (e == f || *e) return err_usage("%s:%d: column %s: '%s' is not a number", r->path, line, PROFILE_COLS[k], f);
+        row->v[k] = d;
+    }
+    return 0;
 }
 
 static int profile_read(const char *path, Profile *pr) {
@@ -948,51 +973,10 @@ static int profile_read(const char *path, Profile *pr) {
     size_t len;
     char *text = read_file(path, &len);
     if (!text) return -1;
-    enum { MAXF = 64 };
-    char *fields[MAXF];
-    int col_of[P_NCOLS], op_col = -1, n_header = 0, line = 0, rc = 0;
-    size_t cap = 0;
-    for (int k = 0; k < P_NCOLS; k++) col_of[k] = -1;
-    for (char *p = text; p < text + len && rc == 0;) {
-        char *nl = memchr(p, '\n', (size_t)(text + len - p));
-        char *end = nl ? nl : text + len;
-        *end = 0;
-        line++;
-        char *next = end + 1;
-        if (strspn(p, " \t\r") == strlen(p)) { p = next; continue; }
-        int n = csv_split(p, fields, MAXF);
-        if (n > MAXF) { rc = err_set("%s:%d: more than %d columns", path, line, MAXF); break; }
-        if (n_header == 0) {
-            n_header = n;
-            for (int i = 0; i < n; i++) {
-                if (!strcmp(fields[i], "op")) op_col = i;
-                for (int k = 0; k < P_NCOLS; k++)
-                    if (!strcmp(fields[i], PROFILE_COLS[k])) col_of[k] = i;
-            }
-            if (op_col < 0 || col_of[P_PCT] < 0)
-                rc = err_set("%s:%d: the header needs the columns op and pct_step (expected "
-                             "op,calls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline)",
-                             path, line);
-        } else if (n != n_header) {
-            rc = err_set("%s:%d: %d fields, but the header has %d", path, line, n, n_header);
-        } else {
-            GROW(pr->rows, cap, (size_t)pr->n + 1);
-            ProfileRow *r = &pr->rows[pr->n];
-            r->op = xstrdup(fields[op_col]);
-            pr->n++;
-            for (int k = 0; k < P_NCOLS && rc == 0; k++) {
-                r->v[k] = NAN;
-                if (col_of[k] < 0 || !*fields[col_of[k]]) continue;
-                char *e;
-                double d = strtod(fields[col_of[k]], &e);
-                if (e == fields[col_of[k]] || *e)
-                    rc = err_set("%s:%d: column %s: '%s' is not a number", path, line, PROFILE_COLS[k], fields[col_of[k]]);
-                else r->v[k] = d;
-            }
-        }
-        p = next;
-    }
-    if (rc == 0 && n_header == 0) rc = err_set("%s: empty (expected a header line and one row per op)", path);
+    ProfileReader r = {.path = path, .pr = pr, .op_col = -1};
+    for (int k = 0; k < P_NCOLS; k++) r.col_of[k] = -1;
+    int rc = csv_read(path, text, len, profile_record, &r);
+    if (rc == 0 && r.n_header == 0) rc = err_usage("%s: empty (expected a header line and one row per op)", path);
     free(text);
     if (rc != 0) profile_free(pr);
     return rc;
@@ -1558,14 +1542,14 @@ static int report_load(Report *r, const char *run_dir) {
     memset(r, 0, sizeof *r);
     r->run_dir = run_dir;
     if (!is_dir(run_dir))
-        return err_set("%s is not a run folder (%s); give the folder `frontier train` wrote (runs/<date>-<time>)", run_dir,
+        return err_usage("%s is not a run folder (%s); give the folder `frontier train` wrote (runs/<date>-<time>)", run_dir,
                        path_exists(run_dir) ? "it is a file" : "no such folder");
     const char *required[] = {"metrics.jsonl", "summary.json", "config.json"};
     for (int i = 0; i < 3; i++) {
         char *p = path_join(run_dir, required[i]);
         int ok = path_exists(p);
         free(p);
-        if (!ok) return err_set("%s has no %s: not a finished training run folder", run_dir, required[i]);
+        if (!ok) return err_usage("%s has no %s: not a finished training run folder", run_dir, required[i]);
     }
     char *p = path_join(run_dir, "metrics.jsonl");
     int rc = metrics_read(p, &r->m);
@@ -1596,7 +1580,7 @@ static int report_load(Report *r, const char *run_dir) {
         if (!r->roofline) { free(p); return -1; }
         double pf = jnum(r->roofline, "peak_flops"), bw = jnum(r->roofline, "peak_bw");
         if (!(pf > 0) || !(bw > 0)) {
-            err_set("%s: expected {\"peak_flops\": FLOP/s, \"peak_bw\": bytes/s}, both positive numbers", p);
+            err_usage("%s: expected {\"peak_flops\": FLOP/s, \"peak_bw\": bytes/s}, both positive numbers", p);
             free(p);
             return -1;
         }

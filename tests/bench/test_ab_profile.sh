@@ -72,7 +72,7 @@ if git rev-parse --verify --quiet HEAD >/dev/null 2>&1; then
   after=$(git worktree list | wc -l)
   [ "$before" = "$after" ] && ok "the revision's worktree is removed" || bad "worktrees: $before before, $after after"
 else  # a copy without its git history: the working tree alone
-  echo "skip: not a git checkout, so no revision to build (the working tree is still compared below)"
+  skip_part "not a git checkout, so no revision to build (the working tree is still compared below)"
   check "env reaches B" 2 "run 1 of B failed" bash bench/ab_profile.sh --pairs 1 --env-b FRONTIER_KERNELS=nosuch . . -- --steps 2
 fi
 

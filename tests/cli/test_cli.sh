@@ -43,7 +43,7 @@ tail -n 1 "$V" > "$tmp/va/b.jsonl"
 check "prepare"                 0 "bytes/token"                $F prepare --train "$tmp/tr" --val "$tmp/va" --cache "$tmp/cache" --vocab-size 400
 check "prepare again is cached" 0 "(cached)"                   $F prepare --train "$tmp/tr" --val "$tmp/va" --cache "$tmp/cache" --vocab-size 400
 printf '{"text": "ok"}\n{"text": oops}\n' > "$tmp/va/c.jsonl"
-check "prepare bad json"        1 "c.jsonl:2: not valid JSON"  $F prepare --train "$tmp/tr" --val "$tmp/va" --cache "$tmp/cache" --vocab-size 400
+check "prepare bad json"        2 "c.jsonl:2: not valid JSON"  $F prepare --train "$tmp/tr" --val "$tmp/va" --cache "$tmp/cache" --vocab-size 400
 n=$(ls "$tmp/cache/shards" | wc -l)
 [ "$n" = 1 ] && echo "ok: failed prepare left no extra folder" || { echo "FAIL: $n folders in cache/shards"; fails=$((fails+1)); }
 

@@ -86,24 +86,24 @@ assert len(j["notes"]) == 2'
 
 # Interrupted run (no val_bpb): an error naming it, or skipped with --skip-incomplete.
 summary x "" 500 100
-check "interrupted run is an error"  1 "x/summary.json has no val_bpb" $F score a b x
+check "interrupted run is an error"  2 "x/summary.json has no val_bpb" $F score a b x
 check "--skip-incomplete lists it"   0 "skipped: x (no val_bpb"        $F score a b x --skip-incomplete --json "$tmp/x.json"
 pycheck "skipped in JSON" "$tmp/x.json" 'assert [s["run"] for s in j["skipped"]] == ["x"] and len(j["runs"]) == 2'
-check "only interrupted runs"        1 "no run has val_bpb"            $F score x --skip-incomplete
+check "only interrupted runs"        2 "no run has val_bpb"            $F score x --skip-incomplete
 
 # Errors.
 check "no RUN_DIR"                   2 "usage: frontier score"         $F score
 check "no RUN_DIR with --json"       2 "expected at least one RUN_DIR" $F score --json "$tmp/n.json"
 check "unknown flag"                 2 "unknown flag --nope"           $F score a --nope
-check "missing folder"               1 "nope: no such run folder"      $F score a nope
+check "missing folder"               2 "nope: no such run folder"      $F score a nope
 mkdir -p empty
-check "missing summary.json"         1 "empty/summary.json"            $F score a empty
+check "missing summary.json"         2 "empty has no summary.json"            $F score a empty
 mkdir -p bad; echo '{"val_bpb": 2.0,' > bad/summary.json
-check "malformed summary.json"       1 "bad/summary.json: not a valid JSON object" $F score a bad
+check "malformed summary.json"       2 "bad/summary.json: not a valid JSON object" $F score a bad
 mkdir -p str; echo '{"val_bpb": "2.0"}' > str/summary.json
-check "val_bpb not a number"         1 "str/summary.json: \"val_bpb\" is not a number" $F score str
+check "val_bpb not a number"         2 "str/summary.json: \"val_bpb\" is not a number" $F score str
 summary badcore 2.0 1 1; echo 'nope' > badcore/core.json
-check "malformed core.json"          1 "badcore/core.json: not a valid JSON object" $F score badcore
+check "malformed core.json"          2 "badcore/core.json: not a valid JSON object" $F score badcore
 check "--help"                       0 "composite = 0.5*bpb_norm"      $F score --help
 [ -e "$tmp/n.json" ] && { echo "FAIL: a failed score wrote $tmp/n.json"; fails=$((fails+1)); }
 $F score a nope --json "$tmp/f.json" >/dev/null 2>&1

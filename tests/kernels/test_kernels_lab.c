@@ -63,7 +63,7 @@ static void test_bf16_matmuls_within_their_tolerance(void **state) {
         if (kernel_op_has_precision(op)) expect_pass(ref16, op, &o);
     LabOpResult r;
     assert_int_equal(lab_check_op(&KERNELS_REF, 0, &o, &r), 1);  // an fp32 matmul is not a bf16 one
-    if (!cpu_info()->avx512_bf16) skip();
+    if (!cpu_info()->avx512_bf16) SKIP_HARDWARE("this CPU lacks AVX512_BF16: its bf16 matmuls are not checked");
     const Kernels *k = kernels_bf16_matmuls(1);
     assert_ptr_equal(k->matmul_tn, avx512bf16_matmul_tn);
     for (int op = 0; op < KERNEL_OP_COUNT; op++)
@@ -240,7 +240,8 @@ static void test_unavailable_variant_falls_back(void **state) {
     (void)state;
     KernelSelection s;
     const char *why;
-    if (kernels_variant_available(KV_AMX, &why)) skip();  // only testable without AMX
+    if (kernels_variant_available(KV_AMX, &why))
+        SKIP_HARDWARE("this CPU has AMX: how a request for amx falls back without it cannot be seen here");
     assert_non_null(why);
     assert_null(kernels_variant(KV_AMX));
     assert_int_equal(kernels_parse("amx,rope_fwd=amx", &s), 0);
@@ -313,7 +314,7 @@ static void test_fast_matmuls_thread_invariant(void **state) {
     Matmul fns[2][3] = {{avx512_matmul_nt, avx512_matmul_nn, avx512_matmul_tn},
                         {avx2_matmul_nt, avx2_matmul_nn, avx2_matmul_tn}};
     int have[2] = {kernels_variant_available(KV_AVX512, NULL), kernels_variant_available(KV_AVX2, NULL)};
-    if (!have[0] && !have[1]) skip();
+    if (!have[0] && !have[1]) SKIP_HARDWARE("this CPU lacks both AVX-512 and AVX2");
     Rng r;
     rng_seed(&r, 3);
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
@@ -339,7 +340,7 @@ static void test_fast_matmuls_thread_invariant(void **state) {
 
 static void test_fast_matmul_rows_independent_of_m(void **state) {
     (void)state;
-    if (!kernels_variant_available(KV_AVX512, NULL)) skip();
+    if (!kernels_variant_available(KV_AVX512, NULL)) SKIP_HARDWARE("this CPU lacks AVX-512 (the avx512 matmuls)");
     int M = 45, N = 70, K = 300;
     Rng r;
     rng_seed(&r, 4);
@@ -521,7 +522,7 @@ static void test_amx_emulator_follows_the_pseudo_code(void **state) {
 
 static void test_amx_gemms_pass_the_bf16_check(void **state) {
     (void)state;
-    if (!cpu_info()->avx512_bf16) skip();  // the AMX packing (and so the emulator) needs AVX512_BF16
+    if (!cpu_info()->avx512_bf16) SKIP_HARDWARE("this CPU lacks AVX512_BF16, which the AMX packing (and so its emulator) needs");
     for (int real = 0; real < 2; real++) {
         if (real && !kernels_amx_real()) continue;
         const Kernels *k = kernels_bf16_amx(!real);
@@ -543,7 +544,7 @@ static void test_amx_gemms_pass_the_bf16_check(void **state) {
 
 static void test_amx_pinned_and_symmetric_products_give_the_same_bits(void **state) {
     (void)state;
-    if (!cpu_info()->avx512_bf16) skip();
+    if (!cpu_info()->avx512_bf16) SKIP_HARDWARE("this CPU lacks AVX512_BF16, which the AMX packing (and so its emulator) needs");
     Matmul nt[2] = {amx_emu_matmul_nt, amx_matmul_nt}, tn[2] = {amx_emu_matmul_tn, amx_matmul_tn};
     Rng r;
     rng_seed(&r, 9);
@@ -578,8 +579,9 @@ static void test_amx_pinned_and_symmetric_products_give_the_same_bits(void **sta
 // table falls back to avx512 and so do its twins. An op overridden to amx takes AMX's twin alone.
 static void test_amx_precision_picks_the_amx_gemms(void **state) {
     (void)state;
-    if (!(cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL))) skip();
-    if (kernels_amx_emulated()) skip();  // (the next test's subject)
+    if (!(cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL)))
+        SKIP_HARDWARE("this CPU lacks AVX-512 with AVX512_BF16");
+    if (kernels_amx_emulated()) SKIP_CASE("FRONTIER_AMX_EMULATE is set: the emulated path is the next case's subject");
     int amx = kernels_amx_real();
     assert_int_equal(kernels_select("amx"), 0);
     assert_int_equal(kernels_set_precision(KP_BF16), 0);
@@ -604,7 +606,9 @@ static void test_amx_precision_picks_the_amx_gemms(void **state) {
 // default table stays the best real one, and fp32 products are avx512's as with real AMX.
 static void test_amx_emulation_runs_the_amx_path(void **state) {
     (void)state;
-    if (kernels_amx_real() || !(cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL))) skip();
+    if (kernels_amx_real()) SKIP_HARDWARE("this CPU has AMX: the emulator is never selected here");
+    if (!(cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL)))
+        SKIP_HARDWARE("this CPU lacks AVX-512 with AVX512_BF16, which the AMX emulator needs");
     KernelVariant best = kernels_best_variant();
     setenv("FRONTIER_AMX_EMULATE", "1", 1);
     assert_true(kernels_amx_emulated());
@@ -643,7 +647,7 @@ static void tn_a16(float *c, const float *a, const float *b, int M, int N, int K
 
 static void test_narrow_tn_products_in_row_pairs_give_the_same_bits(void **state) {
     (void)state;
-    if (!cpu_info()->avx512_bf16) skip();
+    if (!cpu_info()->avx512_bf16) SKIP_HARDWARE("this CPU lacks AVX512_BF16");
     static const int shapes[][3] = {{45, 70, 1031}, {128, 128, 4096}, {300, 33, 1024}};
     Rng r;
     rng_seed(&r, 11);
@@ -783,7 +787,8 @@ static void run_causal(GemmLayout l, int form, float *c, const float *a, const f
 
 static void test_causal_products_give_the_same_bits(void **state) {
     (void)state;
-    if (!kernels_variant_available(KV_AVX512, NULL) || !cpu_info()->avx512_bf16) skip();
+    if (!kernels_variant_available(KV_AVX512, NULL) || !cpu_info()->avx512_bf16)
+        SKIP_HARDWARE("this CPU lacks AVX-512 with AVX512_BF16");
     static const int shapes[][5] = {  // query rows, keys (= rows + diag), D, diag, window (0: none)
         {1, 1, 16, 0, 0},      {14, 14, 32, 0, 0},       {64, 256, 128, 192, 0}, {70, 70, 33, 0, 0},
         {45, 101, 17, 56, 0},  {256, 256, 128, 0, 0},    {64, 1100, 64, 1036, 0}, {900, 900, 40, 0, 0},
@@ -977,6 +982,16 @@ static void test_fused_head_gives_the_same_bits(void **state) {
 }
 
 int main(void) {
+    // Several cases loop over the variants and check those this CPU runs: say which they leave out.
+    if (!kernels_variant_available(KV_AVX512, NULL))
+        NOTE_SKIPPED_HARDWARE("this CPU lacks AVX-512: the cases over variants leave out avx512 and avx512_bf16");
+    else if (!cpu_info()->avx512_bf16)
+        NOTE_SKIPPED_HARDWARE("this CPU lacks AVX512_BF16: the cases over variants leave out avx512_bf16");
+    if (!kernels_variant_available(KV_AVX2, NULL))
+        NOTE_SKIPPED_HARDWARE("this CPU lacks AVX2: the cases over variants leave out avx2");
+    if (!kernels_amx_real())
+        NOTE_SKIPPED_HARDWARE("this CPU has no AMX: the AMX kernels run on their emulator only%s",
+                              cpu_info()->avx512_bf16 ? "" : ", and not at all here (the emulator needs AVX512_BF16)");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_variant_passes),
         cmocka_unit_test(test_bf16_matmuls_within_their_tolerance),

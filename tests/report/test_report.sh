@@ -5,7 +5,7 @@
 # parses it without console errors, finds every <svg id> in the DOM, and its screenshot shows the
 # charts (tests/report/render_check.mjs); optional inputs missing -> "not available"; a missing
 # RUN_DIR, a corrupt metrics.jsonl line (named file:line), a bad profile.csv, a missing
-# summary.json -> exit 1 and no report written (an existing one is left as it was).
+# summary.json -> exit 2 (bad input) and no report written (an existing one is left as it was).
 # Chromium is required (scripts/setup.sh installs Debian's): without it this test fails.
 # The screenshot is kept as build/test-artefacts/report/report.png. Runs from the project root.
 set -uo pipefail
@@ -33,13 +33,14 @@ if ! $F train --steps 30 --depth 1 --n-embd 64 --n-head 2 --head-dim 32 --seq-le
      --batch-tokens 512 --eval-tokens 3000 --run-dir "$R" --quiet >"$tmp/train.log" 2>&1; then
   cat "$tmp/train.log"; echo "FAIL: could not train the run"; exit 1
 fi
-# A fake profile: a few ops, one with empty cost columns, one whose name needs escaping.
+# A fake profile: a few ops, one with empty cost columns, one whose name needs escaping (in the
+# page's HTML, and in the CSV: quoted, its quotes doubled, as RFC 4180 has it).
 cat >"$R/profile.csv" <<'EOF'
 op,calls,total_ms,pct_step,gflop,gbyte,gflops_per_s,gbytes_per_s,intensity,pct_roofline
 matmul_nt,120,812.4,41.2,180.5,2.1,222.2,2.58,85.9,57.9
 attention,40,310.5,15.7,12.1,0.9,39.0,2.90,13.4,10.2
 rmsnorm,160,120.2,6.1,0.3,1.8,2.5,14.97,0.17,51.6
-adamw<b>&"x",20,60.1,3.0,0.2,1.6,3.3,26.6,0.125,91.8
+"adamw<b>&""x""",20,60.1,3.0,0.2,1.6,3.3,26.6,0.125,91.8
 rope,80,20.0,1.0,,,,,,
 EOF
 
@@ -111,27 +112,27 @@ grep -qF 'Roofs from roofline.json' "$tmp/r.html" && grep -qF '15.0 GB/s' "$tmp/
   && ok "roofline.json's peaks are used" || bad "roofline.json's peaks not used"
 rm "$R/roofline.json"
 
-# Errors: exit 1, a clear message, nothing written.
-check "missing RUN_DIR" 1 "no such folder" $F report "$tmp/nope"
+# Errors in what was handed over: exit 2, a clear message, nothing written.
+check "missing RUN_DIR" 2 "no such folder" $F report "$tmp/nope"
 [ ! -e "$tmp/nope" ] && ok "missing RUN_DIR: nothing created" || bad "missing RUN_DIR: something was created"
 B=$tmp/bad
 mkdir -p "$B"
 cp "$R/summary.json" "$R/config.json" "$B/"
 awk 'NR==5 {print "{\"step\":5,\"loss\":"; next} {print}' "$R/metrics.jsonl" >"$B/metrics.jsonl"
-check "corrupt metrics.jsonl line" 1 "metrics.jsonl:5:" $F report "$B"
+check "corrupt metrics.jsonl line" 2 "metrics.jsonl:5:" $F report "$B"
 ls "$B" | grep -q report && bad "a corrupt run left $(ls "$B" | grep report)" || ok "corrupt metrics.jsonl: no report.html, no temp file"
 echo "previous report" >"$tmp/keep.html"
-check "corrupt metrics.jsonl with --out over an existing file" 1 "metrics.jsonl:5:" $F report "$B" --out "$tmp/keep.html"
+check "corrupt metrics.jsonl with --out over an existing file" 2 "metrics.jsonl:5:" $F report "$B" --out "$tmp/keep.html"
 [ "$(cat "$tmp/keep.html")" = "previous report" ] && ok "the existing file is left as it was" || bad "the existing file was changed"
 awk 'NR==3 {print "{\"step\":3}"; next} {print}' "$R/metrics.jsonl" >"$B/metrics.jsonl"
-check "metrics.jsonl line without loss" 1 "metrics.jsonl:3: missing or non-numeric \"loss\"" $F report "$B"
+check "metrics.jsonl line without loss" 2 "metrics.jsonl:3: missing or non-numeric \"loss\"" $F report "$B"
 cp "$R/metrics.jsonl" "$B/"
 printf 'op,calls,total_ms,pct_step\nmatmul,1,2.0,abc\n' >"$B/profile.csv"
-check "bad number in profile.csv" 1 "profile.csv:2: column pct_step" $F report "$B"
+check "bad number in profile.csv" 2 "profile.csv:2: column pct_step" $F report "$B"
 rm "$B/profile.csv" "$B/summary.json"
-check "missing summary.json" 1 "summary.json" $F report "$B"
+check "missing summary.json" 2 "summary.json" $F report "$B"
 printf '{\n"val_bpb": 1.2,,\n"steps": 30}\n' >"$B/summary.json"
-check "malformed summary.json" 1 "summary.json:2: not valid JSON" $F report "$B"
+check "malformed summary.json" 2 "summary.json:2: not valid JSON" $F report "$B"
 ls "$B" | grep -q report && bad "an error left a report behind" || ok "errors leave no report behind"
 check "no RUN_DIR" 2 "expected one RUN_DIR" $F report
 check "unknown flag" 2 "--bogus" $F report "$R" --bogus

@@ -54,7 +54,7 @@ if grep -qw avx512_bf16 /proc/cpuinfo; then
   compare amx bf16
   compare amx ref16
 else
-  echo "skip: no AVX512_BF16 on this CPU (the fast bf16 path)"
+  skip_part_hardware "this CPU lacks AVX512_BF16: the fast bf16 and AMX (emulated) training paths did not run"
 fi
 train auto FRONTIER_KERNELS= -- --stop-after 1
 want=fp32; grep -qw avx512_bf16 /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && want=bf16
