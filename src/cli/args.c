@@ -2,6 +2,7 @@
 #include "cli/args.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,12 +24,20 @@ void string_list_free(StringList *l) {
     l->n = 0;
 }
 
-// "20M" -> 20000000, "2e9" -> 2000000000, "-3" -> -3. Returns 0 on success.
+// Whether a double is an integer that int64_t holds: the test comes before any cast, since
+// converting a value outside the range (or NaN) is undefined behaviour. 2^63 is exact in a double.
+static int double_is_int64(double d) {
+    return isfinite(d) && d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0;
+}
+
+// "20M" -> 20000000, "2e9" -> 2000000000, "-3" -> -3. Returns 0 on success, -1 if not an integer,
+// -2 for an integer beyond int64 (a range error, not a syntax one).
 static int parse_int64(const char *s, int64_t *out) {
     errno = 0;
     char *end;
     long long v = strtoll(s, &end, 10);
     if (end != s && *end == 0 && errno == 0) { *out = v; return 0; }
+    if (end != s && *end == 0 && errno == ERANGE) return -2;
     double d = strtod(s, &end);
     if (end == s) return -1;
     double mult = 1;
@@ -37,9 +46,16 @@ static int parse_int64(const char *s, int64_t *out) {
     else if (*end == 'G') mult = 1e9, end++;
     if (*end != 0) return -1;
     d *= mult;
-    if (!isfinite(d) || d != floor(d) || fabs(d) > 9.2e18) return -1;
+    if (!isfinite(d) || d != floor(d)) return isinf(d) && end[-1] != 'f' && end[-1] != 'F' ? -2 : -1;
+    if (!double_is_int64(d)) return -2;
     *out = (int64_t)d;
     return 0;
+}
+
+// The bounds an integer option enforces: its own, or int's range for an OPT_INT without any.
+static void int_bounds(const Option *o, int64_t *lo, int64_t *hi) {
+    *lo = o->min, *hi = o->max;
+    if (o->type == OPT_INT && !(*lo < *hi)) *lo = INT32_MIN, *hi = INT32_MAX;
 }
 
 // How a flag is spelled in messages: --name, or -n for a one-letter option.
@@ -54,7 +70,12 @@ static int set_value(const char *usage, const Option *o, const char *val) {
         char *end;
         double d = strtod(val, &end);
         if (end == val || *end || !isfinite(d)) {
-            fprintf(stderr, "%s: %s%s expects a number, got '%s'\n", cmd, DASHES(o), o->name, val);
+            fprintf(stderr, "%s: %s%s expects a finite number, got '%s'\n", cmd, DASHES(o), o->name, val);
+            return -1;
+        }
+        if (o->min < o->max && (d < (double)o->min || d > (double)o->max)) {
+            fprintf(stderr, "%s: %s%s must be between %lld and %lld, got %s\n", cmd, DASHES(o), o->name,
+                    (long long)o->min, (long long)o->max, val);
             return -1;
         }
         *(double *)o->dest = d;
@@ -62,14 +83,19 @@ static int set_value(const char *usage, const Option *o, const char *val) {
     }
     case OPT_INT:
     case OPT_INT64: {
-        int64_t v;
-        if (parse_int64(val, &v) != 0) {
+        int64_t v, lo, hi;
+        int_bounds(o, &lo, &hi);
+        int prc = parse_int64(val, &v);
+        if (prc == -2) {
+            fprintf(stderr, "%s: %s%s must be between %lld and %lld, got %s\n", cmd, DASHES(o), o->name, (long long)lo,
+                    (long long)hi, val);
+            return -1;
+        }
+        if (prc != 0) {
             fprintf(stderr, "%s: %s%s expects an integer (suffixes k, M, G allowed), got '%s'\n", cmd, DASHES(o), o->name,
                     val);
             return -1;
         }
-        int64_t lo = o->min, hi = o->max;
-        if (o->type == OPT_INT && !(lo < hi)) lo = INT32_MIN, hi = INT32_MAX;
         if (lo < hi && (v < lo || v > hi)) {
             fprintf(stderr, "%s: %s%s must be between %lld and %lld, got %lld\n", cmd, DASHES(o), o->name, (long long)lo,
                     (long long)hi, (long long)v);
@@ -166,6 +192,18 @@ void print_help(const char *usage, const char *summary, const Option *opts) {
     printf("  %-26s %s\n", "--help", "show this help");
 }
 
+double args_parse_duration(const char *s) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !isfinite(v) || v < 0 || isspace((unsigned char)*s)) return -1;
+    double mult;
+    if (!strcmp(end, "s") || !*end) mult = 1;
+    else if (!strcmp(end, "m") || !strcmp(end, "min")) mult = 60;
+    else if (!strcmp(end, "h")) mult = 3600;
+    else return -1;
+    return v * mult <= ARGS_MAX_DURATION_S ? v * mult : -1;
+}
+
 int report_error(void) {
     fprintf(stderr, "frontier: error: %s\n", err_msg());
     return err_exit_code();
@@ -181,39 +219,68 @@ const Option *args_find(const Option *opts, const char *name) {
     return NULL;
 }
 
+// A value from a settings file, held to the same rules as on the command line. Every error is a
+// bad-input one (exit 2) naming the file and the key.
 static int set_from_json(Option *o, const cJSON *v, const char *path) {
     switch (o->type) {
     case OPT_FLAG:
-        if (!cJSON_IsBool(v)) return err_set("%s: \"%s\" must be true or false", path, o->name);
+        if (!cJSON_IsBool(v)) return err_usage("%s: \"%s\" must be true or false", path, o->name);
         *(int *)o->dest = cJSON_IsTrue(v);
         return 0;
     case OPT_INT:
     case OPT_INT64: {
-        if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble)
-            return err_set("%s: \"%s\" must be an integer", path, o->name);
+        int64_t lo, hi;
+        int_bounds(o, &lo, &hi);
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble))
+            return err_usage("%s: \"%s\" must be an integer", path, o->name);
+        if (!double_is_int64(v->valuedouble) ||
+            (lo < hi && (v->valuedouble < (double)lo || v->valuedouble > (double)hi)))
+            return err_usage("%s: \"%s\" must be between %lld and %lld, got %.15g", path, o->name, (long long)lo,
+                             (long long)hi, v->valuedouble);
         int64_t x = (int64_t)v->valuedouble;
-        if (o->min < o->max && (x < o->min || x > o->max))
-            return err_set("%s: \"%s\" must be between %lld and %lld, got %lld", path, o->name, (long long)o->min,
-                           (long long)o->max, (long long)x);
+        if (lo < hi && (x < lo || x > hi))  // a double next to a bound rounds to it
+            return err_usage("%s: \"%s\" must be between %lld and %lld, got %lld", path, o->name, (long long)lo,
+                             (long long)hi, (long long)x);
         if (o->type == OPT_INT) *(int *)o->dest = (int)x;
         else *(int64_t *)o->dest = x;
         return 0;
     }
     case OPT_DOUBLE:
-        if (!cJSON_IsNumber(v)) return err_set("%s: \"%s\" must be a number", path, o->name);
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+            return err_usage("%s: \"%s\" must be a finite number", path, o->name);
+        if (o->min < o->max && (v->valuedouble < (double)o->min || v->valuedouble > (double)o->max))
+            return err_usage("%s: \"%s\" must be between %lld and %lld, got %g", path, o->name, (long long)o->min,
+                             (long long)o->max, v->valuedouble);
         *(double *)o->dest = v->valuedouble;
         return 0;
     case OPT_STRING:
         if (cJSON_IsNull(v)) { *(const char **)o->dest = NULL; return 0; }
-        if (!cJSON_IsString(v)) return err_set("%s: \"%s\" must be a string", path, o->name);
+        if (!cJSON_IsString(v)) return err_usage("%s: \"%s\" must be a string", path, o->name);
         *(const char **)o->dest = xstrdup(v->valuestring);  // lives as long as the process
         return 0;
-    case OPT_LIST: return err_set("%s: \"%s\" can only be given on the command line", path, o->name);
+    case OPT_LIST: return err_usage("%s: \"%s\" can only be given on the command line", path, o->name);
     }
     return -1;
 }
 
+static int load_json(Option *opts, const char *path, int override_seen);
+
+// When the file is the value of one of the table's options (--config FILE), errors name it.
 int args_load_json(Option *opts, const char *path, int override_seen) {
+    int rc = load_json(opts, path, override_seen);
+    if (rc != 0)
+        for (const Option *o = opts; o->name; o++)
+            if (o->type == OPT_STRING && *(const char **)o->dest && !strcmp(*(const char **)o->dest, path)) {
+                err_prefix("--%s", o->name);
+                break;
+            }
+    return rc;
+}
+
+static int load_json(Option *opts, const char *path, int override_seen) {
+    if (!*path) return err_usage("the settings file name is empty: give a path to a JSON object file");
+    if (!path_exists(path)) return err_usage("%s: no such file (a JSON object whose keys are flag names)", path);
+    if (is_dir(path)) return err_usage("%s is a folder, not a JSON settings file", path);
     size_t len;
     char *text = read_file(path, &len);
     if (!text) return err_mark_usage();
@@ -233,7 +300,7 @@ int args_load_json_text(Option *opts, const char *text, size_t len, const char *
     const cJSON *item;
     cJSON_ArrayForEach(item, root) {
         Option *o = find_option(opts, item->string, strlen(item->string));
-        if (!o) { rc = err_set("%s: unknown setting \"%s\" (settings are the flag names without --)", path, item->string); break; }
+        if (!o) { rc = err_usage("%s: unknown setting \"%s\" (settings are the flag names without --)", path, item->string); break; }
         if (o->seen && !override_seen) continue;  // the command line wins
         if ((rc = set_from_json(o, item, path)) != 0) break;
         o->seen = 1;

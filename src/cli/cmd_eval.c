@@ -150,7 +150,7 @@ static int write_input_shard(const Tokenizer *tok, const StringList *inputs, int
                              char **shard, int64_t *n_docs) {
     char **files;
     int nf;
-    if (expand_inputs(inputs->items, inputs->n, CORPUS_EXTS, &files, &nf) != 0) return -1;
+    if (expand_inputs(inputs->items, inputs->n, CORPUS_EXTS, &files, &nf) != 0) return err_prefix("--input"), err_mark_usage();
     if (tok->vocab_size > 65536) {
         free_string_list(files, nf);
         return err_set("vocab %d does not fit llm.c's uint16 shards", tok->vocab_size);
@@ -183,7 +183,7 @@ static int write_input_shard(const Tokenizer *tok, const StringList *inputs, int
         free(texts);
         doclist_free(&d);
     }
-    if (rc == 0 && *n_docs == 0) rc = err_set("--input: no documents in the given files");
+    if (rc == 0 && *n_docs == 0) rc = err_usage("--input: no documents in the given files");
     if (rc == 0) rc = shard_writer_close(&w);
     else shard_writer_abort(&w);
     for (int i = 0; i < threads; i++) encoder_free(enc[i]);
@@ -264,7 +264,10 @@ static int write_core_json(const char *run_dir, const CoreSuite *suite, const Co
 static int run_core(Run *r, const char *run_dir, const char *core_dir, const char *tasks_csv, int max_per_task,
                     int allow_missing) {
     CoreSuite *suite = core_load(core_dir ? core_dir : default_core_dir());
-    if (!suite) return -1;
+    if (!suite) {  // a bundle that does not load (missing or malformed core.yaml, a bad task file)
+        if (core_dir) err_prefix("--core-dir %s", core_dir), err_mark_usage();
+        return -1;
+    }
     const char *only[64];
     int n_only = 0;
     char *list = tasks_csv ? xstrdup(tasks_csv) : NULL;
@@ -312,6 +315,37 @@ static int run_core(Run *r, const char *run_dir, const char *core_dir, const cha
     return rc;
 }
 
+// --ckpt: given, and naming a run folder or a .safetensors file that exists.
+static int check_ckpt(const char *ckpt) {
+    if (!ckpt) return err_usage("--ckpt RUN_DIR is required: the folder `frontier train` wrote (see --help)");
+    if (!*ckpt) return err_usage("--ckpt is empty: give the run folder `frontier train` wrote");
+    if (!path_exists(ckpt)) return err_usage("--ckpt %s: no such run folder or file", ckpt);
+    if (!is_dir(ckpt) && !path_has_suffix(ckpt, ".safetensors"))
+        return err_usage("--ckpt %s: not a run folder nor a .safetensors file", ckpt);
+    return 0;
+}
+
+// The flags that only mean something with --core (or without it), and the paths given.
+static int eval_flags_check(const Option *opts, int core, const char *tasks, const char *core_dir,
+                            const StringList *inputs) {
+    static const char *const core_only[] = {"tasks", "max-per-task", "core-dir", "allow-missing-tasks", NULL};
+    for (int i = 0; core_only[i]; i++)
+        if (!core && args_find(opts, core_only[i])->seen)
+            return err_usage("--%s only applies with --core (the CORE benchmark): add --core, or drop it", core_only[i]);
+    if (core && inputs->n) return err_usage("--input scores documents by val_bpb; it does not go with --core");
+    if (tasks && strspn(tasks, ", ") == strlen(tasks))
+        return err_usage("--tasks '%s' names no task: give labels like copa,winograd", tasks);
+    if (core_dir && !*core_dir) return err_usage("--core-dir is empty: give the CORE bundle's folder");
+    if (core_dir && !is_dir(core_dir))
+        return err_usage("--core-dir %s: %s (the folder with core.yaml)", core_dir,
+                         path_exists(core_dir) ? "not a folder" : "no such folder");
+    for (int i = 0; i < inputs->n; i++) {
+        if (!*inputs->items[i]) return err_usage("--input is empty: give a .jsonl/.txt file or a folder");
+        if (!path_exists(inputs->items[i])) return err_usage("--input %s: no such file or folder", inputs->items[i]);
+    }
+    return 0;
+}
+
 int cmd_eval(int argc, char **argv) {
     const char *ckpt = NULL, *core_dir = NULL, *tasks = NULL, *precision = "fp32";
     StringList inputs = {0};
@@ -348,16 +382,17 @@ int cmd_eval(int argc, char **argv) {
                         "data's README) is left out and reported, never an error.",
                         opts, argc, argv, NULL);
     if (rc != ARGS_OK) { string_list_free(&inputs); return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE; }
-    if (!ckpt) {
-        fprintf(stderr, "frontier eval: --ckpt RUN_DIR is required (see frontier eval --help)\n");
-        string_list_free(&inputs);
-        return FRONTIER_EXIT_USAGE;
-    }
+    // Every flag's value is checked before --ckpt is required or loaded, so an error names the
+    // flag that is wrong.
     KernelPrecision prec;
     if (kernels_precision_parse(precision, &prec) != 0 || kernels_set_precision(prec) != 0) {
-        fprintf(stderr, "frontier eval: %s\n", err_msg());
+        err_mark_usage();
         string_list_free(&inputs);
-        return FRONTIER_EXIT_USAGE;
+        return report_error();
+    }
+    if (eval_flags_check(opts, core, tasks, core_dir, &inputs) != 0 || check_ckpt(ckpt) != 0) {
+        string_list_free(&inputs);
+        return report_error();
     }
     int nt = threads_arg(threads);
     Run r;
@@ -365,7 +400,12 @@ int cmd_eval(int argc, char **argv) {
     int n_shards = 0;
     int64_t n_docs = 0;
     BpbResult res;
-    if (run_load(ckpt, &r) != 0) { rc = report_error(); goto done; }
+    if (run_load(ckpt, &r) != 0) {  // what --ckpt names is not a run frontier can read: bad input
+        err_prefix("--ckpt %s", ckpt);
+        err_mark_usage();
+        rc = report_error();
+        goto done;
+    }
     if (core) {
         if (threads) omp_set_num_threads(nt);
         rc = run_core(&r, r.run_dir, core_dir, tasks, max_per_task, allow_missing) == 0 ? 0 : report_error();
@@ -373,8 +413,9 @@ int cmd_eval(int argc, char **argv) {
     }
     int T = seq_len ? seq_len : r.model.cfg.seq_len;
     if (T > r.model.cfg.seq_len) {
-        fprintf(stderr, "frontier eval: --seq-len %d exceeds the model's seq_len %d\n", T, r.model.cfg.seq_len);
-        rc = FRONTIER_EXIT_USAGE;
+        err_usage("--seq-len %d exceeds the model's seq_len %d: give at most that (0 = the model's)", T,
+                  r.model.cfg.seq_len);
+        rc = report_error();
         goto done;
     }
     if (!batch) {  // the run's evaluation batch; any B gives the same result
@@ -473,7 +514,7 @@ int cmd_sample(int argc, char **argv) {
         {"ckpt", OPT_STRING, &ckpt, "RUN_DIR", "the trained run folder (or its model.safetensors); required", 0, 0, 0},
         {"prompt", OPT_STRING, &prompt, "TEXT", "text to continue (<|bos|> is put in front)", 0, 0, 0},
         {"n", OPT_INT, &n, "N", "tokens to generate at most", 0, INT32_MAX, 0},
-        {"temperature", OPT_DOUBLE, &temperature, "T", "softmax temperature; 0 = greedy", 0, 0, 0},
+        {"temperature", OPT_DOUBLE, &temperature, "T", "softmax temperature; 0 = greedy (at most 1000)", 0, 1000, 0},
         {"top-k", OPT_INT, &top_k, "K", "draw from the K most likely tokens (0 = all)", 0, INT32_MAX, 0},
         {"seed", OPT_INT64, &seed, "S", "random seed (same seed, same text)", 0, INT64_MAX, 0},
         {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0},
@@ -487,17 +528,16 @@ int cmd_sample(int argc, char **argv) {
                         opts, argc, argv, NULL);
     if (rc != ARGS_OK) return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE;
     if (!prompt) prompt = "";
-    if (!ckpt) {
-        fprintf(stderr, "frontier sample: --ckpt RUN_DIR is required (see frontier sample --help)\n");
-        return FRONTIER_EXIT_USAGE;
-    }
-    if (temperature < 0) {
-        fprintf(stderr, "frontier sample: --temperature must be >= 0 (0 = greedy), got %g\n", temperature);
-        return FRONTIER_EXIT_USAGE;
-    }
+    if (check_ckpt(ckpt) != 0) return report_error();
     threads_arg(threads);
     Run r;
-    if (run_load(ckpt, &r) != 0) { rc = report_error(); run_free(&r); return rc; }
+    if (run_load(ckpt, &r) != 0) {
+        err_prefix("--ckpt %s", ckpt);
+        err_mark_usage();
+        rc = report_error();
+        run_free(&r);
+        return rc;
+    }
     // <|bos|> + the prompt's tokens
     Encoder *enc = encoder_new(r.tok);
     IdVec ids = {0};

@@ -10,6 +10,8 @@
 #include "kernels/cpu.h"
 #include "kernels/kernels.h"
 #include "kernels/peak.h"
+#include "util/error.h"
+#include "util/fileio.h"
 
 static void print_cpu(void) {
     const CpuInfo *c = cpu_info();
@@ -96,6 +98,14 @@ int cmd_info(int argc, char **argv) {
                         "memory bandwidth, as used for MFU.",
                         opts, argc, argv, NULL);
     if (rc != ARGS_OK) return rc == ARGS_HELP ? 0 : 2;
+    if (!*cache || (path_exists(cache) && !is_dir(cache))) {
+        err_usage("--cache %s: %s", cache, *cache ? "not a folder (it is a file)" : "empty: give a folder");
+        return report_error();
+    }
+    if (remeasure && !peak) {
+        err_usage("--remeasure goes with --peak (it measures the peaks again): add --peak");
+        return report_error();
+    }
     if (kernels_init()) {
         report_error();
         return 2;

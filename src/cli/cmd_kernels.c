@@ -12,6 +12,7 @@
 #include "kernels/ref.h"
 #include "model/config.h"
 #include "util/error.h"
+#include "util/fileio.h"
 #include "util/timer.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -102,6 +103,7 @@ static int parse_threads(const char *s, int *out, int *n) {
         out[(*n)++] = (int)v;
         p = *end ? end + 1 : end;
     }
+    if (*n == 0) fprintf(stderr, "frontier kernels check: --threads expects a list like 1,2,3, got '%s'\n", s);
     return *n ? 0 : -1;
 }
 
@@ -206,7 +208,7 @@ static int kernels_bench_cmd(int argc, char **argv) {
         {"rows", OPT_INT, &rows, "N", "tokens per step B*T (rounded down to whole sequences, at least one)", 1, 1 << 24, 0},
         {"variant", OPT_LIST, &variants, "V", "time this table (ref, avx2, avx512, amx, " BF16_LABEL ", amx_bf16, all); repeatable", 0, 0, 0},
         {"op", OPT_STRING, &op, "OP", "only this op", 0, 0, 0},
-        {"seconds", OPT_DOUBLE, &seconds, "S", "time per shape and variant", 0, 0, 0},
+        {"seconds", OPT_DOUBLE, &seconds, "S", "time per shape and variant (above 0, at most 3600)", 0, 3600, 0},
         {"no-bf16", OPT_FLAG, &no_bf16, NULL, "leave out the bf16 matmuls", 0, 0, 0},
         {"cold", OPT_FLAG, &cold, NULL, "evict the caches before every timed call (96 MiB written), so operands come from memory as in training", 0, 0, 0},
         {"cache", OPT_STRING, &cache, "DIR", "where the measured peak is cached (peak.json)", 0, 0, 0},
@@ -224,7 +226,12 @@ static int kernels_bench_cmd(int argc, char **argv) {
     }
     ModelConfig m;
     if (model_config_preset(preset, &m)) {
-        fprintf(stderr, "frontier kernels bench: --preset: %s\n", err_msg());
+        fprintf(stderr, "frontier kernels bench: %s\n", err_msg());
+        return string_list_free(&variants), 2;
+    }
+    if (!*cache || (path_exists(cache) && !is_dir(cache))) {
+        fprintf(stderr, "frontier kernels bench: --cache %s: %s\n", cache,
+                *cache ? "not a folder (it is a file)" : "empty: give a folder");
         return string_list_free(&variants), 2;
     }
     if (op && kernel_op_index(op) < 0) {

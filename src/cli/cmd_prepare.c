@@ -4,6 +4,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "data/prepare.h"
+#include "util/error.h"
+#include "util/fileio.h"
 #include "util/timer.h"
 
 static void print_split(const char *name, const SplitStats *s) {
@@ -39,6 +41,13 @@ int cmd_prepare(int argc, char **argv) {
                         "cut short).",
                         opts, argc, argv, NULL);
     if (rc != ARGS_OK) { string_list_free(&train); string_list_free(&val); return rc == ARGS_HELP ? 0 : 2; }
+    const char *cache = cfg.cache_dir;
+    if (!*cache || (path_exists(cache) && !is_dir(cache))) {
+        err_usage("--cache %s: %s", cache, *cache ? "not a folder (it is a file)" : "empty: give a folder");
+        string_list_free(&train);
+        string_list_free(&val);
+        return report_error();
+    }
     cfg.train = train.items;
     cfg.n_train = train.n;
     cfg.val = val.items;

@@ -35,6 +35,11 @@ int cmd_report(int argc, char **argv) {
         string_list_free(&pos);
         return FRONTIER_EXIT_USAGE;
     }
+    if (out && (!*out || is_dir(out))) {
+        err_usage("--out %s: %s", out, *out ? "is a folder: give the page's file name" : "empty: give a file name");
+        string_list_free(&pos);
+        return report_error();
+    }
     const char *run_dir = pos.items[0];
     char *path = out ? NULL : path_join(run_dir, "report.html");
     const char *dest = out ? out : path;

@@ -16,16 +16,6 @@
 #include "util/mem.h"
 
 // "90s", "5m", "1.5h", "300" -> seconds; -1 if malformed (the syntax of `frontier train --budget`).
-static double parse_duration(const char *s) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !isfinite(v)) return -1;
-    if (!strcmp(end, "s") || !*end) return v;
-    if (!strcmp(end, "m") || !strcmp(end, "min")) return v * 60;
-    if (!strcmp(end, "h")) return v * 3600;
-    return -1;
-}
-
 // A shipped default (research/space.json, research/program.md): in the current folder, else next
 // to the frontier binary. Returns the path to use (malloc'ed); the first candidate if neither.
 static char *shipped_file(const char *rel) {
@@ -81,7 +71,24 @@ static int cmd_research_report(int argc, char **argv) {
         string_list_free(&pos);
         return FRONTIER_EXIT_USAGE;
     }
-    rc = research_report_write(pos.items[0], out, md);
+    const char *dir = pos.items[0], *outs[][2] = {{"out", out}, {"md", md}};
+    for (int i = 0; i < 2; i++)
+        if (outs[i][1] && (!*outs[i][1] || is_dir(outs[i][1]))) {
+            fprintf(stderr, "%s: --%s %s: expected a file to write\n", usage, outs[i][0],
+                    *outs[i][1] ? outs[i][1] : "is empty");
+            string_list_free(&pos);
+            return FRONTIER_EXIT_USAGE;
+        }
+    char *ledger = path_join(dir, "results.tsv");
+    int have = path_exists(ledger);
+    free(ledger);
+    if (!have) {
+        fprintf(stderr, "%s: %s is %s: give a research folder (the --out of `frontier research`)\n", usage, dir,
+                !path_exists(dir) ? "missing" : !is_dir(dir) ? "a file" : "not a research folder (no results.tsv)");
+        string_list_free(&pos);
+        return FRONTIER_EXIT_USAGE;
+    }
+    rc = research_report_write(dir, out, md);
     if (rc == 0) {
         char *html = out ? xstrdup(out) : path_join(pos.items[0], "report.html");
         char *sum = md ? xstrdup(md) : path_join(pos.items[0], "summary.md");
@@ -146,7 +153,7 @@ int cmd_research(int argc, char **argv) {
     ResearchOptions o;
     memset(&o, 0, sizeof o);
     if (!budget) return usage_error("--budget-per-trial is required");
-    if ((o.budget_s = parse_duration(budget)) <= 0) return usage_error("--budget-per-trial '%s': expected a duration like 90s, 2m or 5m", budget);
+    if ((o.budget_s = args_parse_duration(budget)) <= 0) return usage_error("--budget-per-trial '%s': expected a duration like 90s, 2m or 5m", budget);
     if (!trials && !hours) return usage_error("give --trials N or --hours H (or both)");
     if (hours) {
         char *end;
@@ -157,7 +164,8 @@ int cmd_research(int argc, char **argv) {
     else {
         char *end;
         o.threshold = strtod(threshold, &end);
-        if (end == threshold || *end || !(o.threshold >= 0)) return usage_error("--threshold '%s': expected a number >= 0 or auto", threshold);
+        if (end == threshold || *end || !(o.threshold >= 0) || !(o.threshold <= 1e3))
+            return usage_error("--threshold '%s': expected a number of bits per byte in [0, 1000], or auto", threshold);
     }
     if (!strategy || !strcmp(strategy, "greedy")) o.strategy = STRAT_GREEDY;
     else if (!strcmp(strategy, "random")) o.strategy = STRAT_RANDOM;
@@ -166,9 +174,18 @@ int cmd_research(int argc, char **argv) {
     if (proposer && o.strategy != STRAT_GREEDY)
         return usage_error("--proposer replaces the strategy (the agent proposes one change to the best at a time); drop --strategy %s", strategy);
     if (proposer) o.strategy = STRAT_AGENT;
-    if ((o.proposer_timeout_s = parse_duration(proposer_timeout)) <= 0) return usage_error("--proposer-timeout '%s': expected a duration like 30s or 10m", proposer_timeout);
-    if ((o.eval_margin_s = parse_duration(eval_margin)) < 0) return usage_error("--eval-margin '%s': expected a duration like 90s or 5m", eval_margin);
+    if ((o.proposer_timeout_s = args_parse_duration(proposer_timeout)) <= 0) return usage_error("--proposer-timeout '%s': expected a duration like 30s or 10m", proposer_timeout);
+    if ((o.eval_margin_s = args_parse_duration(eval_margin)) <= 0) return usage_error("--eval-margin '%s': expected a positive duration like 90s or 5m", eval_margin);
     if (!*out) return usage_error("--out '%s': expected a folder", out);
+    if (path_exists(out) && !is_dir(out)) return usage_error("--out %s: not a folder (it is a file)", out);
+    const char *files[][2] = {{"space", space}, {"base", base}, {"program", program}};
+    for (int i = 0; i < 3; i++) {  // input files given: they must be there (read only later, after work started)
+        const char *p = files[i][1];
+        if (!p) continue;
+        if (!*p) return usage_error("--%s is empty: give a file", files[i][0]);
+        if (!path_exists(p)) return usage_error("--%s %s: no such file", files[i][0], p);
+        if (is_dir(p)) return usage_error("--%s %s: a folder, expected a file", files[i][0], p);
+    }
 
     char *space_path = space ? xstrdup(space) : shipped_file("research/space.json");
     char *program_path = program ? xstrdup(program) : shipped_file("research/program.md");

@@ -240,8 +240,9 @@ int cmd_score(int argc, char **argv) {
         string_list_free(&pos);
         return FRONTIER_EXIT_USAGE;
     }
-    if (json_path && !*json_path) {
-        fprintf(stderr, "frontier score: --json needs a file name (or '-')\n");
+    if (json_path && (!*json_path || is_dir(json_path))) {
+        fprintf(stderr, "frontier score: --json %s: %s\n", json_path,
+                *json_path ? "is a folder: give a file name (or '-')" : "needs a file name (or '-')");
         string_list_free(&pos);
         return FRONTIER_EXIT_USAGE;
     }

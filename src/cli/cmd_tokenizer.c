@@ -29,11 +29,40 @@ typedef struct {
     size_t bytes;
 } Inputs;
 
+// --input paths the user gave that cannot be read are bad flag values.
+static int expand_user_inputs(const StringList *paths, char ***files, int *nf) {
+    for (int i = 0; i < paths->n; i++)
+        if (!*paths->items[i]) return err_usage("--input is empty: give a .jsonl/.txt file or a folder");
+    if (expand_inputs(paths->items, paths->n, CORPUS_EXTS, files, nf) != 0) return err_prefix("--input"), err_mark_usage();
+    return 0;
+}
+
+// A --tokenizer folder: given, existing, and one tokenizer_load can read (else a usage error
+// naming the flag). NULL + err otherwise.
+static Tokenizer *load_tokenizer_flag(const char *tokdir) {
+    if (!tokdir) return err_usage("--tokenizer DIR is required (a folder written by `frontier tokenizer train --out`)"), NULL;
+    if (!*tokdir) return err_usage("--tokenizer is empty: give a tokenizer folder"), NULL;
+    if (!is_dir(tokdir))
+        return err_usage("--tokenizer %s: %s", tokdir, path_exists(tokdir) ? "not a folder" : "no such folder"), NULL;
+    Tokenizer *tok = tokenizer_load(tokdir);
+    if (!tok) err_prefix("--tokenizer"), err_mark_usage();
+    return tok;
+}
+
+// An output path flag: not empty, and not a folder where a file goes (or the reverse).
+static int check_out_flag(const char *flag, const char *path, int want_dir) {
+    if (!path) return 0;
+    if (!*path) return err_usage("--%s is empty: give a %s", flag, want_dir ? "folder" : "file name");
+    if (want_dir && path_exists(path) && !is_dir(path)) return err_usage("--%s %s: not a folder (it is a file)", flag, path);
+    if (!want_dir && is_dir(path)) return err_usage("--%s %s is a folder: give a file name", flag, path);
+    return 0;
+}
+
 static int load_inputs(const StringList *paths, Inputs *in) {
     memset(in, 0, sizeof *in);
     char **files;
     int nf;
-    if (expand_inputs(paths->items, paths->n, CORPUS_EXTS, &files, &nf) != 0) return -1;
+    if (expand_user_inputs(paths, &files, &nf) != 0) return -1;
     in->lists = xcalloc((size_t)nf, sizeof *in->lists);
     in->n_lists = nf;
     int rc = 0;
@@ -89,20 +118,25 @@ static int tokenizer_train_cmd(int argc, char **argv) {
     };
     int rc = parse_args("frontier tokenizer train [options]",
                         "Train a byte-level BPE tokenizer (nanochat/rustbpe semantics: most frequent pair first, "
-                        "ties to the smallest pair) and save it in tiktoken format.",
+                        "ties to the smallest pair) and save it in tiktoken format. A document holding a NUL byte "
+                        "is refused (exit 2, naming file:line and byte offset), never cut short.",
                         opts, argc, argv, NULL);
     if (rc != ARGS_OK) { string_list_free(&inputs); return rc == ARGS_HELP ? 0 : 2; }
+    if (check_out_flag("out", out, 1) != 0) { string_list_free(&inputs); return report_error(); }
     if (!out) {
         fprintf(stderr, "frontier tokenizer train: --out DIR is required (where to save the tokenizer)\n");
         string_list_free(&inputs);
         return 2;
     }
-    const char *dflt = default_train_path();
-    if (!inputs.n) { inputs.items = xmalloc(sizeof *inputs.items); inputs.items[0] = dflt; inputs.n = 1; }
     char **files;
     int nf;
-    if (expand_inputs(inputs.items, inputs.n, CORPUS_EXTS, &files, &nf) != 0) { string_list_free(&inputs); return report_error(); }
+    if (inputs.n) rc = expand_user_inputs(&inputs, &files, &nf);
+    else {  // the shared corpus: missing, it is this machine's setup that is wrong
+        const char *dflt = default_train_path();
+        rc = expand_inputs(&dflt, 1, CORPUS_EXTS, &files, &nf) != 0 ? err_prefix("the default corpus (set --input PATH)") : 0;
+    }
     string_list_free(&inputs);
+    if (rc != 0) return report_error();
     cfg.verbose = 1;
     double t0 = now_seconds();
     Tokenizer *tok = tokenizer_train_files(files, nf, &cfg, 0);
@@ -143,12 +177,20 @@ static int tokenizer_encode_cmd(int argc, char **argv) {
     };
     int rc = parse_args("frontier tokenizer encode [options]",
                         "Encode text to token ids (special tokens are never parsed out of text). With neither "
-                        "--text nor --input, reads standard input as one document.",
+                        "--text nor --input, reads standard input as one document, byte for byte (NUL bytes "
+                        "included); a document of an --input file holding a NUL byte is refused (exit 2, naming "
+                        "file:line and byte offset).",
                         opts, argc, argv, NULL);
     if (rc != ARGS_OK) { string_list_free(&inputs); return rc == ARGS_HELP ? 0 : 2; }
-    if (!tokdir) { fprintf(stderr, "frontier tokenizer encode: --tokenizer DIR is required\n"); string_list_free(&inputs); return 2; }
     if (text && inputs.n) { fprintf(stderr, "frontier tokenizer encode: give --text or --input, not both\n"); string_list_free(&inputs); return 2; }
-    Tokenizer *tok = tokenizer_load(tokdir);
+    if (check_out_flag("out", out, 0) != 0) { string_list_free(&inputs); return report_error(); }
+    for (int i = 0; i < inputs.n; i++)
+        if (!path_exists(inputs.items[i])) {
+            err_usage("--input %s: no such file or folder", inputs.items[i]);
+            string_list_free(&inputs);
+            return report_error();
+        }
+    Tokenizer *tok = load_tokenizer_flag(tokdir);
     if (!tok) { string_list_free(&inputs); return report_error(); }
     Inputs in = {0};
     char *stdin_buf = NULL;
@@ -219,7 +261,8 @@ static int parse_id_text(const char *s, IdVec *ids) {
         if (!*s) break;
         char *end;
         unsigned long v = strtoul(s, &end, 10);
-        if (end == s || v > UINT32_MAX) return err_set("decode: expected a token id, got '%.20s'", s);
+        if (end == s || v > UINT32_MAX || *s == '-')
+            return err_usage("decode: expected a token id (0 to %u), got '%.20s'", UINT32_MAX, s);
         idvec_push(ids, (uint32_t)v);
         s = end;
     }
@@ -239,8 +282,15 @@ static int tokenizer_decode_cmd(int argc, char **argv) {
                         "or as whitespace-separated numbers on standard input.",
                         opts, argc, argv, &pos);
     if (rc != ARGS_OK) { string_list_free(&pos); return rc == ARGS_HELP ? 0 : 2; }
-    if (!tokdir) { fprintf(stderr, "frontier tokenizer decode: --tokenizer DIR is required\n"); string_list_free(&pos); return 2; }
-    Tokenizer *tok = tokenizer_load(tokdir);
+    if (ids_file && (!*ids_file || !path_exists(ids_file) || is_dir(ids_file))) {
+        err_usage("--ids-file %s: %s", ids_file, !*ids_file ? "empty: give a file of uint32 ids"
+                                                 : is_dir(ids_file) ? "a folder, not a file of uint32 ids"
+                                                                    : "no such file");
+        string_list_free(&pos);
+        return report_error();
+    }
+    if (ids_file && pos.n) { fprintf(stderr, "frontier tokenizer decode: give ids as arguments or --ids-file, not both\n"); string_list_free(&pos); return 2; }
+    Tokenizer *tok = load_tokenizer_flag(tokdir);
     if (!tok) { string_list_free(&pos); return report_error(); }
     IdVec ids = {0};
     rc = 0;
@@ -248,7 +298,7 @@ static int tokenizer_decode_cmd(int argc, char **argv) {
         size_t len;
         char *buf = read_file(ids_file, &len);
         if (!buf) rc = -1;
-        else if (len % 4) rc = err_set("%s: size %zu is not a multiple of 4 (uint32 ids)", ids_file, len);
+        else if (len % 4) rc = err_usage("--ids-file %s: size %zu is not a multiple of 4 (uint32 ids)", ids_file, len);
         else for (size_t i = 0; i < len / 4; i++) { uint32_t v; memcpy(&v, buf + 4 * i, 4); idvec_push(&ids, v); }
         free(buf);
     } else if (pos.n) {
@@ -265,7 +315,8 @@ static int tokenizer_decode_cmd(int argc, char **argv) {
     string_list_free(&pos);
     uint8_t *out = NULL;
     size_t out_len = 0, out_cap = 0;
-    if (rc == 0) rc = tokenizer_decode(tok, ids.data, ids.len, &out, &out_len, &out_cap);
+    // The ids are the user's input: one outside the vocabulary is a bad value, not a failure here.
+    if (rc == 0 && (rc = tokenizer_decode(tok, ids.data, ids.len, &out, &out_len, &out_cap)) != 0) err_mark_usage();
     if (rc == 0) fwrite(out, 1, out_len, stdout);
     free(out);
     idvec_free(&ids);
@@ -303,8 +354,13 @@ static int tokenizer_stats_cmd(int argc, char **argv) {
                         "bytes per token and throughput on that text.",
                         opts, argc, argv, NULL);
     if (rc != ARGS_OK) { string_list_free(&inputs); return rc == ARGS_HELP ? 0 : 2; }
-    if (!tokdir) { fprintf(stderr, "frontier tokenizer stats: --tokenizer DIR is required\n"); string_list_free(&inputs); return 2; }
-    Tokenizer *tok = tokenizer_load(tokdir);
+    for (int i = 0; i < inputs.n; i++)
+        if (!path_exists(inputs.items[i])) {
+            err_usage("--input %s: no such file or folder", inputs.items[i]);
+            string_list_free(&inputs);
+            return report_error();
+        }
+    Tokenizer *tok = load_tokenizer_flag(tokdir);
     if (!tok) { string_list_free(&inputs); return report_error(); }
     printf("tokenizer %s\n  id %s\n  vocab %d = 256 bytes + %d merges + %d special (<|bos|> = %d)\n", tokdir, tok->id,
            tok->vocab_size, tok->n_ranks - 256, TOKENIZER_N_SPECIAL, tok->bos_id);

@@ -8,9 +8,11 @@
 // to save: --budget, --steps, --stop-after, --save-every, --keep-checkpoints, --quiet, --threads,
 // ...). The saved --stop-after is not kept: it stands for the interruption the resume continues.
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +69,10 @@ static Flags default_flags(void) {
     };
 }
 
+// Tokens per step at most: 2^40, far past any batch this trains, small enough that the token
+// counts derived from it (steps x batch) stay within int64.
+#define MAX_BATCH_TOKENS ((int64_t)1 << 40)
+
 #define O(name, type, field, meta, help) {name, type, &f->field, meta, help, 0, 0, 0}
 #define R(name, type, field, meta, help, lo, hi) {name, type, &f->field, meta, help, lo, hi, 0}
 
@@ -80,8 +86,8 @@ static Option *train_options(Flags *f, int with_resume) {
         O("config", OPT_STRING, config, "FILE.json", "read settings from a JSON object (keys = flag names)"),
         O("preset", OPT_STRING, preset, "NAME", "model preset: cpu (d2, T 256) or kit-d10 (the competition baseline)"),
         O("budget", OPT_STRING, budget, "TIME", "wall-clock training budget: 90s, 5m, 1h, or seconds"),
-        R("steps", OPT_INT64, steps, "N", "run exactly N optimizer steps instead of a budget (0 = use the budget)", 0, INT64_MAX),
-        R("stop-after", OPT_INT64, stop_after, "N", "stop and save after N steps as if interrupted (for resume tests; --resume goes on past it)", 0, INT64_MAX),
+        R("steps", OPT_INT64, steps, "N", "run exactly N optimizer steps instead of a budget (0 = use the budget)", 0, INT32_MAX),
+        R("stop-after", OPT_INT64, stop_after, "N", "stop and save after N steps as if interrupted (for resume tests; --resume goes on past it)", 0, INT32_MAX),
         R("depth", OPT_INT, depth, "L", "layers; also sets width 64*L (rounded to head-dim) and heads, unless given", 1, 256),
         R("n-embd", OPT_INT, n_embd, "C", "residual width", 1, 65536),
         R("n-head", OPT_INT, n_head, "H", "query heads", 1, 1024),
@@ -95,9 +101,9 @@ static Option *train_options(Flags *f, int with_resume) {
         R("qk-norm", OPT_INT, qk_norm, "0|1", "RMSNorm q and k over the head dim", 0, 1),
         O("window-pattern", OPT_STRING, window_pattern, "P", "sliding-window attention per layer, tiled over the depth: L = full causal, S = the last --window keys (nanochat's SSSL); the last layer is always L"),
         R("window", OPT_INT, window, "N", "keys before each query an S layer sees (0 = nanochat's rule: ceil(T/4/128)*128, 512 at T 2048)", 0, 1 << 20),
-        R("batch-tokens", OPT_INT64, batch_tokens, "N", "tokens per optimizer step (all micro-batches); kit-d10: 2^19", 1, INT64_MAX),
+        R("batch-tokens", OPT_INT64, batch_tokens, "N", "tokens per optimizer step (all micro-batches); kit-d10: 2^19", 1, MAX_BATCH_TOKENS),
         R("device-batch", OPT_INT, device_batch, "B", "rows per micro-batch", 1, 1 << 20),
-        R("lr-batch-ref", OPT_INT64, lr_batch_ref, "N", "learning rates scale by sqrt(batch-tokens / N); cpu preset 4096, kit-d10 2^19", 1, INT64_MAX),
+        R("lr-batch-ref", OPT_INT64, lr_batch_ref, "N", "learning rates scale by sqrt(batch-tokens / N); cpu preset 4096, kit-d10 2^19", 1, MAX_BATCH_TOKENS),
         O("matrix-lr", OPT_DOUBLE, matrix_lr, "LR", "Muon base learning rate"),
         O("embedding-lr", OPT_DOUBLE, embedding_lr, "LR", "AdamW base learning rate for wte"),
         O("unembedding-lr", OPT_DOUBLE, unembedding_lr, "LR", "AdamW base learning rate for lm_head"),
@@ -147,19 +153,6 @@ static Option *train_options(Flags *f, int with_resume) {
     return out;
 }
 
-// "90s", "5m", "1.5h", "300" -> seconds; -1 if malformed.
-static double parse_duration(const char *s) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !isfinite(v)) return -1;
-    double mult = 1;
-    if (!strcmp(end, "s") || !*end) mult = 1;
-    else if (!strcmp(end, "m") || !strcmp(end, "min")) mult = 60;
-    else if (!strcmp(end, "h")) mult = 3600;
-    else return -1;
-    return v * mult;
-}
-
 // --save-every: "auto", "0", a duration ("90s", "5m", "1h", bare seconds) or "Nsteps".
 static int parse_save_every(const char *s, TrainConfig *c) {
     c->save_every_s = 0, c->save_every_steps = 0;
@@ -171,21 +164,71 @@ static int parse_save_every(const char *s, TrainConfig *c) {
     errno = 0;
     long long n = strtoll(s, &end, 10);
     if (end != s && (!strcmp(end, "steps") || !strcmp(end, "step"))) {
-        if (n <= 0 || errno) return err_usage("--save-every '%s': the step count must be a positive integer", s);
+        if (n <= 0 || errno || n > INT32_MAX)
+            return err_usage("--save-every '%s': the step count must be a positive integer (at most %d)", s, INT32_MAX);
         c->save_every_steps = n;
         return 0;
     }
-    double d = parse_duration(s);
-    if (d < 0) return err_usage("--save-every '%s': expected auto, 0, a duration like 90s, 5m or 1h, or Nsteps", s);
+    double d = args_parse_duration(s);
+    if (d < 0) return err_usage("--save-every '%s': expected auto, 0, a duration of at most a year like 90s, 5m or 1h, "
+                                "or Nsteps", s);
     c->save_every_s = d;
     return 0;
 }
 
+// The real-valued flags' ranges (the option table bounds integers only): outside them a value
+// means nothing for training (a negative rate, a momentum of 1 or more, a NaN from --config) or
+// is too large to be the float the model and optimizer keep.
+typedef struct {
+    const char *flag;
+    size_t off;          // of the double in Flags
+    double lo, hi;
+    int lo_open, hi_open;
+} DoubleRange;
+#define DR(flag, field, lo, lo_open, hi, hi_open) {flag, offsetof(Flags, field), lo, hi, lo_open, hi_open}
+static const DoubleRange DOUBLE_RANGES[] = {
+    DR("rope-base", rope_base, 1, 1, 1e12, 0),        DR("softcap", softcap, 0, 0, 1e6, 0),
+    DR("matrix-lr", matrix_lr, 0, 0, 1e3, 0),         DR("embedding-lr", embedding_lr, 0, 0, 1e3, 0),
+    DR("unembedding-lr", unembedding_lr, 0, 0, 1e3, 0), DR("weight-decay", weight_decay, 0, 0, 1e3, 0),
+    DR("momentum-start", momentum_start, 0, 0, 1, 1), DR("momentum-end", momentum_end, 0, 0, 1, 1),
+    DR("adam-eps", adam_eps, 0, 1, 1, 0),             DR("warmdown", warmdown, 0, 0, 1, 0),
+    DR("final-lr-frac", final_lr_frac, 0, 0, 1, 0),   DR("normuon-beta2", normuon_beta2, 0, 0, 1, 1),
+    DR("peak-flops", peak_flops, 0, 0, 1e18, 0),
+};
+#undef DR
+
+static int check_double_ranges(const Flags *f) {
+    for (size_t i = 0; i < sizeof DOUBLE_RANGES / sizeof *DOUBLE_RANGES; i++) {
+        const DoubleRange *r = &DOUBLE_RANGES[i];
+        double v = *(const double *)((const char *)f + r->off);
+        int ok = isfinite(v) && (r->lo_open ? v > r->lo : v >= r->lo) && (r->hi_open ? v < r->hi : v <= r->hi);
+        if (!ok)
+            return err_usage("--%s must be in %c%g, %g%c, got %g", r->flag, r->lo_open ? '(' : '[', r->lo, r->hi,
+                             r->hi_open ? ')' : ']', v);
+    }
+    return 0;
+}
+
+// A folder flag: not empty, and where something exists already it must be a folder. `must_exist`
+// for an input folder (--data).
+static int check_dir_flag(const char *flag, const char *path, int must_exist) {
+    if (!path) return 0;
+    if (!*path) return err_usage("--%s is empty: give a folder", flag);
+    if (path_exists(path) && !is_dir(path)) return err_usage("--%s %s: not a folder (it is a file)", flag, path);
+    if (must_exist && !path_exists(path)) return err_usage("--%s %s: no such folder", flag, path);
+    return 0;
+}
+
 // Flags -> TrainConfig. The preset sets the shape; --depth re-derives width and heads; explicit
-// shape flags win over both.
+// shape flags win over both. Every value is checked here, before any work: a bad one is a usage
+// error (exit 2) naming its flag, whether it came from the command line, --config or --resume.
 static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     *c = train_defaults();
     if (model_config_preset(f->preset, &c->model) != 0) return -1;
+    if (check_double_ranges(f) != 0) return -1;
+    if (check_dir_flag("data", f->data, 1) != 0 || check_dir_flag("run-dir", f->run_dir, 0) != 0 ||
+        check_dir_flag("cache", f->cache, 0) != 0)
+        return -1;
     ModelConfig *m = &c->model;
     int vocab = args_find(opts, "vocab-size")->seen ? f->vocab_size : m->vocab_size;
     int T = args_find(opts, "seq-len")->seen ? f->seq_len : m->seq_len;
@@ -201,8 +244,10 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     if (args_find(opts, "rope-base")->seen) m->rope_base = (float)f->rope_base;
     if (args_find(opts, "softcap")->seen) m->softcap = (float)f->softcap;
     if (args_find(opts, "window-pattern")->seen) {
+        if (!f->window_pattern || !*f->window_pattern)
+            return err_usage("--window-pattern is empty: give letters S and L, e.g. SSSL (L = every layer full)");
         if (strlen(f->window_pattern) >= sizeof m->window_pattern)
-            return err_set("--window-pattern '%s' is longer than %zu letters", f->window_pattern, sizeof m->window_pattern - 1);
+            return err_usage("--window-pattern '%s' is longer than %zu letters", f->window_pattern, sizeof m->window_pattern - 1);
         snprintf(m->window_pattern, sizeof m->window_pattern, "%s", f->window_pattern);
     }
     m->window = f->window > 0 ? f->window : model_config_default_window(T);
@@ -227,10 +272,13 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     o->cautious_wd = f->cautious_wd;
     if (!strcmp(f->ortho, "polar-express")) o->ortho = ORTHO_POLAR_EXPRESS;
     else if (!strcmp(f->ortho, "newton-schulz")) o->ortho = ORTHO_NEWTON_SCHULZ;
-    else return err_set("--ortho must be polar-express or newton-schulz, got '%s'", f->ortho);
-    if (optim_config_check(o) != 0) return -1;
+    else return err_usage("--ortho must be polar-express or newton-schulz, got '%s'", f->ortho);
+    if (o->ortho == ORTHO_POLAR_EXPRESS && f->ns_steps > 5)
+        return err_usage("--ns-steps %d: Polar Express has 5 coefficient sets, so 1..5 (or --ortho newton-schulz for up "
+                         "to 100)", f->ns_steps);
+    if (optim_config_check(o) != 0) return err_mark_usage();
     KernelPrecision prec;
-    if (kernels_precision_parse(f->precision, &prec) != 0) return -1;
+    if (kernels_precision_parse(f->precision, &prec) != 0) return err_mark_usage();
     c->precision = (int)prec;
     if (model_config_validate(m) != 0) return -1;
     // The batch and the learning-rate reference batch follow the preset unless given.
@@ -241,9 +289,21 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     c->batch_tokens = args_find(opts, "batch-tokens")->seen ? f->batch_tokens : kit ? 524288 : 16384;
     c->device_batch = args_find(opts, "device-batch")->seen ? f->device_batch : 16;
     if (!args_find(opts, "lr-batch-ref")->seen) o->ref_batch_tokens = kit ? 524288 : 4096;
-    c->budget_s = parse_duration(f->budget);
-    if (c->budget_s <= 0 && f->steps == 0)
-        return err_set("--budget '%s': expected a positive duration like 90s, 5m or 1h", f->budget);
+    // The step's rows and micro-batches are counted in ints (train.c): bound them here, where the
+    // message can name the flags, and check the batch splits as train.c will split it.
+    const int64_t rows = c->batch_tokens / T, world = dist_world();
+    if (rows > INT32_MAX)
+        return err_usage("--batch-tokens %lld / --seq-len %d = %lld rows per step; at most %d fit: lower --batch-tokens",
+                         (long long)c->batch_tokens, T, (long long)rows, INT32_MAX);
+    if (world == 1 && c->batch_tokens % ((int64_t)c->device_batch * T) != 0)
+        return err_usage("--batch-tokens %lld is not a multiple of --device-batch %d x --seq-len %d = %lld tokens per "
+                         "micro-batch", (long long)c->batch_tokens, c->device_batch, T, (long long)c->device_batch * T);
+    if (c->batch_tokens % (T * world) != 0)
+        return err_usage("--batch-tokens %lld is not a multiple of %lld ranks x --seq-len %d: the step's rows cannot be "
+                         "split evenly over the ranks", (long long)c->batch_tokens, (long long)world, T);
+    c->budget_s = args_parse_duration(f->budget);
+    if (!(c->budget_s > 0))
+        return err_usage("--budget '%s': expected a positive duration of at most a year, like 90s, 5m or 1h", f->budget);
     c->steps = f->steps;
     c->stop_after = f->stop_after;
     c->excluded_steps = f->excluded_steps;
@@ -333,8 +393,8 @@ static int apply_resume(Option *opts, Flags *f) {
                                                                              : *(char **)gv != *(char **)sv)
                                             : memcmp(gv, sv, sz) != 0;
         if (differs && !resumable)
-            rc = err_usage("--%s conflicts with the run being resumed (its checkpoint's settings): a resumed run keeps "
-                           "its config; start a new run to change it", o->name);
+            rc = err_usage("--%s conflicts with the run being resumed (--resume %s: its checkpoint's settings): a "
+                           "resumed run keeps its config; start a new run to change it", o->name, f->resume);
         memcpy(sv, gv, sz);
         o->seen = 1;
     }

@@ -47,27 +47,27 @@ int model_config_preset(const char *name, ModelConfig *cfg) {
     // with the bf16 kernels (~15x faster) at the main job's 5 minutes: still ahead of depth 1, 4
     // and 6 at width 128 and depth 2 and 4 at width 256 (bench/preset_sweep.sh).
     if (!strcmp(name, "cpu")) { *cfg = model_config_from_depth(2, 8192, 256); return 0; }
-    return err_set("unknown preset '%s' (have: cpu, kit-d10)", name);
+    return err_usage("--preset: unknown preset '%s' (have: cpu, kit-d10)", name);
 }
 
 int model_config_validate(const ModelConfig *c) {
-    if (c->depth < 1) return err_set("--depth must be at least 1 (got %d)", c->depth);
-    if (c->n_embd < 1) return err_set("--n-embd must be positive (got %d)", c->n_embd);
-    if (c->n_head < 1 || c->n_kv_head < 1) return err_set("--n-head and --n-kv-head must be positive");
+    if (c->depth < 1) return err_usage("--depth must be at least 1 (got %d)", c->depth);
+    if (c->n_embd < 1) return err_usage("--n-embd must be positive (got %d)", c->n_embd);
+    if (c->n_head < 1 || c->n_kv_head < 1) return err_usage("--n-head and --n-kv-head must be positive");
     if (c->n_head % c->n_kv_head)
-        return err_set("--n-kv-head %d must divide --n-head %d (grouped-query attention)", c->n_kv_head, c->n_head);
-    if (c->head_dim < 2 || c->head_dim % 2) return err_set("--head-dim must be even and at least 2 (RoPE rotates pairs), got %d", c->head_dim);
-    if (c->seq_len < 1) return err_set("--seq-len must be positive (got %d)", c->seq_len);
-    if (c->vocab_size < 2 || c->vocab_size > 65536) return err_set("--vocab-size must be in [2, 65536] (got %d)", c->vocab_size);
-    if (c->mlp_ratio < 1) return err_set("--mlp-ratio must be at least 1 (got %d)", c->mlp_ratio);
-    if (!(c->rope_base > 1.0f)) return err_set("--rope-base must be greater than 1 (got %g)", c->rope_base);
-    if (c->softcap < 0) return err_set("--softcap must be >= 0 (0 disables it), got %g", c->softcap);
+        return err_usage("--n-kv-head %d must divide --n-head %d (grouped-query attention)", c->n_kv_head, c->n_head);
+    if (c->head_dim < 2 || c->head_dim % 2) return err_usage("--head-dim must be even and at least 2 (RoPE rotates pairs), got %d", c->head_dim);
+    if (c->seq_len < 1) return err_usage("--seq-len must be positive (got %d)", c->seq_len);
+    if (c->vocab_size < 2 || c->vocab_size > 65536) return err_usage("--vocab-size must be in [2, 65536] (got %d)", c->vocab_size);
+    if (c->mlp_ratio < 1) return err_usage("--mlp-ratio must be at least 1 (got %d)", c->mlp_ratio);
+    if (!(c->rope_base > 1.0f)) return err_usage("--rope-base must be greater than 1 (got %g)", c->rope_base);
+    if (c->softcap < 0) return err_usage("--softcap must be >= 0 (0 disables it), got %g", c->softcap);
     size_t n = strnlen(c->window_pattern, sizeof c->window_pattern);
     if (n >= sizeof c->window_pattern || strspn(c->window_pattern, "SL") != n)
-        return err_set("--window-pattern must be 1-%zu letters S (sliding window) or L (full attention), e.g. SSSL; "
+        return err_usage("--window-pattern must be 1-%zu letters S (sliding window) or L (full attention), e.g. SSSL; "
                        "got '%.*s'", sizeof c->window_pattern - 1, (int)n, c->window_pattern);
     if (strchr(c->window_pattern, 'S') && c->window < 1)
-        return err_set("--window must be at least 1 key for the S layers of --window-pattern %s (got %d)",
+        return err_usage("--window must be at least 1 key for the S layers of --window-pattern %s (got %d)",
                        c->window_pattern, c->window);
     return 0;
 }
@@ -96,6 +96,9 @@ double model_config_flops_per_token(const ModelConfig *c) {
 // ---------------------------------------------------------------------------------------------
 
 #include <cjson/cJSON.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 
 #define CONFIG_FIELDS(X)                                                                              \
@@ -114,25 +117,47 @@ char *model_config_to_json(const ModelConfig *c) {
     return s;
 }
 
+// A number of the JSON config as the field's type. Checked before the conversion: a double outside
+// int's (or float's) range converts with undefined behaviour.
+static int json_field(const cJSON *o, const char *name, int is_int, double *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!cJSON_IsNumber(v)) return err_usage("model config: \"%s\" is missing or not a number", name);
+    double d = v->valuedouble;
+    if (is_int && !(isfinite(d) && d == floor(d) && d >= INT_MIN && d <= INT_MAX))
+        return err_usage("model config: \"%s\" is %.17g, not an integer in int's range", name, d);
+    if (!is_int && !(isfinite(d) && fabs(d) <= FLT_MAX))
+        return err_usage("model config: \"%s\" is %.17g, not a finite float", name, d);
+    *out = d;
+    return 0;
+}
+
 int model_config_from_json(const char *json, ModelConfig *c) {
     cJSON *o = cJSON_Parse(json);
-    if (!o) return err_set("model config is not valid JSON");
+    if (!o) return err_usage("model config is not valid JSON");
+    double d;
     const cJSON *v;
-#define GET(f, t)                                                                       \
-    v = cJSON_GetObjectItemCaseSensitive(o, #f);                                        \
-    if (!cJSON_IsNumber(v)) { cJSON_Delete(o); return err_set("model config lacks \"%s\"", #f); } \
-    c->f = (t)v->valuedouble;
+    // (t)0.5 is 0 for the int fields only
+#define GET(f, t)                                           \
+    if (json_field(o, #f, (t)0.5 == (t)0, &d) != 0) {       \
+        cJSON_Delete(o);                                    \
+        return -1;                                          \
+    }                                                       \
+    c->f = (t)d;
     CONFIG_FIELDS(GET)
 #undef GET
     v = cJSON_GetObjectItemCaseSensitive(o, "window_pattern");  // absent before sliding windows: "L"
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "window");
     if (v && (!cJSON_IsString(v) || strlen(v->valuestring) >= sizeof c->window_pattern)) {
         cJSON_Delete(o);
-        return err_set("model config: \"window_pattern\" must be a string of at most %zu letters",
-                       sizeof c->window_pattern - 1);
+        return err_usage("model config: \"window_pattern\" must be a string of at most %zu letters",
+                         sizeof c->window_pattern - 1);
     }
     snprintf(c->window_pattern, sizeof c->window_pattern, "%s", v ? v->valuestring : "L");
-    c->window = cJSON_IsNumber(w) ? (int)w->valuedouble : model_config_default_window(c->seq_len);
+    if (w && json_field(o, "window", 1, &d) != 0) {
+        cJSON_Delete(o);
+        return -1;
+    }
+    c->window = w ? (int)d : model_config_default_window(c->seq_len);
     cJSON_Delete(o);
     return 0;
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "report/csv.h"
+#include "util/csv.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "report/csv.h"
+#include "util/csv.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"

@@ -19,8 +19,8 @@ check "bad integer"             2 "--vocab-size expects an integer" $F tokenizer
 check "vocab below 256+9"       2 "--vocab-size must be between 265" $F tokenizer train --out "$tmp/t" --vocab-size 264
 check "train needs --out"       2 "--out DIR is required"     $F tokenizer train
 check "tokenizer subcommand"    2 "unknown command 'x'"        $F tokenizer x
-check "missing tokenizer dir"   1 "tokenizer.json"             $F tokenizer encode --tokenizer "$tmp/none" --text hi
-check "missing input file"      1 "$tmp/none.jsonl"            $F tokenizer train --out "$tmp/t" --input "$tmp/none.jsonl"
+check "missing tokenizer dir"   2 "--tokenizer $tmp/none: no such folder"           $F tokenizer encode --tokenizer "$tmp/none" --text hi
+check "missing input file"      2 "$tmp/none.jsonl"            $F tokenizer train --out "$tmp/t" --input "$tmp/none.jsonl"
 [ -e "$tmp/t" ] && { echo "FAIL: a failed train left $tmp/t behind"; fails=$((fails+1)); }
 
 # A small tokenizer through the CLI, then encode -> decode is the identity.
@@ -33,8 +33,8 @@ back=$($F tokenizer decode --tokenizer "$tmp/tok" $ids)
 if [ "$back" == "$text" ]; then echo "ok: encode/decode round trip via CLI"; else echo "FAIL: round trip gave '$back'"; fails=$((fails+1)); fi
 back=$(printf '%s' "$text" | $F tokenizer encode --tokenizer "$tmp/tok" 2>/dev/null | $F tokenizer decode --tokenizer "$tmp/tok")
 if [ "$back" == "$text" ]; then echo "ok: stdin round trip"; else echo "FAIL: stdin round trip gave '$back'"; fails=$((fails+1)); fi
-check "decode bad id"           1 "outside the vocabulary"     $F tokenizer decode --tokenizer "$tmp/tok" 99999
-check "decode garbage"          1 "expected a token id"        $F tokenizer decode --tokenizer "$tmp/tok" 12 abc
+check "decode bad id"           2 "outside the vocabulary"     $F tokenizer decode --tokenizer "$tmp/tok" 99999
+check "decode garbage"          2 "expected a token id"        $F tokenizer decode --tokenizer "$tmp/tok" 12 abc
 
 # prepare on a tiny corpus: works, then says it is cached; bad JSON names file:line.
 mkdir -p "$tmp/tr" "$tmp/va"

@@ -2,8 +2,8 @@
 # tests/eval/test_eval_cli.sh — `frontier eval` and `frontier sample` on two tiny trained runs:
 # A on the default prepared data (vocab 8192, config "data" null), B on a tiny prepared corpus
 # (vocab 400, config "data" set). eval reproduces the val_bpb train wrote to summary.json; --input
-# works and cleans up; a missing or truncated checkpoint is bad input (exit 2) and another run's
-# tokenizer a runtime error (exit 1), each with a clear message; bad flags exit 2. Runs from the
+# works and cleans up; a missing, truncated or mismatched checkpoint (another run's tokenizer) and a
+# missing --input file are bad input (exit 2), each with a clear message; bad flags exit 2. Runs from the
 # project root.
 set -uo pipefail
 F=./frontier
@@ -66,17 +66,17 @@ mkdir -p "$tmp/t"
 check "eval --input jsonl"        0 '"val_bpb":' env TMPDIR="$tmp/t" $F eval --ckpt "$tmp/a" --input "$tmp/in.jsonl"
 check "eval --input jsonl + txt"  0 "2 inputs, 3 documents" env TMPDIR="$tmp/t" $F eval --ckpt "$tmp/a" --input "$tmp/in.jsonl" --input "$tmp/in.txt" --seq-len 32
 [ -z "$(ls -A "$tmp/t")" ] && ok "no temporary folder left" || bad "eval left $(ls "$tmp/t") in TMPDIR"
-check "eval --input missing file" 1 "$tmp/none.jsonl" $F eval --ckpt "$tmp/a" --input "$tmp/none.jsonl"
+check "eval --input missing file" 2 "$tmp/none.jsonl" $F eval --ckpt "$tmp/a" --input "$tmp/none.jsonl"
 
-# A missing or broken checkpoint is bad input (exit 2); a mismatched pair a runtime error (exit 1).
-check "missing checkpoint"        2 "$tmp/none/model.safetensors" $F eval --ckpt "$tmp/none"
+# A missing, broken or mismatched checkpoint is bad input (exit 2).
+check "missing checkpoint"        2 "--ckpt $tmp/none: no such run folder" $F eval --ckpt "$tmp/none"
 mkdir -p "$tmp/trunc" && cp -r "$tmp/a/tokenizer" "$tmp/a/config.json" "$tmp/trunc/"
 head -c 100000 "$tmp/a/model.safetensors" > "$tmp/trunc/model.safetensors"
 check "truncated checkpoint"      2 "truncated"                     $F eval --ckpt "$tmp/trunc"
 check "truncated (sample)"        2 "truncated"                     $F sample --ckpt "$tmp/trunc" -n 5
 mkdir -p "$tmp/mixed" && cp "$tmp/a/model.safetensors" "$tmp/a/config.json" "$tmp/mixed/" && cp -r "$tmp/b/tokenizer" "$tmp/mixed/"
-check "another run's tokenizer"   1 "use the tokenizer folder of the same run" $F eval --ckpt "$tmp/mixed"
-check "another run's tokenizer (sample)" 1 "(vocab 400)"           $F sample --ckpt "$tmp/mixed"
+check "another run's tokenizer"   2 "use the tokenizer folder of the same run" $F eval --ckpt "$tmp/mixed"
+check "another run's tokenizer (sample)" 2 "(vocab 400)"           $F sample --ckpt "$tmp/mixed"
 
 # sample: text on stdout; same seed, same text; greedy runs into the context and says so.
 s1=$($F sample --ckpt "$tmp/a" --prompt "The cell" -n 12 --seed 5 2>/dev/null); rc=$?
@@ -97,7 +97,7 @@ check "eval --seq-len too long"   2 "exceeds the model's seq_len 64" $F eval --c
 check "eval bad --precision"      2 "--precision must be auto, fp32 or bf16, got 'fp16'" $F eval --ckpt "$tmp/a" --precision fp16
 check "sample needs --ckpt"       2 "--ckpt RUN_DIR is required"    $F sample
 check "sample -n < 0"             2 "-n must be between 0"          $F sample --ckpt "$tmp/a" -n -1
-check "sample --temperature < 0"  2 "--temperature must be >= 0"    $F sample --ckpt "$tmp/a" --temperature -0.5
+check "sample --temperature < 0"  2 "--temperature must be between 0 and 1000"    $F sample --ckpt "$tmp/a" --temperature -0.5
 check "sample --top-k < 0"        2 "--top-k must be between 0"     $F sample --ckpt "$tmp/a" --top-k -1
 check "sample unknown short flag" 2 "unknown flag '-x'"             $F sample --ckpt "$tmp/a" -x 3
 check "sample --help shows -n"    0 "-n N"                          $F sample --help

@@ -64,22 +64,3 @@ static inline const char *fuzz_file(const char *name, const void *data, size_t s
     if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0) FUZZ_FAIL("cannot write %s", path);
     return path;
 }
-
-// Known bugs outside the files this suite may fix (tests/fuzz/README.md, "Known"): readers that
-// convert a JSON number to int / int64_t without a range check (undefined behaviour for numbers
-// outside the type). Inputs with such numbers are skipped, so that the fuzzer goes on past them;
-// tests/fuzz/crashes/ keeps a reproducer of each.
-// 1 when text is JSON whose numbers are all finite with |v| < limit (or not JSON at all).
-static inline int fuzz_json_numbers_below_j(const cJSON *j, double limit) {
-    for (; j; j = j->next) {
-        if (cJSON_IsNumber(j) && !(fabs(j->valuedouble) < limit)) return 0;
-        if (j->child && !fuzz_json_numbers_below_j(j->child, limit)) return 0;
-    }
-    return 1;
-}
-static inline int fuzz_json_numbers_below(const char *text, size_t len, double limit) {
-    cJSON *j = cJSON_ParseWithLength(text, len);
-    int ok = fuzz_json_numbers_below_j(j, limit);
-    cJSON_Delete(j);
-    return ok;
-}

@@ -145,5 +145,5 @@ out=$(/usr/bin/python3 research/example_proposer.py < "$tmp/bundle.json") && gre
 # 6. the report subcommand
 check "report" 0 "report" $F research report "$tmp/b" --out "$tmp/b.html" --md "$tmp/b.md"
 [ -s "$tmp/b.html" ] && [ -s "$tmp/b.md" ] && ok "report files written" || bad "report files missing"
-check "report of a non-research folder" 1 "no ledger there" $F research report "$tmp"
+check "report of a non-research folder" 2 "not a research folder (no results.tsv)" $F research report "$tmp"
 [ "$fails" -eq 0 ]

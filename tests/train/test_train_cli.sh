@@ -122,7 +122,7 @@ $F tokenizer train --input "${FRONTIER_DATA:-../shared/data}/text/val" --vocab-s
 expect_fail "tokenizer vs shards" "were made with tokenizer" $F train "${TINY[@]}" --data "$tmp/data2" --steps 1 --run-dir "$tmp/e"
 
 # divergence: a NaN/inf loss stops with a clear message and saves nothing
-expect_fail "diverging run"      "training diverged"   $F train "${TINY[@]}" --steps 30 --embedding-lr 1e30 --unembedding-lr 1e30 --lr-batch-ref 512 --run-dir "$tmp/f"
+expect_fail "diverging run"      "training diverged"   $F train "${TINY[@]}" --steps 30 --embedding-lr 1000 --unembedding-lr 1000 --matrix-lr 1000 --lr-batch-ref 512 --run-dir "$tmp/f"
 [ ! -e "$tmp/f/model.safetensors" ] && ok "no checkpoint written after divergence" || bad "a diverged run saved a checkpoint"
 
 echo "train cli: $fails failed"

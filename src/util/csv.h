@@ -1,4 +1,4 @@
-// report/csv.h — CSV as RFC 4180 defines it: written here, read with libcsv.
+// util/csv.h — CSV as RFC 4180 defines it: written here, read with libcsv.
 //
 // A field is written as it is unless it holds a comma, a double quote, CR or LF (or starts or ends
 // with a space or tab, which readers trim from unquoted fields): then it is put in double quotes

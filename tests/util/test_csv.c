@@ -1,9 +1,9 @@
-// tests/report/test_csv.c — RFC 4180 CSV (report/csv.h): fields with commas, quotes, CR, LF and
+// tests/util/test_csv.c — RFC 4180 CSV (util/csv.h): fields with commas, quotes, CR, LF and
 // edge spaces survive a write + read round trip with the right line numbers; malformed CSV is an
 // error naming path:line.
 #include "test_util.h"
 
-#include "report/csv.h"
+#include "util/csv.h"
 
 typedef struct {
     char *fields[16][8];

@@ -1,5 +1,5 @@
-// report/csv.c — RFC 4180 CSV (see csv.h).
-#include "report/csv.h"
+// util/csv.c — RFC 4180 CSV (see csv.h).
+#include "util/csv.h"
 
 #include <csv.h>
 #include <stdlib.h>
