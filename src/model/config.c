@@ -51,15 +51,19 @@ int model_config_preset(const char *name, ModelConfig *cfg) {
 }
 
 int model_config_validate(const ModelConfig *c) {
-    if (c->depth < 1) return err_usage("--depth must be at least 1 (got %d)", c->depth);
-    if (c->n_embd < 1) return err_usage("--n-embd must be positive (got %d)", c->n_embd);
-    if (c->n_head < 1 || c->n_kv_head < 1) return err_usage("--n-head and --n-kv-head must be positive");
+    // The upper bounds are those of the flags (cli/cmd_train.c): a config read from a file gets no
+    // shape the command line would refuse, and every size product below stays far inside size_t.
+    if (c->depth < 1 || c->depth > 256) return err_usage("--depth must be in [1, 256] (got %d)", c->depth);
+    if (c->n_embd < 1 || c->n_embd > 65536) return err_usage("--n-embd must be in [1, 65536] (got %d)", c->n_embd);
+    if (c->n_head < 1 || c->n_kv_head < 1 || c->n_head > 1024 || c->n_kv_head > 1024)
+        return err_usage("--n-head and --n-kv-head must be in [1, 1024] (got %d, %d)", c->n_head, c->n_kv_head);
     if (c->n_head % c->n_kv_head)
         return err_usage("--n-kv-head %d must divide --n-head %d (grouped-query attention)", c->n_kv_head, c->n_head);
-    if (c->head_dim < 2 || c->head_dim % 2) return err_usage("--head-dim must be even and at least 2 (RoPE rotates pairs), got %d", c->head_dim);
-    if (c->seq_len < 1) return err_usage("--seq-len must be positive (got %d)", c->seq_len);
+    if (c->head_dim < 2 || c->head_dim % 2 || c->head_dim > 4096)
+        return err_usage("--head-dim must be even and in [2, 4096] (RoPE rotates pairs), got %d", c->head_dim);
+    if (c->seq_len < 1 || c->seq_len > (1 << 20)) return err_usage("--seq-len must be in [1, 1048576] (got %d)", c->seq_len);
     if (c->vocab_size < 2 || c->vocab_size > 65536) return err_usage("--vocab-size must be in [2, 65536] (got %d)", c->vocab_size);
-    if (c->mlp_ratio < 1) return err_usage("--mlp-ratio must be at least 1 (got %d)", c->mlp_ratio);
+    if (c->mlp_ratio < 1 || c->mlp_ratio > 64) return err_usage("--mlp-ratio must be in [1, 64] (got %d)", c->mlp_ratio);
     if (!(c->rope_base > 1.0f)) return err_usage("--rope-base must be greater than 1 (got %g)", c->rope_base);
     if (c->softcap < 0) return err_usage("--softcap must be >= 0 (0 disables it), got %g", c->softcap);
     size_t n = strnlen(c->window_pattern, sizeof c->window_pattern);

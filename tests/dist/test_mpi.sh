@@ -6,7 +6,10 @@
 #   2. resume across rank counts: a 2-rank checkpoint resumes on 1 rank and a 1-rank one on 2 ranks,
 #      and both end where the uninterrupted run ends;
 #   3. failure: a rank that errors, and a rank killed with SIGKILL, make the job exit non-zero within
-#      seconds (no hang), and no half-written checkpoint is left.
+#      seconds (no hang), and no half-written checkpoint is left;
+#   4. a signal to one rank: SIGTERM to rank 1 alone stops both ranks at the same step with one
+#      checkpoint (the ranks agree) and exit 143; resumed on 2 ranks, the run ends with the bits of
+#      the uninterrupted 2-rank run (losses and weights).
 # Skipped (exit 77 with a SKIP line: tests/run.sh reports SKIP, a failure under CI=true) only when
 # mpirun or an MPI build is missing: scripts/setup.sh installs both, and `make test` builds with MPI
 # once they are there.
@@ -124,4 +127,39 @@ else
   fi
 fi
 [ ! -e "$tmp/f2/model.safetensors" ] && ok "no checkpoint from the killed run" || bad "killed run left a checkpoint"
+
+# the tensors of two safetensors files are bit-identical (the metadata names the run folder)
+same_tensors() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import sys; sys.path.insert(0, "tests/util")
+from safetensors_read import load
+a, b = load(sys.argv[1])[0], load(sys.argv[2])[0]
+sys.exit(0 if a.keys() == b.keys() and all(a[k][1].tobytes() == b[k][1].tobytes() for k in a) else 1)
+PY
+}
+# 4. SIGTERM to one rank: the ranks agree to stop, checkpoint once, exit 143; the resume is exact.
+S4=("${TINY[@]}" --steps 16 --save-every 4steps)
+"${MPI[@]}" $F train "${S4[@]}" --run-dir "$tmp/s_ref" > "$tmp/s_ref.log" 2>&1 || { bad "2-rank reference (16 steps)"; tail "$tmp/s_ref.log"; }
+"${MPI[@]}" $F train "${S4[@]}" --run-dir "$tmp/s_int" > "$tmp/s_int.log" 2>&1 &
+mpid=$!
+victim=""
+for _ in $(seq 1 150); do  # rank 1 once 6 steps are logged (after the step-4 checkpoint)
+  [ -s "$tmp/s_int/metrics.jsonl" ] && [ "$(wc -l < "$tmp/s_int/metrics.jsonl")" -ge 6 ] \
+    && victim=$(pgrep -P $mpid -f "frontier train" | tail -1) && [ -n "$victim" ] && break
+  sleep 0.1
+done
+if [ -z "$victim" ]; then bad "SIGTERM test: no rank to signal"; kill -9 $mpid 2>/dev/null; wait $mpid
+else
+  kill -TERM "$victim"; wait $mpid; rc=$?
+  stopped=$(sed -n 's/.*"steps":[[:space:]]*\([0-9]*\).*/\1/p' "$tmp/s_int/summary.json" 2>/dev/null | head -1)
+  if [ $rc -eq 143 ] && grep -q '"signal":[[:space:]]*"SIGTERM"' "$tmp/s_int/summary.json" 2>/dev/null \
+     && [ "$(readlink "$tmp/s_int/latest")" = "checkpoints/step-$(printf %08d "${stopped:-0}")" ] && [ "${stopped:-16}" -lt 16 ]; then
+    ok "SIGTERM to rank 1 alone: both ranks stop at step $stopped with a checkpoint there, exit 143"
+  else bad "SIGTERM to rank 1: exit $rc, stopped at '${stopped:-?}', latest -> $(readlink "$tmp/s_int/latest")"; tail -5 "$tmp/s_int.log"; fi
+  "${MPI[@]}" $F train --resume "$tmp/s_int" --quiet > "$tmp/s_res.log" 2>&1 || { bad "resume after SIGTERM"; tail "$tmp/s_res.log"; }
+  losses "$tmp/s_ref/metrics.jsonl" > "$tmp/ls_ref"; losses "$tmp/s_int/metrics.jsonl" > "$tmp/ls_int"
+  if cmp -s "$tmp/ls_ref" "$tmp/ls_int" && same_tensors "$tmp/s_ref/latest/model.safetensors" "$tmp/s_int/latest/model.safetensors"; then
+    ok "resumed on 2 ranks: the uninterrupted run's $(wc -l < "$tmp/ls_ref") losses and weights, bit for bit"
+  else bad "resume after SIGTERM differs from the uninterrupted 2-rank run"; diff "$tmp/ls_ref" "$tmp/ls_int" | head -4; fi
+fi
 [ "$fails" -eq 0 ]

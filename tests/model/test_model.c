@@ -567,6 +567,21 @@ static void test_window_pattern_config(void **state) {
     c.window = 0;
     assert_int_equal(model_config_validate(&c), -1);
     assert_non_null(strstr(err_msg(), "--window"));
+    // A config read from a file gets the flags' bounds: a depth of 555,555,555 once passed and made
+    // the FLOP count loop for minutes (found by tests/fuzz/fuzz_config).
+    c.window = 1;
+    c.depth = 555555555;
+    assert_int_equal(model_config_validate(&c), -1);
+    assert_non_null(strstr(err_msg(), "--depth must be in [1, 256]"));
+    c.depth = 6;
+    c.seq_len = (1 << 20) + 1;
+    assert_int_equal(model_config_validate(&c), -1);
+    assert_non_null(strstr(err_msg(), "--seq-len"));
+    c.seq_len = 2048;
+    c.mlp_ratio = 65;
+    assert_int_equal(model_config_validate(&c), -1);
+    c.mlp_ratio = 4;
+    assert_int_equal(model_config_validate(&c), 0);
 }
 
 int main(void) {
