@@ -219,6 +219,16 @@ const Option *args_find(const Option *opts, const char *name) {
     return NULL;
 }
 
+// A string setting read from JSON lives as long as the process, like argv's: the option's
+// destination points into it. Every copy stays listed here so that it is reachable to the end
+// (and no leak checker reports it).
+static const char *keep_string(const char *s) {
+    static char **kept;
+    static size_t n, cap;
+    if (n == cap) kept = xrealloc(kept, (cap = cap ? 2 * cap : 16) * sizeof *kept);
+    return kept[n++] = xstrdup(s);
+}
+
 // A value from a settings file, held to the same rules as on the command line. Every error is a
 // bad-input one (exit 2) naming the file and the key.
 static int set_from_json(Option *o, const cJSON *v, const char *path) {
@@ -256,7 +266,7 @@ static int set_from_json(Option *o, const cJSON *v, const char *path) {
     case OPT_STRING:
         if (cJSON_IsNull(v)) { *(const char **)o->dest = NULL; return 0; }
         if (!cJSON_IsString(v)) return err_usage("%s: \"%s\" must be a string", path, o->name);
-        *(const char **)o->dest = xstrdup(v->valuestring);  // lives as long as the process
+        *(const char **)o->dest = keep_string(v->valuestring);
         return 0;
     case OPT_LIST: return err_usage("%s: \"%s\" can only be given on the command line", path, o->name);
     }

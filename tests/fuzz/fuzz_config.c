@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct cJSON *j = args_to_json(opts);
         cJSON_Delete(j);
     }
-    free((char *)f.name);  // set_from_json copies strings "for the life of the process"
+    free((char *)f.name);  // the copy args_load_json keeps for the life of the process
     free(text);
     return 0;
 }
