@@ -1588,8 +1588,8 @@ static int report_load(Report *r, const char *run_dir) {
         snprintf(r->roofline_note, sizeof r->roofline_note, "Roofs from roofline.json (measured peaks of this machine).");
     } else {
         snprintf(r->roofline_note, sizeof r->roofline_note,
-                 "No roofline.json: the compute roof is summary.json's peak_flops and the memory slope is 29 GB/s, the "
-                 "DRAM bandwidth measured for this machine class (SPEC §7).");
+                 "No roofline.json: the compute roof is summary.json's peak_flops and the memory slope an assumed "
+                 "29 GB/s (frontier profile writes the measured figures).");
     }
     free(p);
     if (!(r->peak_flops > 0)) r->peak_flops = 384e9;

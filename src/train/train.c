@@ -49,6 +49,11 @@ TrainConfig train_defaults(void) {
 
 double machine_peak_flops(void) { return machine_peak_fp32_flops(NULL); }
 
+double machine_peak_bandwidth(void) {
+    MachinePeak p;
+    return machine_peak_get(NULL, &p) == 0 && p.triad_bw > 0 ? p.triad_bw : 29e9;
+}
+
 // bf16 training is held to the peak of the engine its GEMMs run on: AMX's tiles when the active
 // table's matmul_nt is AMX's (FRONTIER_KERNELS=amx on an AMX CPU), else AVX512_BF16's vdpbf16ps.
 double machine_peak_flops_for(int precision) {
@@ -523,7 +528,8 @@ static int write_profile(const TrainConfig *cfg, double faults_per_step) {
     prof_enable(0);
     kernels_set_profiling(0);
     // bf16 training: the roofline's compute roof is the bf16 peak (the matmuls run on it)
-    double peak = cfg->peak_flops > 0 ? cfg->peak_flops : machine_peak_flops_for(cfg->precision), bw = MACHINE_PEAK_BW;
+    double peak = cfg->peak_flops > 0 ? cfg->peak_flops : machine_peak_flops_for(cfg->precision),
+           bw = machine_peak_bandwidth();
     ProfSummary s;
     prof_summarize(&s);
     char *trace = path_join(cfg->run_dir, "trace.json"), *csv = path_join(cfg->run_dir, "profile.csv");

@@ -97,5 +97,6 @@ double machine_peak_flops_for(int precision);
 // This machine's fp32 peak FLOP/s for this process's threads, measured once and cached in
 // cache/peak.json (kernels/peak.h; `frontier info --peak` prints it): the MFU denominator.
 double machine_peak_flops(void);
-// Memory bandwidth for the roofline: SPEC §7's measured ~29 GB/s for both cores.
-#define MACHINE_PEAK_BW 29e9
+// The roofline's memory slope: this machine's measured all-thread triad bandwidth in bytes/s
+// (cache/peak.json, measured once if absent); 29e9 if it cannot be measured.
+double machine_peak_bandwidth(void);
