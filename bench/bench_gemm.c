@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/amx_matmul.h"
-#include "kernels/cpu.h"
+#include "kernels/gemm/amx_matmul.h"
+#include "kernels/cpu/cpu.h"
 #include "kernels/kernels.h"
-#include "kernels/peak.h"
-#include "kernels/simd_matmul.h"
+#include "kernels/cpu/peak.h"
+#include "kernels/gemm/simd_matmul.h"
 #include "model/config.h"
 #include "util/error.h"
 #include "util/mem.h"

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/avx512_ops.h"
-#include "kernels/cpu.h"
+#include "kernels/rows/avx512_ops.h"
+#include "kernels/cpu/cpu.h"
 #include "kernels/ref.h"
 #include "model/config.h"
 #include "util/timer.h"

@@ -7,9 +7,9 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "dist/dist.h"
-#include "kernels/cpu.h"
+#include "kernels/cpu/cpu.h"
 #include "kernels/kernels.h"
-#include "kernels/peak.h"
+#include "kernels/cpu/peak.h"
 #include "util/error.h"
 #include "util/fileio.h"
 

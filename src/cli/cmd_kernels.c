@@ -1,14 +1,14 @@
-// cli/cmd_kernels.c — `frontier kernels check|bench`: the kernel lab (kernels/lab.h).
+// cli/cmd_kernels.c — `frontier kernels check|bench`: the kernel lab (kernels/lab/lab.h).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "kernels/cpu.h"
+#include "kernels/cpu/cpu.h"
 #include "kernels/kernels.h"
-#include "kernels/lab.h"
-#include "kernels/peak.h"
+#include "kernels/lab/lab.h"
+#include "kernels/cpu/peak.h"
 #include "kernels/ref.h"
 #include "model/config.h"
 #include "util/error.h"
@@ -244,7 +244,10 @@ static int kernels_bench_cmd(int argc, char **argv) {
     if (bad) return 2;
     MachinePeak peak;
     if (machine_peak_get(cache, &peak)) return report_error();
-    LabBenchOpts o = {.preset = preset, .rows = rows, .op = op, .seconds = seconds, .bf16 = t.bf16 && !no_bf16,
+    LabShape shape = {.n_embd = m.n_embd, .mlp_ratio = m.mlp_ratio, .n_head = m.n_head, .n_kv_head = m.n_kv_head,
+                      .head_dim = m.head_dim, .seq_len = m.seq_len, .vocab_size = m.vocab_size,
+                      .window = model_config_default_window(m.seq_len)};
+    LabBenchOpts o = {.preset = preset, .shape = shape, .rows = rows, .op = op, .seconds = seconds, .bf16 = t.bf16 && !no_bf16,
                       .amx = t.amx16 && !no_bf16, .cold = cold, .peak = &peak};
     if (t.amx_emu && named) printf("amx_bf16: not timed: this CPU has no AMX (its emulator is for checks only)\n");
     printf("peak: fp32 %.1f GFLOP/s, bf16 %.1f GFLOP/s, triad %.1f GB/s (%d threads; %s/peak.json)\n",

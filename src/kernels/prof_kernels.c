@@ -2,7 +2,7 @@
 // carrying its analytic FLOPs and bytes (cost.h), then calls the same op of the table that was
 // active when profiling began. kernels_set_profiling() switches it in and out.
 #include "kernels/cost.h"
-#include "kernels/gemm_driver.h"
+#include "kernels/gemm/gemm_driver.h"
 #include "kernels/kernels.h"
 #include "profile/profile.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/head.h"
+#include "kernels/head/head.h"
 #include "kernels/kernels.h"
 #include "profile/profile.h"
 #include "util/error.h"

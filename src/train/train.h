@@ -95,7 +95,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res);
 double machine_peak_flops_for(int precision);
 
 // This machine's fp32 peak FLOP/s for this process's threads, measured once and cached in
-// cache/peak.json (kernels/peak.h; `frontier info --peak` prints it): the MFU denominator.
+// cache/peak.json (kernels/cpu/peak.h; `frontier info --peak` prints it): the MFU denominator.
 double machine_peak_flops(void);
 // The roofline's memory slope: this machine's measured all-thread triad bandwidth in bytes/s
 // (cache/peak.json, measured once if absent); 29e9 if it cannot be measured.

@@ -21,10 +21,10 @@
 
 #include "test_util.h"
 
-#include "kernels/avx2_ops.h"
-#include "kernels/avx2_vmath.h"
-#include "kernels/avx512_vmath.h"
-#include "kernels/cpu.h"
+#include "kernels/rows/avx2_ops.h"
+#include "kernels/simd/avx2_vmath.h"
+#include "kernels/simd/avx512_vmath.h"
+#include "kernels/cpu/cpu.h"
 #include "kernels/kernels.h"
 #include "kernels/ref.h"
 #include "util/rng.h"

@@ -25,9 +25,9 @@
 
 #include "test_util.h"
 
-#include "kernels/avx512_ops.h"
-#include "kernels/avx512_vmath.h"
-#include "kernels/cpu.h"
+#include "kernels/rows/avx512_ops.h"
+#include "kernels/simd/avx512_vmath.h"
+#include "kernels/cpu/cpu.h"
 #include "kernels/ref.h"
 #include "util/rng.h"
 

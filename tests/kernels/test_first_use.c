@@ -12,7 +12,7 @@
 #include <pthread.h>
 #include <sys/wait.h>
 
-#include "kernels/cpu.h"
+#include "kernels/cpu/cpu.h"
 #include "kernels/kernels.h"
 
 enum { THREADS = 8, TRIALS = 40 };

@@ -6,17 +6,17 @@
 
 #include <omp.h>
 
-#include "kernels/amx_matmul.h"
-#include "kernels/attention_bf16.h"
-#include "kernels/avx2_ops.h"
-#include "kernels/avx512_ops.h"
-#include "kernels/cpu.h"
-#include "kernels/gemm_driver.h"
-#include "kernels/head.h"
+#include "kernels/gemm/amx_matmul.h"
+#include "kernels/attention/attention_bf16.h"
+#include "kernels/rows/avx2_ops.h"
+#include "kernels/rows/avx512_ops.h"
+#include "kernels/cpu/cpu.h"
+#include "kernels/gemm/gemm_driver.h"
+#include "kernels/head/head.h"
 #include "kernels/kernels.h"
-#include "kernels/lab.h"
+#include "kernels/lab/lab.h"
 #include "kernels/ref.h"
-#include "kernels/simd_matmul.h"
+#include "kernels/gemm/simd_matmul.h"
 #include "util/error.h"
 #include "util/rng.h"
 

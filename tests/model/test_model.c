@@ -5,8 +5,8 @@
 #include <math.h>
 #include <omp.h>
 
-#include "kernels/cpu.h"
-#include "kernels/gemm_driver.h"
+#include "kernels/cpu/cpu.h"
+#include "kernels/gemm/gemm_driver.h"
 #include "kernels/kernels.h"
 #include "kernels/ref.h"
 #include "model/model.h"
