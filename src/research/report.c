@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report.h"
+#include "report/svg.h"
 #include "research/ledger.h"
 #include "util/error.h"
 #include "util/fileio.h"
