@@ -1,19 +1,6 @@
-// cli/cmd_score.c — `frontier score RUN_DIR... [--json FILE] [--skip-incomplete]`: the
-// competition's scores for several training runs, side by side.
-//
-// Phase 1: val_bpb from RUN_DIR/summary.json (lower is better), ranked ascending.
-// Phase 2: composite = 0.5 * bpb_norm + 0.5 * core_norm, each min-max normalised over the runs
-// given: bpb_norm = (max_bpb - bpb) / (max_bpb - min_bpb), core_norm = (core - min_core) /
-// (max_core - min_core), with CORE from RUN_DIR/core.json. When every run has the same value
-// (max == min) that component is 1.0 for all of them (a footnote says so). Runs without core.json
-// have no composite ("n/a") and take no part in the CORE min-max; they still count for val_bpb's.
-// Ties share a rank (1, 1, 3).
-//
-// A composite compares runs on the same CORE tasks. A run whose core.json covers less than its
-// bundle's full set (a task left out for missing data, other than one the bundle is known not to
-// ship, or not selected by --tasks) or than another run's CORE (a task another run scored) is
-// refused, naming the run and the tasks it lacks, unless --allow-partial-core: then it is ranked
-// and flagged.
+// cli/cmd_score.c — `frontier score RUN_DIR... [--json FILE] [--skip-incomplete]
+// [--allow-partial-core]`: the competition's scores for several training runs, side by side (the
+// rules: eval/score.h), as a table and optionally JSON.
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,173 +9,13 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "eval/core.h"
+#include "eval/score.h"
 #include "util/error.h"
 #include "util/fileio.h"
 
-typedef struct {
-    char *name;           // the RUN_DIR as given, without trailing slashes
-    int complete;         // summary.json has val_bpb
-    double bpb;
-    double tokens_trained, parameters, eval_tokens, eval_T;  // NAN when absent
-    cJSON *config;        // owned; NULL when absent
-    int has_core;
-    double core;
-    int tasks_scored, n_tasks;  // n_tasks (of core.yaml's tasks) -1 when core.json does not say
-    cJSON *missing;       // owned; the "missing" array or NULL
-    cJSON *not_selected;  // owned; the "not_selected" array or NULL
-    cJSON *scored;        // owned; the labels of "tasks" (NULL when core.json lists none)
-    cJSON *lacks;         // owned; tasks this run's CORE lacks (see above), or NULL
-    double bpb_norm, core_norm, composite;
-    int rank1, rank2;     // 0 = none
-} Run;
-
-static double num_or_nan(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static cJSON *load_json(const char *path) {
-    char *text = read_file(path, NULL);
-    if (!text) return NULL;
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    if (!j || !cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        err_usage("%s: not a valid JSON object", path);
-        return NULL;
-    }
-    return j;
-}
-
-static int load_run(Run *r, const char *dir) {
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/') n--;
-    r->name = strndup(dir, n);
-    r->bpb = r->core = r->bpb_norm = r->core_norm = r->composite = NAN;
-    r->n_tasks = -1;
-    if (!is_dir(dir)) {
-        return err_usage("%s: %s", dir, path_exists(dir) ? "not a folder" : "no such run folder");
-    }
-    char *path = path_join(dir, "summary.json");
-    if (!path_exists(path)) {
-        free(path);
-        return err_usage("%s has no summary.json: not the folder of a `frontier train` run", dir);
-    }
-    cJSON *s = load_json(path);
-    if (!s) { free(path); return -1; }
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, "val_bpb");
-    int rc = 0;
-    if (v && !cJSON_IsNumber(v)) {
-        rc = err_usage("%s: \"val_bpb\" is not a number", path);
-    } else if (v && !(isfinite(v->valuedouble) && v->valuedouble > 0)) {
-        rc = err_usage("%s: \"val_bpb\" is %g, expected a positive number", path, v->valuedouble);
-    } else {
-        r->complete = v != NULL;
-        if (v) r->bpb = v->valuedouble;
-        r->tokens_trained = num_or_nan(s, "tokens_trained");
-        r->parameters = num_or_nan(s, "parameters");
-        r->eval_tokens = num_or_nan(s, "eval_tokens");
-        r->eval_T = num_or_nan(s, "eval_T");
-        cJSON *c = cJSON_GetObjectItemCaseSensitive(s, "config");
-        if (cJSON_IsObject(c)) r->config = cJSON_DetachItemViaPointer(s, c);
-    }
-    cJSON_Delete(s);
-    free(path);
-    if (rc) return rc;
-
-    path = path_join(dir, "core.json");
-    if (!path_exists(path)) { free(path); return 0; }
-    cJSON *c = load_json(path);
-    if (!c) { free(path); return -1; }
-    v = cJSON_GetObjectItemCaseSensitive(c, "core");
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
-        rc = err_usage("%s: \"core\" is missing or not a number", path);
-    } else {
-        r->has_core = 1;
-        r->core = v->valuedouble;
-        // "n_tasks" is the number scored where "tasks_total" is written (eval since it exists) and
-        // was read as core.yaml's count before: tasks_total wins, else the larger reading.
-        const cJSON *nt = cJSON_GetObjectItemCaseSensitive(c, "n_tasks");
-        const cJSON *tt = cJSON_GetObjectItemCaseSensitive(c, "tasks_total");
-        cJSON *miss = cJSON_GetObjectItemCaseSensitive(c, "missing");
-        if (cJSON_IsArray(miss)) r->missing = cJSON_DetachItemViaPointer(c, miss);
-        cJSON *unsel = cJSON_GetObjectItemCaseSensitive(c, "not_selected");
-        if (cJSON_IsArray(unsel)) r->not_selected = cJSON_DetachItemViaPointer(c, unsel);
-        int n_missing = r->missing ? cJSON_GetArraySize(r->missing) : 0;
-        const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(c, "tasks");
-        if (cJSON_IsArray(tasks)) {
-            r->tasks_scored = cJSON_GetArraySize(tasks);
-            r->scored = cJSON_CreateArray();
-            const cJSON *t;
-            cJSON_ArrayForEach(t, tasks) {
-                const cJSON *label = cJSON_GetObjectItemCaseSensitive(t, "label");
-                if (cJSON_IsString(label)) cJSON_AddItemToArray(r->scored, cJSON_CreateString(label->valuestring));
-            }
-            if (cJSON_GetArraySize(r->scored) != r->tasks_scored) cJSON_Delete(r->scored), r->scored = NULL;
-        } else if (cJSON_IsNumber(nt)) {
-            r->tasks_scored = nt->valueint - n_missing;
-        } else {
-            rc = err_usage("%s: neither \"tasks\" nor \"n_tasks\" says how many tasks were scored", path);
-        }
-        int n_unsel = r->not_selected ? cJSON_GetArraySize(r->not_selected) : 0;
-        if (cJSON_IsNumber(tt)) r->n_tasks = tt->valueint;
-        else if (cJSON_IsNumber(nt)) r->n_tasks = (int)fmax(nt->valueint, r->tasks_scored + n_missing + n_unsel);
-    }
-    cJSON_Delete(c);
-    free(path);
-    return rc;
-}
-
-static void run_free(Run *r) {
-    free(r->name);
-    cJSON_Delete(r->config);
-    cJSON_Delete(r->missing);
-    cJSON_Delete(r->not_selected);
-    cJSON_Delete(r->scored);
-    cJSON_Delete(r->lacks);
-}
-
-static int has_label(const cJSON *list, const char *label) {
-    const cJSON *x;
-    cJSON_ArrayForEach(x, list)
-        if (cJSON_IsString(x) && !strcmp(x->valuestring, label)) return 1;
-    return 0;
-}
-
-static void lack(Run *r, const char *label) {
-    if (!r->lacks) r->lacks = cJSON_CreateArray();
-    if (!has_label(r->lacks, label)) cJSON_AddItemToArray(r->lacks, cJSON_CreateString(label));
-}
-
-// What each run's CORE lacks: tasks of its bundle left out (known-absent ones aside) and tasks
-// another run scored. Runs whose core.json names no labels are compared by count.
-static void find_partial_cores(Run *runs, int n) {
-    for (int i = 0; i < n; i++) {
-        Run *r = &runs[i];
-        if (!r->complete || !r->has_core) continue;
-        const cJSON *x;
-        cJSON_ArrayForEach(x, r->missing)
-            if (cJSON_IsString(x) && !core_known_absent(x->valuestring)) lack(r, x->valuestring);
-        cJSON_ArrayForEach(x, r->not_selected)
-            if (cJSON_IsString(x) && !core_known_absent(x->valuestring)) lack(r, x->valuestring);
-        for (int j = 0; j < n; j++) {
-            const Run *o = &runs[j];
-            if (j == i || !o->complete || !o->has_core) continue;
-            if (r->scored && o->scored) {
-                cJSON_ArrayForEach(x, o->scored)
-                    if (!has_label(r->scored, x->valuestring)) lack(r, x->valuestring);
-            } else if (r->tasks_scored < o->tasks_scored) {
-                char what[96];
-                snprintf(what, sizeof what, "%d task(s) that %s scored", o->tasks_scored - r->tasks_scored, o->name);
-                lack(r, what);
-            }
-        }
-    }
-}
 
 // Order for display: phase-1 rank, then input order (qsort is not stable, so compare indices).
-static const Run *g_runs;
+static const ScoreRun *g_runs;
 static int cmp_by_rank1(const void *a, const void *b) {
     int i = *(const int *)a, j = *(const int *)b;
     if (g_runs[i].rank1 != g_runs[j].rank1) return g_runs[i].rank1 < g_runs[j].rank1 ? -1 : 1;
@@ -248,13 +75,13 @@ int cmd_score(int argc, char **argv) {
     }
 
     int n = pos.n;
-    Run *runs = calloc((size_t)n, sizeof *runs);
+    ScoreRun *runs = calloc((size_t)n, sizeof *runs);
     int *order = calloc((size_t)n, sizeof *order);
     cJSON *root = NULL;
     char *text = NULL;
     rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
-        rc = load_run(&runs[i], pos.items[i]);
+        rc = score_load_run(&runs[i], pos.items[i]);
         if (rc == 0 && !runs[i].complete && !skip_incomplete)
             rc = err_usage("%s/summary.json has no val_bpb (an interrupted run?); pass --skip-incomplete to leave it out",
                          runs[i].name);
@@ -263,11 +90,11 @@ int cmd_score(int argc, char **argv) {
     for (int i = 0; i < n; i++) n_ok += runs[i].complete;
     if (rc == 0 && n_ok == 0) rc = err_usage("no run has val_bpb: nothing to score");
     if (rc) goto done;
-    find_partial_cores(runs, n);
+    score_find_partial_cores(runs, n);
     int n_partial = 0;
     for (int i = 0; i < n; i++) n_partial += runs[i].lacks != NULL;
     for (int i = 0; i < n && !allow_partial && rc == 0; i++) {
-        const Run *r = &runs[i];
+        const ScoreRun *r = &runs[i];
         if (!r->lacks) continue;
         char list[1024] = "";
         size_t used = 0;
@@ -284,38 +111,9 @@ int cmd_score(int argc, char **argv) {
     }
     if (rc) goto done;
 
-    // Min-max over complete runs (val_bpb) and over complete runs with core.json (CORE).
-    double min_b = INFINITY, max_b = -INFINITY, min_c = INFINITY, max_c = -INFINITY;
-    int n_core = 0;
-    for (int i = 0; i < n; i++) {
-        const Run *r = &runs[i];
-        if (!r->complete) continue;
-        min_b = fmin(min_b, r->bpb), max_b = fmax(max_b, r->bpb);
-        if (r->has_core) n_core++, min_c = fmin(min_c, r->core), max_c = fmax(max_c, r->core);
-    }
-    int bpb_equal = max_b == min_b, core_equal = n_core > 0 && max_c == min_c;
-    for (int i = 0; i < n; i++) {
-        Run *r = &runs[i];
-        if (!r->complete) continue;
-        r->bpb_norm = bpb_equal ? 1.0 : (max_b - r->bpb) / (max_b - min_b);
-        if (r->has_core) {
-            r->core_norm = core_equal ? 1.0 : (r->core - min_c) / (max_c - min_c);
-            r->composite = 0.5 * r->bpb_norm + 0.5 * r->core_norm;
-        }
-    }
-    // Ranks: 1 + the number of runs strictly better.
-    for (int i = 0; i < n; i++) {
-        Run *r = &runs[i];
-        if (!r->complete) continue;
-        int better1 = 0, better2 = 0;
-        for (int j = 0; j < n; j++) {
-            if (!runs[j].complete) continue;
-            better1 += runs[j].bpb < r->bpb;
-            if (r->has_core && runs[j].has_core) better2 += runs[j].composite > r->composite;
-        }
-        r->rank1 = 1 + better1;
-        r->rank2 = r->has_core ? 1 + better2 : 0;
-    }
+    ScoreRange range = score_rank(runs, n);
+    int bpb_equal = range.bpb_equal, core_equal = range.core_equal, n_core = range.n_core;
+    double min_b = range.min_bpb, max_b = range.max_bpb, min_c = range.min_core, max_c = range.max_core;
     int n_order = 0;
     for (int i = 0; i < n; i++)
         if (runs[i].complete) order[n_order++] = i;
@@ -344,7 +142,7 @@ int cmd_score(int argc, char **argv) {
     fprintf(out, "%-*s  %8s %4s  %8s %6s  %9s %4s  %9s %9s\n", w, "run", "val_bpb", "rank", "CORE", "tasks",
             "composite", "rank", "tokens", "params");
     for (int k = 0; k < n_order; k++) {
-        const Run *r = &runs[order[k]];
+        const ScoreRun *r = &runs[order[k]];
         char core[32] = "n/a", tasks[32] = "-", comp[32] = "n/a", rank2[16] = "-", tok[32], par[32];
         if (r->has_core) {
             snprintf(core, sizeof core, "%.4f", r->core);
@@ -371,7 +169,7 @@ int cmd_score(int argc, char **argv) {
                             "core_norm = (core - min_core)/(max_core - min_core); a component is 1.0 when max == min");
     cJSON *jr = cJSON_AddArrayToObject(root, "runs");
     for (int k = 0; k < n_order; k++) {
-        const Run *r = &runs[order[k]];
+        const ScoreRun *r = &runs[order[k]];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "run", r->name);
         cJSON_AddNumberToObject(o, "val_bpb", r->bpb);
@@ -426,7 +224,7 @@ int cmd_score(int argc, char **argv) {
 done:
     free(text);
     cJSON_Delete(root);
-    for (int i = 0; i < n; i++) run_free(&runs[i]);
+    for (int i = 0; i < n; i++) score_run_free(&runs[i]);
     free(runs);
     free(order);
     string_list_free(&pos);
