@@ -28,6 +28,7 @@
 #include "util/fileio.h"
 #include "util/mem.h"
 #include "util/timer.h"
+#include "util/json_file.h"
 
 // ---------------------------------------------------------------------------------------------
 // A trained run: model + its tokenizer
@@ -252,11 +253,10 @@ static int write_core_json(const char *run_dir, const CoreSuite *suite, const Co
         cJSON_AddNumberToObject(x, "seconds", t->seconds);
         cJSON_AddItemToArray(tasks, x);
     }
-    char *text = cJSON_Print(o), *path = path_join(run_dir, "core.json");
+    char *path = path_join(run_dir, "core.json");
+    int rc = json_write_atomic(path, o);
     cJSON_Delete(o);
-    int rc = write_file_atomic(path, text, strlen(text));
     if (rc == 0) printf("wrote %s\n", path);
-    free(text);
     free(path);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include "eval/score.h"
 #include "util/error.h"
 #include "util/fileio.h"
+#include "util/json_file.h"
 
 
 // Order for display: phase-1 rank, then input order (qsort is not stable, so compare indices).
@@ -206,17 +207,12 @@ int cmd_score(int argc, char **argv) {
     cJSON_AddNumberToObject(mm, "max_bpb", max_b);
     cJSON_AddItemToObject(mm, "min_core", n_core ? cJSON_CreateNumber(min_c) : cJSON_CreateNull());
     cJSON_AddItemToObject(mm, "max_core", n_core ? cJSON_CreateNumber(max_c) : cJSON_CreateNull());
-    text = cJSON_Print(root);
-    if (!text) { rc = err_set("out of memory printing JSON"); goto done; }
     if (!strcmp(json_path, "-")) {
+        text = cJSON_Print(root);
+        if (!text) { rc = err_set("out of memory printing JSON"); goto done; }
         printf("%s\n", text);
     } else {
-        AtomicFile af;
-        rc = atomic_open(&af, json_path);
-        if (rc == 0 && ((rc = atomic_write(&af, text, strlen(text))) != 0 || (rc = atomic_write(&af, "\n", 1)) != 0))
-            atomic_abort(&af);
-        else if (rc == 0)
-            rc = atomic_commit(&af);
+        rc = json_write_atomic(json_path, root);
         if (rc == 0) printf("scores %s\n", json_path);
         else err_prefix("writing %s", json_path);
     }

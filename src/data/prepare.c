@@ -17,6 +17,7 @@
 #include "util/hash.h"
 #include "util/mem.h"
 #include "util/progress.h"
+#include "util/json_file.h"
 
 PrepareConfig prepare_defaults(void) {
     return (PrepareConfig){.cache_dir = "cache", .bpe = bpe_train_defaults(), .shard_tokens = 100000000};
@@ -275,12 +276,10 @@ static int write_manifest(const char *dir, const Tokenizer *tok, const SplitStat
     cJSON_AddNumberToObject(m, "bos_id", tok->bos_id);
     cJSON_AddItemToObject(m, "train", split_json(tr, tr_shards, train, n_train));
     cJSON_AddItemToObject(m, "val", split_json(va, va_shards, val, n_val));
-    char *text = cJSON_Print(m);
-    cJSON_Delete(m);
     char *path = path_join(dir, "manifest.json");
-    int rc = write_file_atomic(path, text, strlen(text));
+    int rc = json_write_atomic(path, m);
+    cJSON_Delete(m);
     free(path);
-    free(text);
     return rc;
 }
 

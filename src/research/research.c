@@ -21,6 +21,7 @@
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"
+#include "util/json_file.h"
 
 const char *const STRATEGY_NAMES[] = {"greedy", "random", "halving", "agent"};
 
@@ -44,15 +45,7 @@ static char *trial_dir(const Research *R, int id) {
     return dir_file(R, name);
 }
 
-static int write_json(const char *path, const cJSON *j) {
-    char *text = cJSON_Print(j);
-    size_t n = strlen(text);
-    text = xrealloc(text, n + 2);
-    text[n] = '\n', text[n + 1] = 0;
-    int rc = write_file_atomic(path, text, n + 1);
-    free(text);
-    return rc;
-}
+static int write_json(const char *path, const cJSON *j) { return json_write_atomic(path, j); }
 
 static cJSON *read_json_object(const char *path, const char *what) {
     char *text = read_file(path, NULL);

@@ -11,6 +11,7 @@
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"
+#include "util/json_file.h"
 
 const char *trial_budget_text(double budget_s) {
     static char buf[32];
@@ -76,13 +77,8 @@ static int write_config(const char *path, const cJSON *config, double budget_s) 
     cJSON *c = cJSON_Duplicate(config, 1);
     cJSON_DeleteItemFromObjectCaseSensitive(c, "budget");
     cJSON_AddStringToObject(c, "budget", trial_budget_text(budget_s));
-    char *text = cJSON_Print(c);
+    int rc = json_write_atomic(path, c);
     cJSON_Delete(c);
-    size_t n = strlen(text);
-    text = xrealloc(text, n + 2);
-    text[n] = '\n', text[n + 1] = 0;
-    int rc = write_file_atomic(path, text, n + 1);
-    free(text);
     return rc;
 }
 

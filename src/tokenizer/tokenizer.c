@@ -11,6 +11,7 @@
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"
+#include "util/json_file.h"
 
 const char *const TOKENIZER_SPECIAL_NAMES[TOKENIZER_N_SPECIAL] = {
     "<|bos|>",          "<|user_start|>",   "<|user_end|>",  "<|assistant_start|>", "<|assistant_end|>",
@@ -154,13 +155,9 @@ int tokenizer_save(const Tokenizer *tok, const char *dir) {
     cJSON_AddNumberToObject(tr, "max_chars", (double)tok->max_chars);
     cJSON_AddNumberToObject(tr, "chars_used", (double)tok->train_chars);
     cJSON_AddNumberToObject(tr, "docs_used", (double)tok->train_docs);
-    char *text = cJSON_Print(meta);
-    cJSON_Delete(meta);
     path = path_join(dir, META_FILE);
-    size_t tlen = strlen(text);
-    text[tlen] = '\n';  // replace the NUL by a newline for a tidy file
-    rc = write_file_atomic(path, text, tlen + 1);
-    free(text);
+    rc = json_write_atomic(path, meta);
+    cJSON_Delete(meta);
     free(path);
     return rc;
 }

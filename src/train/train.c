@@ -30,6 +30,7 @@
 #include "util/fileio.h"
 #include "util/mem.h"
 #include "util/timer.h"
+#include "util/json_file.h"
 
 TrainConfig train_defaults(void) {
     TrainConfig c = {0};
@@ -967,11 +968,9 @@ static int write_summary(const TrainConfig *cfg, const TrainResult *res, const c
     char *commit = git_commit();
     cJSON_AddStringToObject(s, "git_commit", commit);
     free(commit);
-    char *text = cJSON_Print(s);
-    cJSON_Delete(s);
     char *path = path_join(cfg->run_dir, "summary.json");
-    int rc = write_file_atomic(path, text, strlen(text));
+    int rc = json_write_atomic(path, s);
+    cJSON_Delete(s);
     free(path);
-    free(text);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include "util/fileio.h"
 #include "util/mem.h"
 #include "util/timer.h"
+#include "util/json_file.h"
 
 static double thread_cpu_seconds(void) {
     struct timespec ts;
@@ -262,12 +263,7 @@ int machine_peak_save(const char *cache_dir, const MachinePeak *p) {
 #undef PUT
     cJSON_AddNumberToObject(m, "measured_unix", (double)time(NULL));
     cJSON_AddItemToArray(list, m);
-    char *text = cJSON_Print(doc);
-    size_t n = strlen(text);
-    text = xrealloc(text, n + 2);
-    text[n] = '\n', text[n + 1] = 0;
-    int rc = write_file_atomic(path, text, n + 1);
-    free(text);
+    int rc = json_write_atomic(path, doc);
     cJSON_Delete(doc);
     free(path);
     return rc;

@@ -1,0 +1,20 @@
+// util/json_file.c — see json_file.h.
+#include "util/json_file.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+#include "util/fileio.h"
+#include "util/mem.h"
+
+int json_write_atomic(const char *path, const cJSON *j) {
+    char *text = cJSON_Print(j);
+    if (!text) return err_set("%s: out of memory printing JSON", path);
+    size_t n = strlen(text);
+    text = xrealloc(text, n + 2);
+    text[n] = '\n', text[n + 1] = 0;
+    int rc = write_file_atomic(path, text, n + 1);
+    free(text);
+    return rc;
+}
