@@ -284,8 +284,8 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     // The batch and the learning-rate reference batch follow the preset unless given.
     int kit = !strcmp(f->preset, "kit-d10");
     // cpu: 16384 tokens (4 micro-batches of 16 x 256) at learning rates referenced to 4096, so
-    // sqrt(4) = 2x nanochat's: 0.038 bpb better than 4096 at the main job's 5 minutes on both seeds
-    // (`frontier research`, 2026-12-02; docs/research.md)
+    // sqrt(4) = 2x nanochat's: found better than 4096 at the main job's 5 minutes by `frontier
+    // research` (docs/research.md)
     c->batch_tokens = args_find(opts, "batch-tokens")->seen ? f->batch_tokens : kit ? 524288 : 16384;
     c->device_batch = args_find(opts, "device-batch")->seen ? f->device_batch : 16;
     if (!args_find(opts, "lr-batch-ref")->seen) o->ref_batch_tokens = kit ? 524288 : 4096;

@@ -132,12 +132,10 @@ static void counts_from_bounds(const size_t *bounds, int *counts, int *displs) {
 // The gradient reduce-scatter of every training step is a ring of MPI_Sendrecv between neighbours,
 // not MPI_Reduce_scatter. Open MPI 4.1's reduce-scatter mallocs temporaries the size of the
 // message on every call; glibc maps those above 32 MiB afresh and unmaps them on free, so every
-// step faulted them in again, at ~10 us a page on this machine's VM. On 2 ranks over shared memory
-// (vader), kit-d10's 238 MB: MPI_Reduce_scatter 1.6-2.2 s, the ring 26-32 ms; the cpu preset's
-// 10 MB: 1.5 ms into a kept receive buffer, 74 ms into one malloc'ed per call (as this did
-// before), 0.9 ms for the ring (bench/bench_collectives.c). Telling glibc to keep freed memory
-// fixed MPI's too (52-65 ms) but moved frontier's own buffers off huge pages (cpu preset 5-11%
-// slower). Each rank sends and receives (W-1)/W of the buffer, the volume of MPI's own ring.
+// step faulted them in again, at ~10 us a page on a VM: the ring is ~60x faster on kit-d10's
+// gradients (bench/bench_collectives.c; docs/perf.md, "Moved from code comments"). Telling glibc
+// to keep freed memory would fix MPI's too but moves frontier's own buffers off huge pages. Each
+// rank sends and receives (W-1)/W of the buffer, the volume of MPI's own ring.
 static float *ring_tmp(size_t n) {
     if (n > g_ring_tmp_n) {
         free(g_ring_tmp);

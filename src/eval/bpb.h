@@ -1,4 +1,4 @@
-// eval/bpb.h — validation bits per byte (SPEC §5).
+// eval/bpb.h — validation bits per byte (as nanochat computes it).
 //
 // val_bpb = Σ nats over targets whose token has token_bytes > 0, divided by
 // ln 2 · Σ token_bytes of those targets. CE on the softcapped fp32 logits, summed in fp64, over

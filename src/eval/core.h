@@ -1,4 +1,4 @@
-// eval/core.h — scoring a model on the CORE benchmark (SPEC §5, nanochat's core_eval.py).
+// eval/core.h — scoring a model on the CORE benchmark (nanochat's core_eval.py).
 //
 // Per task: rows shuffled with Python's random.Random(1337) and cut to max_per_task; for row idx,
 // few-shot examples random.Random(1234 + idx).sample(other rows, k) (eval/pyrandom.h); prompts

@@ -42,10 +42,8 @@ int model_config_layer_window(const ModelConfig *c, int l) {
 
 int model_config_preset(const char *name, ModelConfig *cfg) {
     if (!strcmp(name, "kit-d10")) { *cfg = model_config_from_depth(10, 8192, 1024); return 0; }
-    // Chosen by measurement on a 2-vCPU AVX-512 machine with the reference kernels (docs/perf.md):
-    // at 90 s, depth 2 / T 256 reached val_bpb 2.09 where depth 4 / T 512 reached 2.36. Re-checked
-    // with the bf16 kernels (~15x faster) at the main job's 5 minutes: still ahead of depth 1, 4
-    // and 6 at width 128 and depth 2 and 4 at width 256 (bench/preset_sweep.sh).
+    // Chosen by measurement at the main job's 5 minutes against other depths and widths
+    // (bench/preset_sweep.sh; the figures: docs/perf.md).
     if (!strcmp(name, "cpu")) { *cfg = model_config_from_depth(2, 8192, 256); return 0; }
     return err_usage("--preset: unknown preset '%s' (have: cpu, kit-d10)", name);
 }

@@ -89,7 +89,7 @@ void model_free(Model *m) {
 void model_zero_grad(Model *m) { memset(m->grad, 0, m->params.total * sizeof *m->grad); }
 
 // ---------------------------------------------------------------------------------------------
-// Init (SPEC §1). One RNG stream per tensor (seed, tensor index), so adding a tensor or
+// Init, as nanochat's. One RNG stream per tensor (seed, tensor index), so adding a tensor or
 // changing one shape does not reshuffle the others.
 // ---------------------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-// model/model.h — the GPT (SPEC §1): weights in one flat buffer, forward and backward.
+// model/model.h — the GPT (nanochat's baseline): weights in one flat buffer, forward and backward.
 //
 //   wte (V,C) -> RMSNorm -> L x [ x += Attn(norm(x)); x += MLP(norm(x)) ] -> RMSNorm -> lm_head
 //   Attn: q,k,v projections, RoPE on q,k, QK-norm, causal softmax (scale 1/sqrt(D)), c_proj.
@@ -83,7 +83,7 @@ typedef struct {
 
 int model_build(Model *m, const ModelConfig *cfg);  // allocates (zeroed); -1 + err on a bad config
 void model_free(Model *m);
-// SPEC §1 init from a seed: wte N(0,0.8), lm_head N(0,0.001), q,k,v U(±sqrt(3/C)),
+// nanochat's init from a seed: wte N(0,0.8), lm_head N(0,0.001), q,k,v U(±sqrt(3/C)),
 // c_fc U(±0.4·sqrt(3/C)), attention and MLP output projections zero.
 void model_init_weights(Model *m, uint64_t seed);
 void model_zero_grad(Model *m);

@@ -1,4 +1,4 @@
-// optim/optim.h — the optimizers (SPEC §2): Muon for the 2-D matrices inside the blocks, AdamW
+// optim/optim.h — the optimizers (as nanochat's): Muon for the 2-D matrices inside the blocks, AdamW
 // for the token embedding and the lm_head, over the model's flat fp32 buffers.
 //
 // Parameters and gradients are two flat buffers laid out by one ParamTable (model/params.h); the

@@ -1,11 +1,11 @@
-// optim/schedule.h — the training schedules (SPEC §2): learning-rate multiplier, Muon momentum
+// optim/schedule.h — the training schedules (as nanochat's): learning-rate multiplier, Muon momentum
 // and Muon weight decay, each a pure function of the step count and/or the progress.
 //
 // `step` counts optimizer steps from 0 (the step about to be taken). `progress` is the fraction
 // of the budget used so far, p = timed_train_seconds / budget; values outside [0, 1] are clamped.
 #pragma once
 
-// Learning-rate multiplier (time-based, SPEC §2):
+// Learning-rate multiplier (time-based):
 //   step < warmup_steps            (step + 1) / warmup_steps          linear warmup, by steps
 //   p >= 1 - warmdown_frac         final + (1 - final)·(1 - p)/w      linear warmdown, by progress
 //   otherwise                      1                                   flat

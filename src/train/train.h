@@ -1,4 +1,4 @@
-// train/train.h — wall-clock-budgeted training (SPEC §2, §4): the loop, the budget clock, the
+// train/train.h — wall-clock-budgeted training: the loop, the budget clock, the
 // run folder, checkpoints and resume.
 //
 // Budget rule: the clock starts after start-up (loading, packing, allocation) and after the

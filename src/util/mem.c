@@ -37,8 +37,8 @@ char *xstrdup(const char *s) {
 // Large blocks (activations, logits, packed weights) go on 2 MiB transparent huge pages where
 // the kernel allows it (THP "madvise" mode, Debian's default, gives none without asking). The
 // GEMMs pack A strips from rows 32 KiB apart (the (tokens, vocab) dlogits): with 4 KiB pages
-// every row of a strip is a TLB miss. Measured: lm_head dx 27.2 -> 25.7 ms, cpu-preset training
-// +3.5-5% (three alternated rounds). Where THP is off, madvise fails harmlessly.
+// every row of a strip is a TLB miss (docs/perf.md, "Moved from code comments"). Where THP is off,
+// madvise fails harmlessly.
 #define HUGE_PAGE ((size_t)2 << 20)
 
 void *xaligned_alloc(size_t n) {

@@ -6,10 +6,7 @@
 // the 16 registers); K and V panels transposed in plain C (a pass over K or V per call, small
 // next to the tile products); the softmax's row reductions over 8 lanes, so the results differ
 // from the AVX-512 attention's in the last bits. exp is avx2_vmath.h's, the AVX-512 one's bits.
-// Measured (2026-12-02, 6 alternated pairs of `bench/ab_profile.sh --env-a FRONTIER_KERNELS=avx2
-// --env-b FRONTIER_KERNELS=avx2 a213ad7 . -- --precision fp32 --steps 10`, cpu preset): against
-// the reference's attention, attention_fwd 48.3 -> 5.9 ms per step, attention_bwd 101.0 -> 12.5,
-// the step 0.709x (faster in 6/6).
+// What it is worth against the reference's attention: docs/perf.md, "Moved from code comments".
 #include <math.h>
 #include <stdlib.h>
 

@@ -33,11 +33,7 @@ INLINE_FN void pack(float *dst, const float *src, size_t ld, int W, int w, int k
     }
     // k rows of w floats, zero-padded to W, a masked ymm at a time (vmaskmov: masked-off lanes
     // are neither read nor written, so a ragged edge stays inside the operand): the scalar copy of 6-float
-    // pieces was 15% of the AVX2 head_dw's samples (TN products pack A this way). 2026-12-02:
-    // `frontier kernels bench --op head_dw --variant avx2` 84.7 -> 55.0 ms; AVX2 cpu training
-    // (`bench/ab_profile.sh --env-a FRONTIER_KERNELS=avx2 --env-b FRONTIER_KERNELS=avx2 dd592c9 .
-    // -- --precision fp32 --steps 10`, 6 pairs) head_dw 0.950x (5/6), matmul_tn 0.90-0.93x, the
-    // step 0.996x (5/6).
+    // pieces was a large part of the AVX2 head_dw (TN products pack A this way; docs/perf.md).
     for (int k = 0; k < kc; k++)
         for (int r0 = 0; r0 < W; r0 += 8)
             _mm256_maskstore_ps(dst + (size_t)k * W + r0, v8_mask_first(W - r0),
@@ -121,10 +117,7 @@ static void kernel(int kc, const void *ap, const void *bp, float *c, size_t ldc,
 // recomputed instead of held.
 // The driver uses it for narrow nt/nn blocks (use_direct_a), where packing each strip cost more
 // than it saved, as on AVX-512, and for the fused head's dx product. The same FMA chain as tile(),
-// so the same bits. AVX2 cpu training, 6 alternated pairs (`bench/ab_profile.sh --env-a
-// FRONTIER_KERNELS=avx2 --env-b FRONTIER_KERNELS=avx2 54cc5ba . -- --precision fp32 --steps 10`,
-// 2026-12-02): matmul_nn 4096x128x512 0.796x, matmul_nt 4096x128x128 0.872x, relu2_linear_fwd
-// 0.860x, head_ce_dx 0.937x, the step 0.953x (each faster in 6/6).
+// so the same bits (what it is worth: docs/perf.md, "Moved from code comments").
 INLINE_FN void tile_rows(const int rows, int kc, const float *a, size_t lda, const float *bp, float *c, size_t ldc,
                          int nr, int load_c) {
     __m256i m0 = v8_mask_first(nr), m1 = v8_mask_first(nr - 8);

@@ -100,9 +100,7 @@ static size_t panel_size(const GemmImpl *g, int kc, int width) {
 }
 
 // Columns per B panel. A's strips are packed again for every panel, so a wider panel packs A less
-// often: at 512 KiB kit-d10's 640-wide bf16 products (kc 640) took two panels and packing A was
-// ~18% of their time (perf); at 896 KiB they take one, and bench_gemm's kit-d10 bf16 products run
-// 5-20% faster on this Zen 5 (1 MiB L2), the fp32 ones 3-10%; at 1 MiB the B panel spills.
+// often; B_BYTES is the widest panel that still stays in a 1 MiB L2 (docs/perf.md, "GEMM driver").
 static int n_block(const GemmImpl *g, int kcb) {
     size_t per_col = round_up((size_t)kcb, (size_t)g->kstep) * g->elem;
     int nc = (int)(B_BYTES / per_col) / g->nr * g->nr;
@@ -127,15 +125,9 @@ static void zero_depth_padding(const GemmImpl *g, char *bp, size_t panel_bytes, 
 // (pack_a_relu2, pack_b_relu2: AVX-512 and AVX512_BF16; convert_rows16_relu2: AVX512_BF16;
 // pack_b_relu2 only: AVX2), instead of written to scratch and packed from there: the same bits,
 // one pass less over L1.
-// cpu training, 6 alternated pairs each (2026-12-02): bf16 (`bench/ab_profile.sh 0eda432
-// 038e8dc`) relu2_linear_bwd -12.7% and relu2_linear_fwd -16.8% (faster in 6/6 each), the step
-// -1.1% (5/6); fp32 (`bench/ab_profile.sh 038e8dc d35f7ec -- --precision fp32 --steps 30`)
-// relu2_linear_bwd -5.9% (6/6), the step unchanged (its forward reads A unpacked, through
-// scratch still). AVX2's packers are plain C: a scalar relu² in them (a scratch build against
-// 038e8dc, both with `FRONTIER_KERNELS=avx2`) made both relu2 ops take 1.7x as long (0/6), so
-// only its B packer forms relu², in ymm (`bench/ab_profile.sh --env-a FRONTIER_KERNELS=avx2
-// --env-b FRONTIER_KERNELS=avx2 0b6bf6f 8a67f82 -- --precision fp32 --steps 10`:
-// relu2_linear_bwd -7.2%, 6/6; the step -0.6%, 5/6). Not AMX, whose packers nothing here can time.
+// AVX2's packers are plain C, where a scalar relu² costs more than the pass it saves, so only its
+// B packer forms relu² (in ymm). Not AMX, whose packers nothing here can time. What each is worth:
+// docs/perf.md, "GEMM driver".
 static void pack_b_panel(const GemmArgs *x, char *bp, size_t panel_bytes, int jc, int nc, int pc, int kc,
                          float *tmp) {
     const GemmImpl *g = x->g;
@@ -232,26 +224,13 @@ static void prefetch_a_part(const GemmArgs *x, int i, int h, int pc, int kc, int
         __builtin_prefetch(a + ((size_t)(i + t / lines) * x->lda + pc + (size_t)(t % lines) * per_line) * elem, 0, 1);
 }
 
-// Tried and removed (2026-12-02): prefetching, during a strip's kernel calls, (a) the next strip's
-// row pairs read in place (head_dw's dlogits, the narrow-A weight gradients' converted dy: nothing
-// fetches them ahead, since they are not packed) and (b) the fc rows of the next strip's ReLU²
-// backward epilogue. (a) ran head_dw 13.6-14.1 -> 13.0-13.4 ms in isolation (`frontier kernels
-// bench --op head_dw`, 5 alternated pairs), and 3-4 alternated pairs of cpu training profiles
-// looked better for both (the step 2-6% shorter in each pair; relu2_linear_bwd's share 7.8-8.4%
-// -> 7.4-7.8%). But 6 pairs of the built binaries did not (`bench/ab_profile.sh --pairs 6`: the
-// session's build against its start 0.978x then 1.009x for the step, faster in 2/6 and 1/6
-// pairs; HEAD against HEAD with both prefetches off 0.997x, 3/6, head_dw 5/6 pairs *faster*
-// without). Three lucky pairs happen one time in eight. Also not kept for head_dw
-// (`frontier kernels bench --op head_dw`, alternated): other depth blocks (256, 1024, 2048
-// instead of 512: 15.0, 14.5-14.7, 15.9 ms against 15.0-15.2), and packing each strip's pairs into
-// an MR-wide panel instead of reading them in place (16.4-16.7 ms against 15.0-15.2). Nor, in the
-// fused head's logits product (rows_strip), prefetching the next B panels (head_ce 39-40 -> 41-42
-// ms: the panels are read in order, which the hardware prefetchers already follow).
+// Prefetching the next strip's in-place row pairs or its ReLU² epilogue rows, other depth blocks
+// for head_dw and packing its pairs were tried and not kept: none survived 6 alternated pairs
+// (docs/perf.md, "GEMM driver").
 
 // TN products (the weight gradients dW += dyᵀ x) read both operands as K rows, and in training
 // both arrive cold (the head's streams evict them): packed one k block at a time, each block
-// first waited on memory (q proj dW 128x128x4096: 0.32 ms warm, 0.78 cold in `frontier kernels
-// bench --cold`). So while one k block's kernels run, this prefetches part `part` of `parts` of
+// first waited on memory (`frontier kernels bench --cold` against a warm run). So while one k block's kernels run, this prefetches part `part` of `parts` of
 // the next block's rows: A's columns [m0, m1) and B's [n0, n1) of rows [k0, k1), into L2.
 static void prefetch_tn_rows(const GemmArgs *x, int k0, int k1, int m0, int m1, int n0, int n1, int part,
                              int parts) {
@@ -305,25 +284,15 @@ static int use_direct_a(const GemmArgs *x, int cols) {
 // bf16 impls: fp32 A strips converted to bf16 rows, which kernel_rows16 reads in place, instead
 // of packed into k pairs by 16 x 16 transposes. Two cases win:
 //   narrow blocks (<= 256 columns): the packed strip feeds only a few kernel calls, and packing
-//     cost ~45% of the kernels' time on N = 128 products (perf, `frontier kernels bench --op
-//     matmul_nn`): those products run ~10% faster;
+//     it dominates them;
 //   deep products (K >= 512): the rows kernel's per-call set-up (14 row offsets) is spread over a
-//     long depth. kit-d10 training, 3 alternated pairs of profiles: matmul_nt -5%, matmul_nn -3%.
+//     long depth.
 // Causal nt products too (attention's S = Q Kᵀ and dP = dO Vᵀ; their depth is whole, only the
-// columns stop at the diagonal): cpu training (T = 256, a 256-wide block), 3 alternated pairs of
-// profiles, attention_bwd 143-152 -> 131-133 ms per 30 steps, attention_fwd 65-70 -> 61-63;
-// and at any width (kit-d10's T = 1024: query blocks up to 1024 keys wide), `frontier kernels
-// bench --preset kit-d10 --variant avx512_bf16`, 3 alternated pairs: attention_fwd 12.6-13.3 ->
-// 12.3-12.5 ms, attention_bwd 31.4-33.5 -> 30.0-32.4 ms. Re-measured with 6 pairs of cpu training
-// profiles (FRONTIER_ABLATE=rows16_a / causal_rows16, docs/profiling.md, 2026-12-02): the step
-// 1.9% / 1.3% longer without, 0/6 each; the narrow products 13-32%, attention 10-11%.
-// Not for shallow wide ones (cpu's 512-wide products at K = 128: no gain, relu2_linear_bwd
-// 5-14% slower), nor for relu²(A) in a wide block unless the impl forms relu² while converting
-// (convert_rows16_relu2): through scratch, the whole strip is written as relu² before its
-// conversion, and kit-d10's relu2_linear_fwd was ~10% slower than packing it 64 deep at a time;
-// converted directly it is ~3% faster (`frontier kernels bench --preset kit-d10 --rows 2048
-// --variant avx512_bf16 --op relu2_linear_fwd --cold`, 6 alternated pairs of 038e8dc against a
-// scratch build of it with the old condition: 11.3-13.2 against 11.7-13.2 ms, faster in 5). The rows are padded so that their lines do not share L1 sets.
+// columns stop at the diagonal), at any width. Not for shallow wide ones (no gain), nor for
+// relu²(A) in a wide block unless the impl forms relu² while converting (convert_rows16_relu2):
+// through scratch, the whole strip is written as relu² before its conversion, which costs more
+// than packing it. The rows are padded so that their lines do not share L1 sets. Measured:
+// docs/perf.md, "GEMM driver" (and FRONTIER_ABLATE=rows16_a / causal_rows16).
 // Same rounding, same k-pair chains: the same bits as the packed strips.
 #define ROWS16_MAX_COLS 256
 #define ROWS16_MIN_DEPTH 512
@@ -535,26 +504,13 @@ static int window_first_col(const GemmArgs *x, int i) {
 
 // A kernel call that resumes a chain (a k block after the first, or accumulating) first loads its
 // C tile, h rows of NR floats, and with C beyond the caches those loads stall the kernel: fp32
-// 4096x8192x640 on one thread (a scratch harness calling avx512_matmul_nt, under perf) spent 90%
-// of its time in tile_14 at 85% of the rate the same kernel reaches on cached operands, its
-// three k blocks each reading the 128 MiB C again.
+// products whose C is far beyond L2 spend most of their time in those loads (under perf), each
+// k block reading the whole C again.
 // So during each call the next tile's C rows are prefetched, for writing (the call stores them),
 // when C is at least C_PREFETCH_MIN_BYTES. Smaller ones (the cpu preset's weight gradients, 64-256
-// KiB, which stay in L2) gained in isolation only at 128x128x4096 (bf16 0.376 -> 0.354 ms), and in
-// training their bf16 products looked 2-5% slower with it (6 pairs: faster in 1/6 and 0/6; with
-// the gate, the same rows moved as much between identical code: docs/profiling.md).
+// KiB, which stay in L2) did not gain in training.
 // Every impl's tiles go through here (AMX's too, untimed). Same bits: a prefetch moves no value.
-// Measured (2026-12-02, the Turin-like 2-vCPU VM):
-//   in isolation (a scratch harness alternating calls with and without, medians of 11-41):
-//   fp32 (avx512) 4096x640x640 nt 10.30 -> 9.42 ms on 2 threads, 22.9 -> 20.3 on one;
-//   tn 8192x128x4096 (head_dw) 31.5 -> 28.8; avx2 nt 22.3 -> 20.6, tn 8192x128x4096 70.3 -> 57.2;
-//   bf16 (K up to 768 is one block, so fewer resumes) nn 2048x640x2560 11.1 -> 10.1, tn
-//   2560x640x2048 10.8 -> 9.8, tn 8192x128x4096 18.3 -> 17.7.
-//   in training (`bench/ab_profile.sh --env-a FRONTIER_ABLATE=c_prefetch . .`, 6 pairs): fp32 cpu
-//   preset (`-- --precision fp32 --steps 20`) step 0.979x, faster in 6/6 (head_dw 0.911x); fp32
-//   kit-d10 (`-- --preset kit-d10 --seq-len 1024 --batch-tokens 4096 --device-batch 2 --steps 3
-//   --precision fp32`) step 0.960x, 6/6; bf16 cpu 0.999x (3/6) and kit-d10 0.992x (3/6): no
-//   change (its tn weight gradients 0.92-0.93x in 5/6, the rest within the noise).
+// Measured: docs/perf.md, "GEMM driver" (FRONTIER_ABLATE=c_prefetch).
 #define C_PREFETCH_MIN_BYTES (1u << 20)
 static void prefetch_c_tile(const float *c, size_t ldc, int h, int w) {
     for (int r = 0; r < h; r++)
@@ -666,32 +622,12 @@ static void gemm_block(const GemmArgs *x, int m0, int m1, int n0, int n1) {
 // split the grid picks for 128x128, both threads packed all of A, from memory in training).
 // The conversion streams through A's rows in order, one pass. Same rounding, same k-pair
 // chains: the same bits.
-//   `frontier kernels bench --op matmul_tn --cold`, 2 alternated pairs: 128x128x4096 0.56-0.61 ->
-//   0.45-0.50 ms, 128x512x4096 1.48-1.52 -> 1.26-1.32, 512x128x4096 1.31-1.39 -> 1.16-1.21.
-//   cpu training profiles, 3 pairs of 30 steps: matmul_tn 231-234 -> 182-196 ms,
-//   relu2_linear_bwd 185-189 -> 172-179 ms, the step 2-3% shorter. Re-measured with 6 pairs
-//   (FRONTIER_ABLATE=tn_pairs, docs/profiling.md, 2026-12-02): the step 4.2% longer without, 0/6.
-//   Warm (not training's case) the 128x128 products are slower, 0.26-0.29 -> 0.33-0.35 ms.
-// Not where it lost (2 threads, cold; avx512bf16_matmul_tn timed with this gate forced open in a
-// scratch build, so no command here repeats it): a pair buffer beyond the caches (2560x640x4096,
-// 21 MiB: 9-10% slower), wide B blocks that re-read the in-place strip for many column panels
-// (1024 wide: neutral), short products (128x128x512: 20% slower warm), symmetric ones (640x640x2560
-// on one thread: 3.1 -> 3.8 ms). Pair rows are an odd number of cache
-// lines apart, so that a strip's pieces spread over the L1 sets (2560 wide with an even number,
-// every second row fell in the same sets and thrashed them).
-// Nor splitting the depth instead (each thread half of K, its own halves of A and B, the second
-// half's sum added to C at the end; halves fixed by the shape, so bits independent of the thread
-// count): in isolation (a scratch harness timing avx512bf16_matmul_tn, 2 threads, caches warm or
-// evicted by 64 MiB) 128x128x4096 went 0.36 -> 0.23 ms warm and 0.45-0.48 -> 0.41 cold, but
-// in cpu training (3 alternated pairs of `frontier profile --steps 30`, C up to 128x128 or up to
-// 512x128) matmul_tn was 205-224 -> 215-235 ms and the step no shorter (2026-12-02, not kept).
-// Nor, for kit-d10's 640x640x2048 (choose_grid splits its columns), splitting rows: in isolation
-// (the same harness) 3.3-3.4 -> 2.9-3.1 ms cold and 3.24-3.25 -> 3.09-3.12 warm, but in kit-d10
-// training (6 alternated pairs of `frontier profile --preset kit-d10 --seq-len 1024 --batch-tokens
-// 4096 --device-batch 2 --steps 4`, this shape's spans summed from trace.json) 1017-1169 ->
-// 1011-1245 ms per 4 steps (2026-12-02, not kept). Nor a 1024-deep k block for these products
-// (A is read in place, so only B's panel bounds it): 640x640x2048 3-5% faster in isolation,
-// 128x128x4096 and 128x512x4096 unchanged, ~0.25% of kit-d10's step at best (not kept).
+// Not where it lost: a pair buffer beyond the caches (PAIRS_MAX_BYTES), wide B blocks that re-read
+// the in-place strip for many column panels (PAIRS_MAX_N), short products (PAIRS_MIN_K), symmetric
+// ones. Pair rows are an odd number of cache lines apart, so that a strip's pieces spread over the
+// L1 sets (with an even number, every second row fell in the same sets and thrashed them).
+// Splitting the depth or the rows instead, and a 1024-deep k block, were tried and not kept.
+// Measured: docs/perf.md, "GEMM driver" (FRONTIER_ABLATE=tn_pairs).
 // ---------------------------------------------------------------------------------------------
 
 #define PAIRS_MAX_BYTES (8u << 20)
@@ -762,8 +698,8 @@ static void run_block(const GemmArgs *x, int pm, int pn, int t) {
 
 // The lower triangle of a symmetric product, from the upper one, in 16 x 16 blocks: copied row by
 // row, each row's source is a column of the upper triangle, one cache line per element, and for
-// M = 640 (Muon's Polar Express on kit-d10) those lines did not stay in L1 between rows: the copy
-// took ~0.2 ms, a fifth of the product. A block reads and writes 16 lines each.
+// M = 640 (Muon's Polar Express on kit-d10) those lines did not stay in L1 between rows, and the
+// copy cost a large part of the product. A block reads and writes 16 lines each.
 #define MIRROR_BLOCK 16
 static void mirror_upper(float *c, int M, int i_begin, int i_end) {
     for (int i0 = i_begin; i0 < i_end && i0 < M; i0 += MIRROR_BLOCK)
@@ -775,10 +711,9 @@ static void mirror_upper(float *c, int M, int i_begin, int i_end) {
 // ---------------------------------------------------------------------------------------------
 // Symmetric products (X·Xᵀ, XᵀX) on several threads. Muon runs its matrices side by side, one
 // thread each (optim.c), so these split one product only when there are fewer than two matrices
-// per thread: a machine with many cores, or a small model. 640x640x2560 on 2 threads (a scratch
-// harness timing avx512bf16_matmul_tn/nt with a == b, 41 runs, medians): 2.9 -> 2.0-2.2 ms;
-// 640x640x640: 0.79 -> 0.51-0.56 ms; one thread takes 3.4 and 0.84. `frontier kernels bench
-// --preset kit-d10 --variant avx512_bf16 --op matmul_tn` times these products as Muon runs them.
+// per thread: a machine with many cores, or a small model (docs/perf.md, "GEMM driver").
+// `frontier kernels bench --preset kit-d10 --variant avx512_bf16 --op matmul_tn` times these
+// products as Muon runs them.
 // ---------------------------------------------------------------------------------------------
 
 // A symmetric product's rows split so that each thread has an equal share of the upper
@@ -826,10 +761,8 @@ static void run_upper(const GemmArgs *x, int nt) {
 
 // ---------------------------------------------------------------------------------------------
 // Row blocks handed out as the threads go. A static split into one block per thread leaves the
-// others waiting whenever one is slowed (shared cores: `perf record` of `frontier kernels bench
-// --preset cpu --variant avx512_bf16 --op head_dw --cold` put ~10% of the samples in libgomp's
-// wait; cpu training, 7 alternated pairs of `frontier profile --steps 30`: head_dw 437-518 ->
-// 424-463 ms). When the grid splits rows only, B is packed once
+// others waiting whenever one is slowed (shared cores; docs/perf.md, "GEMM driver"). When the
+// grid splits rows only, B is packed once
 // for all threads (or is pinned), and strips are claimed in chunks through an atomic counter.
 // Strip boundaries stay multiples of MR from row 0 and each tile runs the same kernel calls, so
 // the bits do not depend on who computes what.
@@ -962,10 +895,8 @@ void gemm_relu2_linear_fwd(const GemmImpl *g, float *c, const float *fc, const f
     run_args(&x);
 }
 
-// Not kept (2026-12-02): running the two products a token chunk at a time (the nn's rows, then the
-// tn's depth, 1024 or 2048 tokens), so that the tn would find the chunk's fc rows still in cache
-// after the nn's epilogue read them: cpu `frontier kernels bench --op relu2_linear_bwd --cold`,
-// 3 alternated rounds, 3.96-4.09 ms whole against 4.21-4.77 (1024) and 4.85-5.08 (2048).
+// The two products run whole: running them a token chunk at a time, so that the tn would find
+// the chunk's fc rows still in cache, was slower (docs/perf.md, "GEMM driver").
 void gemm_relu2_linear_bwd(const GemmImpl *g, float *dw, float *dfc, const float *dc, const float *w, const float *fc,
                            int M, int N, int K) {
     // dw (N, K) += dcᵀ (N, M) @ relu²(fc) (M, K): tn, depth M

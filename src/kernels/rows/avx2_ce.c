@@ -3,10 +3,8 @@
 //
 // Before it, the AVX2 table took the reference's loss: scalar tanhf, expf and expm1f were ~70%
 // of the AVX2 fused head's samples (perf, `frontier kernels bench --op head_ce --variant avx2`)
-// and the head 58% of an AVX2 training step. With it (2026-12-02, 6 alternated pairs of
-// `bench/ab_profile.sh --env-a FRONTIER_KERNELS=avx2 --env-b FRONTIER_KERNELS=avx2 211df15 . --
-// --precision fp32 --steps 10`, cpu preset): head_ce_dx 388 -> 114 ms per step, the step 665 ->
-// 388 ms (0.584x, faster in 6/6). Attention (ref's) is then the largest remaining cost there.
+// and the head more than half of an AVX2 training step (what this kernel is worth: docs/perf.md,
+// "Moved from code comments").
 //
 // Per row, three sweeps as in avx512_ce.c: c = cap·tanh(z/cap) and its max; the exps of c - max
 // and their sum (four partial sums, one per vector mod 4, combined in double); then the gradient

@@ -313,7 +313,7 @@ void ref_bf16_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const flo
 // Softcapped cross-entropy
 // ---------------------------------------------------------------------------------------------
 
-// The softcap is applied in fp32 (SPEC: "softcapped fp32 logits"); the softmax normaliser is
+// The softcap is applied in fp32 (nanochat: "softcapped fp32 logits"); the softmax normaliser is
 // summed in double. One pass computes the capped row into scratch, so tanh/exp run once per
 // logit.
 void ref_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
