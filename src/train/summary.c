@@ -1,0 +1,85 @@
+// train/summary.c — summary.json of a run (see summary.h).
+#include "train/summary.h"
+
+#include <cjson/cJSON.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu.h"
+#include "util/fileio.h"
+#include "util/json_file.h"
+#include "util/mem.h"
+
+
+static char *git_commit(void) {
+    FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
+    char buf[64] = "";
+    if (p) {
+        if (!fgets(buf, sizeof buf, p)) buf[0] = 0;
+        pclose(p);
+    }
+    buf[strcspn(buf, "\n")] = 0;
+    return xstrdup(buf[0] ? buf : "unknown");
+}
+
+int train_write_summary(const TrainConfig *cfg, const TrainResult *res, const char *tokenizer_id) {
+    cJSON *s = cJSON_CreateObject();
+    if (res->stopped_by != STOP_AFTER && res->stopped_by != STOP_SIGNAL) {
+        cJSON_AddNumberToObject(s, "val_bpb", res->val_bpb);
+        cJSON_AddNumberToObject(s, "eval_tokens", (double)res->eval_tokens);
+        cJSON_AddNumberToObject(s, "eval_positions", (double)res->eval_positions);
+        cJSON_AddNumberToObject(s, "eval_T", res->eval_T);
+    }
+    cJSON_AddNumberToObject(s, "tokens_trained", (double)res->tokens);
+    cJSON_AddNumberToObject(s, "steps", (double)res->steps);
+    cJSON_AddNumberToObject(s, "final_loss", res->final_loss);
+    cJSON_AddNumberToObject(s, "tok_per_s", res->tok_per_s);
+    cJSON_AddNumberToObject(s, "mfu", res->mfu);
+    cJSON_AddNumberToObject(s, "peak_flops", res->peak_flops);
+    cJSON_AddNumberToObject(s, "ranks", res->ranks);
+    cJSON_AddNumberToObject(s, "optimizer_state_bytes", (double)res->optim_state_bytes);
+    cJSON_AddNumberToObject(s, "optimizer_state_bytes_per_rank", (double)res->optim_state_bytes_per_rank);
+    cJSON_AddNumberToObject(s, "parameters", (double)res->params);
+    cJSON_AddNumberToObject(s, "flops_per_token", res->flops_per_token);
+    cJSON_AddNumberToObject(s, "budget_s", cfg->steps > 0 ? 0 : cfg->budget_s);
+    cJSON_AddNumberToObject(s, "timed_s", res->timed_s);
+    cJSON_AddNumberToObject(s, "startup_s", res->startup_s);
+    cJSON_AddNumberToObject(s, "excluded_s", res->excluded_s);
+    cJSON_AddNumberToObject(s, "total_s", res->total_s);
+    cJSON_AddNumberToObject(s, "peak_rss_bytes", (double)res->peak_rss_bytes);
+    cJSON_AddNumberToObject(s, "page_faults_per_step", res->faults_per_step);
+    static const char *const STOPPED_BY[] = {"budget", "steps", "stop-after", "interrupted"};
+    cJSON_AddStringToObject(s, "stopped_by", STOPPED_BY[res->stopped_by]);
+    if (res->stopped_by == STOP_SIGNAL) {
+        cJSON_AddBoolToObject(s, "interrupted", 1);
+        cJSON_AddStringToObject(s, "signal", res->signal == SIGINT ? "SIGINT" : res->signal == SIGTERM ? "SIGTERM" : "?");
+        char resume[1200];
+        snprintf(resume, sizeof resume, "frontier train --resume %s", cfg->run_dir);
+        cJSON_AddStringToObject(s, "resume_command", resume);
+    }
+    cJSON_AddNumberToObject(s, "checkpoints", (double)res->checkpoints);
+    cJSON_AddNumberToObject(s, "checkpoint_s", res->checkpoint_s);
+    cJSON_AddNumberToObject(s, "memory_estimate_bytes", (double)res->memory_estimate_bytes);
+    cJSON_AddStringToObject(s, "tokenizer_id", tokenizer_id);
+    cJSON *cfgj = cJSON_Parse(cfg->config_json ? cfg->config_json : "{}");
+    cJSON_AddItemToObject(s, "config", cfgj ? cfgj : cJSON_CreateObject());
+    const CpuInfo *ci = cpu_info();
+    cJSON *hw = cJSON_AddObjectToObject(s, "hardware");
+    cJSON_AddStringToObject(hw, "cpu", ci->model);
+    cJSON_AddNumberToObject(hw, "logical_cpus", ci->logical_cpus);
+    cJSON_AddNumberToObject(hw, "threads", omp_get_max_threads());
+    cJSON_AddStringToObject(hw, "kernels", res->kernels);  // as trained (evaluation is fp32)
+    cJSON_AddBoolToObject(hw, "avx512f", ci->avx512f);
+    cJSON_AddBoolToObject(hw, "amx_bf16", ci->amx_bf16);
+    char *commit = git_commit();
+    cJSON_AddStringToObject(s, "git_commit", commit);
+    free(commit);
+    char *path = path_join(cfg->run_dir, "summary.json");
+    int rc = json_write_atomic(path, s);
+    cJSON_Delete(s);
+    free(path);
+    return rc;
+}
