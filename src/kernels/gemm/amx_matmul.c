@@ -234,6 +234,7 @@ static void emu_dpbf16ps(int dst, int a, int b) {
 
 // Emulated.
 #define AMX_NAME(x) amx_emu_##x
+#define AMX_PREFIX amx_emu
 #define AMX_FN
 #define TILE_CONFIG(cfg) emu_config(cfg)
 #define TILE_ZERO(t) emu_zero(t)
@@ -243,6 +244,7 @@ static void emu_dpbf16ps(int dst, int a, int b) {
 #define TILE_RELEASE() emu_release()
 #include "kernels/gemm/amx_tile_kernel.h"
 #undef AMX_NAME
+#undef AMX_PREFIX
 #undef AMX_FN
 #undef TILE_CONFIG
 #undef TILE_RELEASE
@@ -255,6 +257,7 @@ static void emu_dpbf16ps(int dst, int a, int b) {
 // memory they read or write: a compiler barrier before each load and after each store keeps the
 // scratch tile's copies in order around them.
 #define AMX_NAME(x) amx_##x
+#define AMX_PREFIX amx
 #define AMX_FN __attribute__((target("amx-tile,amx-bf16")))
 #define AMX_BARRIER() __asm__ volatile("" ::: "memory")
 #define TILE_CONFIG(cfg)      \

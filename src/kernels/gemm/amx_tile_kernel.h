@@ -117,22 +117,7 @@ static const GemmImpl AMX_NAME(impl) = {.mr = AMX_MR, .nr = AMX_NR, .kstep = AMX
                                         .mirror_upper = avx512_mirror_upper, .begin = AMX_NAME(begin),
                                         .end = AMX_NAME(end)};
 
-void AMX_NAME(matmul_nt)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-    gemm_run(&AMX_NAME(impl), GEMM_NT, c, a, b, M, N, K, accumulate);
-}
-void AMX_NAME(matmul_nn)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-    gemm_run(&AMX_NAME(impl), GEMM_NN, c, a, b, M, N, K, accumulate);
-}
-void AMX_NAME(matmul_tn)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-    gemm_run(&AMX_NAME(impl), GEMM_TN, c, a, b, M, N, K, accumulate);
-}
-void AMX_NAME(relu2_linear_fwd)(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate) {
-    gemm_relu2_linear_fwd(&AMX_NAME(impl), c, fc, w, M, N, K, accumulate);
-}
-void AMX_NAME(relu2_linear_bwd)(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
-                                int K) {
-    gemm_relu2_linear_bwd(&AMX_NAME(impl), dw, dfc, dc, w, fc, M, N, K);
-}
+GEMM_DEFINE_ENTRY_POINTS(AMX_PREFIX, AMX_NAME(impl))
 
 // The fused head and attention on these tiles: the AVX512_BF16 code around AMX's GemmImpl.
 void AMX_NAME(head_ce)(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,

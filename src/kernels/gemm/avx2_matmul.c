@@ -196,21 +196,7 @@ static const GemmImpl AVX2_F32 = {.mr = MR, .nr = NR, .kstep = 1, .elem = sizeof
                                   .relu2_rows = relu2_rows,
                                   .relu2_grad_rows = relu2_grad_rows};
 
-void avx2_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-    gemm_run(&AVX2_F32, GEMM_NT, c, a, b, M, N, K, accumulate);
-}
-void avx2_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-    gemm_run(&AVX2_F32, GEMM_NN, c, a, b, M, N, K, accumulate);
-}
-void avx2_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-    gemm_run(&AVX2_F32, GEMM_TN, c, a, b, M, N, K, accumulate);
-}
-void avx2_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate) {
-    gemm_relu2_linear_fwd(&AVX2_F32, c, fc, w, M, N, K, accumulate);
-}
-void avx2_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N, int K) {
-    gemm_relu2_linear_bwd(&AVX2_F32, dw, dfc, dc, w, fc, M, N, K);
-}
+GEMM_DEFINE_ENTRY_POINTS(avx2, AVX2_F32)
 void avx2_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
                          size_t scratch_floats, const GemmRowsNext *next) {
     gemm_rows_nt(&AVX2_F32, a, b, M, N, K, fn, ctx, scratch_floats, next);

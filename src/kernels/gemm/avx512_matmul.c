@@ -182,21 +182,7 @@ static const GemmImpl AVX512_F32 = {.mr = MR, .nr = NR, .kstep = 1, .elem = size
                                     .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows,
                                     .mirror_upper = avx512_mirror_upper};
 
-void avx512_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-    gemm_run(&AVX512_F32, GEMM_NT, c, a, b, M, N, K, accumulate);
-}
-void avx512_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-    gemm_run(&AVX512_F32, GEMM_NN, c, a, b, M, N, K, accumulate);
-}
-void avx512_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-    gemm_run(&AVX512_F32, GEMM_TN, c, a, b, M, N, K, accumulate);
-}
-void avx512_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate) {
-    gemm_relu2_linear_fwd(&AVX512_F32, c, fc, w, M, N, K, accumulate);
-}
-void avx512_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N, int K) {
-    gemm_relu2_linear_bwd(&AVX512_F32, dw, dfc, dc, w, fc, M, N, K);
-}
+GEMM_DEFINE_ENTRY_POINTS(avx512, AVX512_F32)
 void avx512_matmul_nt_rows(const float *a, const float *b, int M, int N, int K, GemmRowsFn fn, void *ctx,
                            size_t scratch_floats, const GemmRowsNext *next) {
     gemm_rows_nt(&AVX512_F32, a, b, M, N, K, fn, ctx, scratch_floats, next);
@@ -432,21 +418,7 @@ static const GemmImpl AVX512_BF16 = {.mr = MR, .nr = NR, .kstep = 2, .elem = siz
                                      .relu2_rows = avx512_relu2_rows, .relu2_grad_rows = avx512_relu2_grad_rows,
                                      .mirror_upper = avx512_mirror_upper};
 
-void avx512bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-    gemm_run(&AVX512_BF16, GEMM_NT, c, a, b, M, N, K, accumulate);
-}
-void avx512bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-    gemm_run(&AVX512_BF16, GEMM_NN, c, a, b, M, N, K, accumulate);
-}
-void avx512bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {
-    gemm_run(&AVX512_BF16, GEMM_TN, c, a, b, M, N, K, accumulate);
-}
-void avx512bf16_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate) {
-    gemm_relu2_linear_fwd(&AVX512_BF16, c, fc, w, M, N, K, accumulate);
-}
-void avx512bf16_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N, int K) {
-    gemm_relu2_linear_bwd(&AVX512_BF16, dw, dfc, dc, w, fc, M, N, K);
-}
+GEMM_DEFINE_ENTRY_POINTS(avx512bf16, AVX512_BF16)
 const GemmImpl *avx512bf16_gemm_impl(void) { return &AVX512_BF16; }
 void avx512bf16_matmul_nn_a16(float *c, const uint16_t *a, const float *b, int M, int N, int K, int accumulate) {
     gemm_run_a16(&AVX512_BF16, GEMM_NN, c, a, b, M, N, K, accumulate);

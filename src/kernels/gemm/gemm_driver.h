@@ -243,6 +243,29 @@ size_t gemm_rows_ld(int n);
 void gemm_rows_nt(const GemmImpl *impl, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
                   void *ctx, size_t scratch_floats, const GemmRowsNext *next);
 
+// The op table's entry points for one GemmImpl: the table holds plain function pointers, so each
+// impl gets its own PREFIX_matmul_{nt,nn,tn} and PREFIX_relu2_linear_{fwd,bwd}, defined once here
+// (PREFIX may itself be a macro: it is expanded before the names are pasted).
+#define GEMM_DEFINE_ENTRY_POINTS(PREFIX, IMPL) GEMM_DEFINE_ENTRY_POINTS_(PREFIX, IMPL)
+#define GEMM_DEFINE_ENTRY_POINTS_(PREFIX, IMPL)                                                               \
+    void PREFIX##_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {   \
+        gemm_run(&(IMPL), GEMM_NT, c, a, b, M, N, K, accumulate);                                               \
+    }                                                                                                         \
+    void PREFIX##_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {   \
+        gemm_run(&(IMPL), GEMM_NN, c, a, b, M, N, K, accumulate);                                               \
+    }                                                                                                         \
+    void PREFIX##_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate) {   \
+        gemm_run(&(IMPL), GEMM_TN, c, a, b, M, N, K, accumulate);                                               \
+    }                                                                                                         \
+    void PREFIX##_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K,             \
+                                   int accumulate) {                                                          \
+        gemm_relu2_linear_fwd(&(IMPL), c, fc, w, M, N, K, accumulate);                                          \
+    }                                                                                                         \
+    void PREFIX##_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc,   \
+                                   int M, int N, int K) {                                                     \
+        gemm_relu2_linear_bwd(&(IMPL), dw, dfc, dc, w, fc, M, N, K);                                            \
+    }
+
 // Pinned operands (kernels.h, kernels_pin_weight): an NT or NN product whose b is pinned for that
 // layout with the same (N, K) reads b's micro-panels packed once (per GemmImpl) instead of
 // packing them on every call. Same bits. gemm_pin: 0, or -1 when the table of pins is full (the
