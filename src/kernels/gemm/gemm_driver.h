@@ -236,9 +236,8 @@ size_t gemm_rows16_ld(int n);
 // The row stride (floats) of gemm_rows_nt's strips of n: n, padded by 16 (one line) when 4n bytes
 // is a multiple of 4 KiB. At the vocabulary's 8192, the 14 rows that a micro-tile stores side by
 // side, and that the fp32 dx product reads side by side, all fell in one L1 set, and the dx
-// product packed its A instead of reading the rows in place (use_direct_a). cpu fp32 training, 6
-// alternated pairs (`bench/ab_profile.sh 9e63bc5 . -- --precision fp32 --steps 20`): head_ce_dx
-// 0.916x, the step 0.948x, faster in 6/6; bf16 unchanged (the step 1.006x, 3/6).
+// product packed its A instead of reading the rows in place (use_direct_a); docs/perf.md,
+// "Moved from code comments".
 size_t gemm_rows_ld(int n);
 void gemm_rows_nt(const GemmImpl *impl, const float *a, const float *b, int M, int N, int K, GemmRowsFn fn,
                   void *ctx, size_t scratch_floats, const GemmRowsNext *next);
