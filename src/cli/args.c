@@ -169,6 +169,33 @@ int parse_args(const char *usage, const char *summary, Option *opts, int argc, c
     return ARGS_OK;
 }
 
+// An option's current value as text ("" when it has none worth printing: a flag, a list, NULL).
+static void value_text(const Option *o, char *buf, size_t n) {
+    buf[0] = 0;
+    switch (o->type) {
+    case OPT_INT: snprintf(buf, n, "%d", *(int *)o->dest); break;
+    case OPT_INT64: snprintf(buf, n, "%lld", (long long)*(int64_t *)o->dest); break;
+    case OPT_DOUBLE: snprintf(buf, n, "%g", *(double *)o->dest); break;
+    case OPT_STRING:
+        if (*(const char **)o->dest) snprintf(buf, n, "%s", *(const char **)o->dest);
+        break;
+    default: break;
+    }
+}
+
+void args_print_settings(const Option *opts, FILE *f) {
+    static const char *const TYPE[] = {"flag", "int", "int", "number", "text", "list"};
+    fprintf(f, "| setting | type | range | default | meaning |\n|---|---|---|---|---|\n");
+    for (const Option *o = opts; o->name; o++) {
+        char def[128], range[64] = "";
+        value_text(o, def, sizeof def);
+        if (o->min < o->max) snprintf(range, sizeof range, "%lld..%lld", (long long)o->min, (long long)o->max);
+        fprintf(f, "| `%s` | %s | %s | %s | ", o->name, TYPE[o->type], range, *def ? def : "");
+        for (const char *c = o->help; *c; c++) fputs(*c == '|' ? "\\|" : (char[2]){*c, 0}, f);
+        fputs(" |\n", f);
+    }
+}
+
 void print_help(const char *usage, const char *summary, const Option *opts) {
     printf("usage: %s\n\n%s\n", usage, summary);
     if (!opts[0].name) return;
@@ -177,16 +204,10 @@ void print_help(const char *usage, const char *summary, const Option *opts) {
         char left[64];
         snprintf(left, sizeof left, "%s%s%s%s", DASHES(o), o->name, o->metavar ? " " : "",
                  o->metavar ? o->metavar : "");
+        char def[128];
+        value_text(o, def, sizeof def);
         printf("  %-26s %s", left, o->help);
-        switch (o->type) {
-        case OPT_INT: printf(" (default %d)", *(int *)o->dest); break;
-        case OPT_INT64: printf(" (default %lld)", (long long)*(int64_t *)o->dest); break;
-        case OPT_DOUBLE: printf(" (default %g)", *(double *)o->dest); break;
-        case OPT_STRING:
-            if (*(const char **)o->dest) printf(" (default %s)", *(const char **)o->dest);
-            break;
-        default: break;
-        }
+        if (*def) printf(" (default %s)", def);
         printf("\n");
     }
     printf("  %-26s %s\n", "--help", "show this help");

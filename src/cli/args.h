@@ -8,6 +8,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef enum {
     OPT_FLAG,    // bool, no value: int* set to 1
@@ -40,6 +41,9 @@ enum { ARGS_OK = 0, ARGS_HELP = 1, ARGS_ERROR = -1 };
 int parse_args(const char *usage, const char *summary, Option *opts, int argc, char **argv,
                StringList *positional);
 void print_help(const char *usage, const char *summary, const Option *opts);
+// The options as a Markdown table: setting, type, range, default (the current value), meaning.
+// `frontier train --settings` prints it; docs/training.md holds its output (checked by tests).
+void args_print_settings(const Option *opts, FILE *f);
 void string_list_free(StringList *l);
 
 // Set options from a JSON object file whose keys are option names (e.g. {"depth": 6,

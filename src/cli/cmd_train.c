@@ -439,6 +439,11 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     if (kernels_init() != 0) { report_error(); return 2; }  // a bad FRONTIER_KERNELS is a usage error
     Flags fl = default_flags(), *f = &fl;
     Option *opts = train_options(f, mode == MODE_TRAIN);
+    if (mode == MODE_TRAIN && argc == 1 && !strcmp(argv[0], "--settings")) {  // the settings table, not a run
+        args_print_settings(opts, stdout);
+        free(opts);
+        return 0;
+    }
     int rc = parse_args(usage, summary, opts, argc, argv, NULL);
     if (rc != ARGS_OK) { free(opts); return rc == ARGS_HELP ? 0 : 2; }
     if (f->config && args_load_json(opts, f->config, 0) != 0) { free(opts); return report_error(); }
@@ -495,7 +500,8 @@ int cmd_train(int argc, char **argv) {
     return train_like(argc, argv, "frontier train [options]",
                       "Train a GPT from scratch within a wall-clock budget (or a fixed number of steps), save the "
                       "checkpoint, and score it by val_bpb on the pinned validation set. Prepares the data first "
-                      "if needed (cached).",
+                      "if needed (cached). `frontier train --settings` prints every setting with its type, range "
+                      "and default as a Markdown table.",
                       MODE_TRAIN);
 }
 
