@@ -279,7 +279,7 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     if (optim_config_check(o) != 0) return err_mark_usage();
     KernelPrecision prec;
     if (kernels_precision_parse(f->precision, &prec) != 0) return err_mark_usage();
-    c->precision = (int)prec;
+    c->precision = prec;
     if (model_config_validate(m) != 0) return -1;
     // The batch and the learning-rate reference batch follow the preset unless given.
     int kit = !strcmp(f->preset, "kit-d10");
@@ -466,7 +466,7 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     f->window_pattern = cfg.model.window_pattern, f->window = cfg.model.window;
     f->batch_tokens = cfg.batch_tokens, f->device_batch = cfg.device_batch;
     f->lr_batch_ref = cfg.optim.ref_batch_tokens;
-    f->precision = kernels_precision_name((KernelPrecision)cfg.precision);  // auto, resolved
+    f->precision = kernels_precision_name(cfg.precision);  // auto, resolved
     // Data and cache folders are recorded as absolute paths, so `frontier eval` finds them from
     // anywhere (they live as long as the process).
     char *abs_data = f->data ? realpath(f->data, NULL) : NULL, *abs_cache = f->cache ? realpath(f->cache, NULL) : NULL;

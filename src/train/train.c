@@ -58,7 +58,7 @@ double machine_peak_bandwidth(void) {
 
 // bf16 training is held to the peak of the engine its GEMMs run on: AMX's tiles when the active
 // table's matmul_nt is AMX's (FRONTIER_KERNELS=amx on an AMX CPU), else AVX512_BF16's vdpbf16ps.
-double machine_peak_flops_for(int precision) {
+double machine_peak_flops_for(KernelPrecision precision) {
     MachinePeak p;
     if (precision != KP_BF16 || machine_peak_get(NULL, &p) != 0) return machine_peak_flops();
     int amx = !strcmp(kernels_op_source(kernels(), kernel_op_index("matmul_nt")), "amx_bf16");
@@ -538,7 +538,7 @@ static int write_profile(const TrainConfig *cfg, double faults_per_step) {
     char *roof = path_join(cfg->run_dir, "roofline.json");
     char rj[160];
     int n = snprintf(rj, sizeof rj, "{\"peak_flops\": %.6g, \"peak_bw\": %.6g, \"precision\": \"%s\"}\n", peak, bw,
-                     kernels_precision_name((KernelPrecision)cfg->precision));
+                     kernels_precision_name(cfg->precision));
     int rc = prof_write_trace(trace);
     if (rc == 0) rc = prof_write_csv(&s, csv, peak, bw);
     if (rc == 0) rc = prof_write_shapes_csv(&s, shapes_csv, peak, bw);
@@ -656,7 +656,7 @@ static int write_metrics(const TrainConfig *cfg, Run *r, double loss, const Opti
 
 // The peak of every core training: each rank's measured peak for its OpenMP threads, summed over
 // the ranks (so 1 rank x 2 threads and 2 ranks x 1 thread are held to the same standard).
-static double run_peak_flops(int precision) {
+static double run_peak_flops(KernelPrecision precision) {
     double peak = machine_peak_flops_for(precision);
     dist_allreduce_sum_f64(&peak, 1);
     return peak;
@@ -819,7 +819,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
                     free_b / 1048576.0, cfg->run_dir, want, r.ckpt_bytes / 1048576.0, cfg->keep_checkpoints);
     }
     if (r.rank == 0 && open_run_folder(cfg, &r) != 0) goto done;
-    if (kernels_set_precision((KernelPrecision)cfg->precision) != 0) goto done;
+    if (kernels_set_precision(cfg->precision) != 0) goto done;
     // every weight packed once per step, not per product: 2G products read each between updates
     model_pin_weights(&r.model, 1);
 

@@ -21,6 +21,7 @@
 #pragma once
 #include <stdint.h>
 
+#include "kernels/kernels.h"
 #include "model/config.h"
 #include "optim/optim.h"
 
@@ -44,7 +45,7 @@ typedef struct {
     const char *cache_dir;  // for prepare (default "cache")
     const char *resume;     // resume from this run folder
     const char *config_json;// every setting as JSON (written to config.json and the checkpoint)
-    int precision;          // KernelPrecision of the training steps' matmuls (KP_FP32 | KP_BF16);
+    KernelPrecision precision;  // of the training steps' matmuls (KP_FP32 | KP_BF16);
                             // evaluation is always fp32, so val_bpb compares across precisions.
                             // train_defaults: fp32; the CLI's default is kernels_precision_auto()
     int profile_steps;      // > 0: record this many steps after the excluded ones with the profiler,
@@ -92,7 +93,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res);
 
 // MFU's denominator for a precision: this machine's measured fp32 peak (below), or for bf16 its
 // measured AVX512_BF16 peak (the fp32 one if the CPU has none).
-double machine_peak_flops_for(int precision);
+double machine_peak_flops_for(KernelPrecision precision);
 
 // This machine's fp32 peak FLOP/s for this process's threads, measured once and cached in
 // cache/peak.json (kernels/cpu/peak.h; `frontier info --peak` prints it): the MFU denominator.
