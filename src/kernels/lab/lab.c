@@ -1,15 +1,14 @@
 // kernels/lab/lab.c — checking kernel tables against the reference (see lab.h); the benchmark is
 // in lab_bench.c.
 #include "kernels/lab/lab.h"
+#include "kernels/lab/guard.h"
 
 #include <math.h>
 #include <omp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "kernels/attention/attention_bf16.h"
@@ -27,128 +26,6 @@ double lab_default_tol(int op) {
     const char *name = KERNEL_OP_NAMES[op];
     if (!strncmp(name, "attention", 9) || !strcmp(name, "softcap_ce") || !strcmp(name, "head_ce")) return 2e-5;
     return 1e-5;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Guarded buffers
-// ---------------------------------------------------------------------------------------------
-
-#define CANARY_FLOATS 64
-#define CANARY_BYTE 0xA5
-
-typedef struct {
-    float *p;      // the data (bf16 buffers: uint16 storage)
-    size_t n;      // elements
-    size_t elem;   // bytes per element: 4 (fp32), 2 (bf16)
-    char *base;    // the whole allocation
-    size_t len;
-    int is_input;  // mapped (guard page after, sealed read-only) vs heap with canaries
-} GBuf;
-
-static size_t page_size(void) {
-    long p = sysconf(_SC_PAGESIZE);
-    return p > 0 ? (size_t)p : 4096;
-}
-
-// An input whose last element is the last byte before an inaccessible page.
-static GBuf gb_input(size_t n, size_t elem) {
-    size_t pg = page_size(), bytes = n * elem, data = (bytes + pg - 1) / pg * pg;
-    if (!data) data = pg;
-    GBuf b = {.n = n, .elem = elem, .len = data + pg, .is_input = 1};
-    b.base = mmap(NULL, b.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (b.base == MAP_FAILED) {
-        fprintf(stderr, "frontier: kernels check: out of memory mapping %zu bytes\n", b.len);
-        abort();
-    }
-    mprotect(b.base + data, pg, PROT_NONE);
-    b.p = (float *)(b.base + data - bytes);
-    return b;
-}
-
-static void gb_seal(GBuf *b) { mprotect(b->base, b->len - page_size(), PROT_READ); }
-
-// An output with canary bytes on both sides; misalign moves it off the 64-byte grid.
-static GBuf gb_output(size_t n, size_t elem, int misalign) {
-    GBuf b = {.n = n, .elem = elem, .len = n * elem + (2 * CANARY_FLOATS + 1) * sizeof(float)};
-    b.base = xaligned_alloc(b.len);
-    memset(b.base, CANARY_BYTE, b.len);
-    b.p = (float *)b.base + CANARY_FLOATS + (misalign ? 1 : 0);
-    return b;
-}
-
-static void gb_free(GBuf *b) {
-    if (b->is_input) munmap(b->base, b->len);
-    else free(b->base);
-}
-
-// Number of canary bytes changed; *where says on which side (first found).
-static size_t gb_damage(const GBuf *b, const char **where) {
-    const unsigned char *s = (const unsigned char *)b->base, *d0 = (const unsigned char *)b->p;
-    const unsigned char *d1 = d0 + b->n * b->elem, *e = s + b->len;
-    size_t before = 0, after = 0;
-    for (const unsigned char *q = s; q < d0; q++) before += *q != CANARY_BYTE;
-    for (const unsigned char *q = d1; q < e; q++) after += *q != CANARY_BYTE;
-    *where = before ? "before" : "after";
-    return before + after;
-}
-
-static void gb_restore_canaries(GBuf *b) {
-    memset(b->base, CANARY_BYTE, (size_t)((char *)b->p - b->base));
-    char *end = (char *)b->p + b->n * b->elem;
-    memset(end, CANARY_BYTE, (size_t)(b->base + b->len - end));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Memory faults (reads past an input, writes into one): name the op and shape, then exit.
-// Under AddressSanitizer its own, more detailed report is kept.
-// ---------------------------------------------------------------------------------------------
-
-#if defined(__SANITIZE_ADDRESS__)
-#define LAB_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LAB_ASAN 1
-#endif
-#endif
-
-static char fault_context[320];
-
-#ifndef LAB_ASAN
-static void on_fault(int sig) {
-    static const char pre[] = "frontier: kernels check: memory fault in ";
-    static const char post[] = ": the kernel read outside an input or wrote into one\n";
-    (void)sig;
-    ssize_t rc = write(2, pre, sizeof pre - 1);
-    rc += write(2, fault_context, strlen(fault_context));
-    rc += write(2, post, sizeof post - 1);
-    (void)rc;
-    _exit(FRONTIER_EXIT_ERROR);
-}
-#endif
-
-typedef struct {
-    struct sigaction segv, bus;
-} FaultHandlers;
-
-static void faults_catch(FaultHandlers *old) {
-#ifndef LAB_ASAN
-    struct sigaction sa = {0};
-    sa.sa_handler = on_fault;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, &old->segv);
-    sigaction(SIGBUS, &sa, &old->bus);
-#else
-    (void)old;
-#endif
-}
-
-static void faults_release(const FaultHandlers *old) {
-#ifndef LAB_ASAN
-    sigaction(SIGSEGV, &old->segv, NULL);
-    sigaction(SIGBUS, &old->bus, NULL);
-#else
-    (void)old;
-#endif
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -341,7 +218,8 @@ static void case_run(Run *r, Case *c) {
     for (int ti = 0; ti < r->n_threads && !r->case_failed; ti++) {
         int t = r->threads[ti];
         prepare_outputs(c);
-        snprintf(fault_context, sizeof fault_context, "%s [%s] %s with %d threads", r->op, r->variant, c->shape, t);
+        snprintf(lab_fault_context, sizeof lab_fault_context, "%s [%s] %s with %d threads", r->op, r->variant,
+                 c->shape, t);
         omp_set_num_threads(t);
         c->call(c);
         omp_set_num_threads(prev);
