@@ -1,4 +1,4 @@
-// tests/kernels/test_avx512_ops.c — the AVX-512 non-matmul ops against the reference kernels.
+// tests/kernels/rows/test_avx512_ops.c — the AVX-512 non-matmul ops against the reference kernels.
 //
 // Every op runs over many shapes, ragged ones included (widths not a multiple of 16, sequence
 // lengths not a multiple of the attention block, T = 1, B > 1, grouped-query heads), with

@@ -1,4 +1,4 @@
-// tests/kernels/test_avx2_ops.c — the AVX2 ops beyond the matmuls (avx2_ops.h) and their vector
+// tests/kernels/rows/test_avx2_ops.c — the AVX2 ops beyond the matmuls (avx2_ops.h) and their vector
 // math (avx2_vmath.h). Skipped on CPUs without AVX2 and FMA.
 //
 //   vector exp / tanh     against libm, relative 4e-7 (as the AVX-512 ones); and, where the CPU
