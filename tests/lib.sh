@@ -23,3 +23,15 @@ skip_hardware() { echo "SKIP hardware: $*"; exit 77; }
 # A part of a test that cannot run here: say so (tests/run.sh shows the reason next to PASS).
 skip_part() { echo "SKIP: $*"; }
 skip_part_hardware() { echo "SKIP hardware: $*"; }
+# same_tensors A B: the tensors of two safetensors files are bit-identical (their metadata, which
+# names the run folder, and train_state's wall-clock step_times may differ).
+same_tensors() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import sys; sys.path.insert(0, "tests/util")
+from safetensors_read import load
+a, b = load(sys.argv[1])[0], load(sys.argv[2])[0]
+diff = [k for k in a if k != "step_times" and (k not in b or a[k][1].tobytes() != b[k][1].tobytes())]
+print("differ:", diff[:5]) if diff else None
+sys.exit(0 if a.keys() == b.keys() and not diff else 1)
+PY
+}

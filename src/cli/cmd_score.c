@@ -113,8 +113,6 @@ int cmd_score(int argc, char **argv) {
     if (rc) goto done;
 
     ScoreRange range = score_rank(runs, n);
-    int bpb_equal = range.bpb_equal, core_equal = range.core_equal, n_core = range.n_core;
-    double min_b = range.min_bpb, max_b = range.max_bpb, min_c = range.min_core, max_c = range.max_core;
     int n_order = 0;
     for (int i = 0; i < n; i++)
         if (runs[i].complete) order[n_order++] = i;
@@ -127,13 +125,13 @@ int cmd_score(int argc, char **argv) {
     if (n_partial)
         notes[n_notes++] = "partial CORE (--allow-partial-core): runs marked * cover fewer tasks than the others or "
                            "than the full set; their composites do not compare (JSON: core_lacks)";
-    if (bpb_equal)
+    if (range.bpb_equal)
         notes[n_notes++] = n_ok == 1 ? "only one run has val_bpb: its val_bpb component is 1.0"
                                      : "every run has the same val_bpb (max == min): its component is 1.0 for every run";
-    if (core_equal)
-        notes[n_notes++] = n_core == 1 ? "only one run has CORE: its CORE component is 1.0"
+    if (range.core_equal)
+        notes[n_notes++] = range.n_core == 1 ? "only one run has CORE: its CORE component is 1.0"
                                        : "every run with CORE has the same CORE (max == min): its component is 1.0 for every run";
-    if (n_core < n_ok)
+    if (range.n_core < n_ok)
         notes[n_notes++] = "runs without core.json have no composite (n/a) and are left out of the CORE min-max";
 
     // The table (on stderr when stdout carries the JSON).
@@ -203,10 +201,10 @@ int cmd_score(int argc, char **argv) {
     cJSON *jn = cJSON_AddArrayToObject(root, "notes");
     for (int k = 0; k < n_notes; k++) cJSON_AddItemToArray(jn, cJSON_CreateString(notes[k]));
     cJSON *mm = cJSON_AddObjectToObject(root, "normalisation");
-    cJSON_AddNumberToObject(mm, "min_bpb", min_b);
-    cJSON_AddNumberToObject(mm, "max_bpb", max_b);
-    cJSON_AddItemToObject(mm, "min_core", n_core ? cJSON_CreateNumber(min_c) : cJSON_CreateNull());
-    cJSON_AddItemToObject(mm, "max_core", n_core ? cJSON_CreateNumber(max_c) : cJSON_CreateNull());
+    cJSON_AddNumberToObject(mm, "min_bpb", range.min_bpb);
+    cJSON_AddNumberToObject(mm, "max_bpb", range.max_bpb);
+    cJSON_AddItemToObject(mm, "min_core", range.n_core ? cJSON_CreateNumber(range.min_core) : cJSON_CreateNull());
+    cJSON_AddItemToObject(mm, "max_core", range.n_core ? cJSON_CreateNumber(range.max_core) : cJSON_CreateNull());
     if (!strcmp(json_path, "-")) {
         text = cJSON_Print(root);
         if (!text) { rc = err_set("out of memory printing JSON"); goto done; }

@@ -128,15 +128,6 @@ else
 fi
 [ ! -e "$tmp/f2/model.safetensors" ] && ok "no checkpoint from the killed run" || bad "killed run left a checkpoint"
 
-# the tensors of two safetensors files are bit-identical (the metadata names the run folder)
-same_tensors() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
-import sys; sys.path.insert(0, "tests/util")
-from safetensors_read import load
-a, b = load(sys.argv[1])[0], load(sys.argv[2])[0]
-sys.exit(0 if a.keys() == b.keys() and all(a[k][1].tobytes() == b[k][1].tobytes() for k in a) else 1)
-PY
-}
 # 4. SIGTERM to one rank: the ranks agree to stop, checkpoint once, exit 143; the resume is exact.
 S4=("${TINY[@]}" --steps 16 --save-every 4steps)
 "${MPI[@]}" $F train "${S4[@]}" --run-dir "$tmp/s_ref" > "$tmp/s_ref.log" 2>&1 || { bad "2-rank reference (16 steps)"; tail "$tmp/s_ref.log"; }

@@ -5,8 +5,6 @@
 // or returns something every later use can rely on (ids in range, a round trip that agrees).
 // A broken property calls FUZZ_FAIL, which aborts: libFuzzer records the input as a crash.
 #pragma once
-#include <cjson/cJSON.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,15 +17,6 @@ TINY=(--depth 1 --n-embd 64 --n-head 2 --head-dim 32 --seq-len 64 --device-batch
 STEPS=(--steps 16 --save-every 3steps --keep-checkpoints 2)
 
 losses() { sed 's/.*"loss":\([^,]*\),.*/\1/' "$1/metrics.jsonl"; }
-same_tensors() {  # the tensors of two safetensors files are bit-identical (step_times are wall-clock)
-  /usr/bin/python3 - "$1" "$2" <<'PY'
-import sys; sys.path.insert(0, "tests/util")
-from safetensors_read import load
-a, b = load(sys.argv[1])[0], load(sys.argv[2])[0]
-diff = [k for k in a if k != "step_times" and (k not in b or a[k][1].tobytes() != b[k][1].tobytes())]
-sys.exit(0 if a.keys() == b.keys() and not diff else 1)
-PY
-}
 no_temps() { [ -z "$(find "$1" -name '*.tmp-*' 2>/dev/null)" ]; }
 
 # the uninterrupted reference

@@ -40,16 +40,6 @@ if [ -s "$tmp/a/metrics.jsonl" ] && [ -s "$tmp/b/metrics.jsonl" ] && cmp -s <(se
 else
   bad "resumed losses differ"; paste <(cut -c1-60 "$tmp/a/metrics.jsonl") <(cut -c1-60 "$tmp/b/metrics.jsonl") | head -20
 fi
-same_tensors() {  # the tensors of two safetensors files are bit-identical (metadata and the wall-clock step_times may differ)
-  /usr/bin/python3 - "$1" "$2" <<'PY'
-import sys; sys.path.insert(0, "tests/util")
-from safetensors_read import load
-a, b = load(sys.argv[1])[0], load(sys.argv[2])[0]
-diff = [k for k in a if k != "step_times" and (k not in b or a[k][1].tobytes() != b[k][1].tobytes())]
-print("differ:", diff[:5]) if diff else None
-sys.exit(0 if a.keys() == b.keys() and not diff else 1)
-PY
-}
 same_tensors "$tmp/a/model.safetensors" "$tmp/b/model.safetensors" && ok "final weights bit-identical" || bad "final weights differ"
 same_tensors "$tmp/a/train_state.safetensors" "$tmp/b/train_state.safetensors" && ok "final optimizer state bit-identical" || bad "final optimizer state differs"
 
