@@ -1,7 +1,8 @@
 # frontier — build, test, benchmark.
 #
 #   make            build ./frontier
-#   make test       install missing packages, build, run every test (unit + interop)
+#   make test       install missing packages, build, run every test (unit + interop; the AVX-512
+#                   kernels also in an emulation build, build/emu512/, on CPUs without them)
 #   make sanitize   unit tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      benchmarks; results go to docs/perf.md
 #   make fuzz       the libFuzzer harnesses (tests/fuzz/), FUZZ_SECONDS each (default 60)
@@ -92,8 +93,18 @@ $(SETUP_TARGETS): setup
 
 unit-tests: $(TEST_BIN) $(TOOL_BIN)
 
+# The AVX-512 emulation build (kernels/simd/isa_avx512.h): the AVX-512, AVX512_BF16 and emulated
+# AMX kernels on SIMDe's portable intrinsics, so that tests/kernels/test_avx512_emulated.sh checks
+# their logic on any AVX2 machine. Its own build folder; the binary and the kernel tests only.
+EMU512 := build/emu512
+EMU512_TESTS := $(patsubst %.c,$(EMU512)/%,$(filter tests/kernels/%,$(TEST_SRC)))
+.PHONY: emulated-avx512
+emulated-avx512:
+	@$(MAKE) --no-print-directory BUILD=$(EMU512) CFLAGS="$(CFLAGS) -DFRONTIER_EMULATE_AVX512" \
+	  $(EMU512)/frontier $(EMU512_TESTS)
+
 # Every test: the cmocka unit tests, then the end-to-end checks (CLI, interop with tiktoken).
-test-nosetup: frontier unit-tests
+test-nosetup: frontier unit-tests emulated-avx512
 	@bash tests/run.sh $(TEST_BIN)
 
 # The unit tests under ASan + UBSan, in their own build folder, then the whole path end to end

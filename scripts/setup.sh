@@ -22,11 +22,13 @@ set -euo pipefail
 # large tensors in again every step).
 # OpenMPI: data-parallel training (`mpirun -np N ./frontier train`) and its tests.
 # libclang-rt-14-dev: clang's libFuzzer and sanitizer runtimes (`make fuzz`, tests/fuzz/).
+# libsimde-dev: SIMDe's portable AVX-512, for the build that runs the AVX-512 kernels' tests on
+# a CPU without AVX-512 (kernels/simd/isa_avx512.h, tests/kernels/test_avx512_emulated.sh).
 PACKAGES=(
   build-essential clang libomp-dev pkg-config libclang-rt-14-dev
   libpcre2-dev libcjson-dev libyaml-dev libcsv-dev libssl-dev
   openmpi-bin libopenmpi-dev
-  libcmocka-dev
+  libcmocka-dev libsimde-dev
   libdnnl-dev
   python3 python3-regex python3-numpy python3-torch
   libopenblas0-openmp libtcmalloc-minimal4

@@ -24,6 +24,7 @@ static void print_cpu(void) {
     printf("avx512bw/vl:    %s/%s\n", yn[c->avx512bw], yn[c->avx512vl]);
     printf("avx512_vnni:    %s\n", yn[c->avx512_vnni]);
     printf("avx512_bf16:    %s\n", yn[c->avx512_bf16]);
+    if (c->avx512_emulated) printf("                (AVX-512 and AVX512_BF16 emulated by SIMDe: an emulation build)\n");
     printf("amx-tile:       %s\n", yn[c->amx_tile]);
     printf("amx-bf16:       %s\n", yn[c->amx_bf16]);
     printf("amx-int8:       %s\n", yn[c->amx_int8]);

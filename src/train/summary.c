@@ -73,6 +73,7 @@ int train_write_summary(const TrainConfig *cfg, const TrainResult *res, const ch
     cJSON_AddNumberToObject(hw, "threads", omp_get_max_threads());
     cJSON_AddStringToObject(hw, "kernels", res->kernels);  // as trained (evaluation is fp32)
     cJSON_AddBoolToObject(hw, "avx512f", ci->avx512f);
+    if (ci->avx512_emulated) cJSON_AddBoolToObject(hw, "avx512_emulated", 1);
     cJSON_AddBoolToObject(hw, "amx_bf16", ci->amx_bf16);
     char *commit = git_commit();
     cJSON_AddStringToObject(s, "git_commit", commit);

@@ -40,7 +40,7 @@
 // Fast: query blocks through the bf16 GEMMs
 // ---------------------------------------------------------------------------------------------
 
-#define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+#define BF16_FN AVX512_BF16_TARGET
 
 typedef struct {
     const GemmImpl *g; // the products' bf16 GEMM: AVX512_BF16's or AMX's

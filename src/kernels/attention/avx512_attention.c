@@ -39,7 +39,7 @@ AVX512_INLINE void mm4_chunk(float *const crow[4], int col, const float *const a
             bv[c] = _mm512_loadu_ps(b + 16 * c);
             // Keep the B vector in a register: compilers otherwise fold the load into each of
             // the 4 FMAs using it, and 4 loads per B vector make the loop load-bound.
-            __asm__("" : "+v"(bv[c]));
+            AVX512_KEEP_IN_REGISTER(bv[c]);
         }
         UNROLL_FULL
         for (int r = 0; r < 4; r++) {

@@ -55,6 +55,13 @@ static void detect(CpuInfo *c) {
     __cpuid_count(7, 1, a, b, cx, d);
     c->avx512_bf16 = zmm_ok && ((a >> 5) & 1);
     if (c->amx_tile) c->amx_permitted = syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+#ifdef FRONTIER_EMULATE_AVX512
+    // The AVX-512 kernels run on SIMDe's portable intrinsics, which need only AVX2 + FMA here.
+    if (!c->avx512f && c->avx2 && c->fma) {
+        c->avx512f = c->avx512bw = c->avx512vl = c->avx512_bf16 = 1;
+        c->avx512_emulated = 1;
+    }
+#endif
 }
 
 // Detected once, under pthread_once: the first calls can come from several OpenMP threads at once

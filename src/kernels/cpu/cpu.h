@@ -12,6 +12,8 @@ typedef struct {
     int avx512f, avx512bw, avx512vl, avx512_bf16, avx512_vnni;
     int amx_tile, amx_bf16, amx_int8;  // implemented and enabled in XCR0
     int amx_permitted;   // the kernel granted XTILEDATA to this process
+    int avx512_emulated; // the AVX-512 and AVX512_BF16 flags are the emulation build's
+                         // (FRONTIER_EMULATE_AVX512, kernels/simd/isa_avx512.h), not the CPU's
 } CpuInfo;
 
 // Detects once (thread-safe enough: idempotent) and returns the cached result. The AMX

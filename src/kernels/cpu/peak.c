@@ -171,16 +171,18 @@ int machine_peak_measure(MachinePeak *p) {
     memset(p, 0, sizeof *p);
     snprintf(p->cpu, sizeof p->cpu, "%s", ci->model);
     p->threads = omp_get_max_threads();
-    Chain fma = ci->avx512f ? CHAIN_ZMM_FMA : CHAIN_YMM_FMA;
-    snprintf(p->fp32_isa, sizeof p->fp32_isa, "%s", ci->avx512f ? "avx512" : ci->avx2 && ci->fma ? "avx2" : "scalar");
-    if (ci->avx512f || (ci->avx2 && ci->fma)) {
+    // The hardware's peak, also in the AVX-512 emulation build (whose AVX-512 flags are SIMDe's).
+    int zmm = ci->avx512f && !ci->avx512_emulated;
+    Chain fma = zmm ? CHAIN_ZMM_FMA : CHAIN_YMM_FMA;
+    snprintf(p->fp32_isa, sizeof p->fp32_isa, "%s", zmm ? "avx512" : ci->avx2 && ci->fma ? "avx2" : "scalar");
+    if (zmm || (ci->avx2 && ci->fma)) {
         p->fp32_core = chain_rate(fma, CHAIN_ITERS, CHAIN_TRIALS);
         p->fp32_all = chain_rate_all(fma, CHAIN_ITERS, CHAIN_TRIALS);
     } else {  // no FMA: the SSE estimate (2 x 4-lane multiply + add per cycle at 3 GHz)
         p->fp32_core = 16 * 3e9;
         p->fp32_all = p->fp32_core * ci->logical_cpus;
     }
-    if (ci->avx512_bf16) {
+    if (ci->avx512_bf16 && !ci->avx512_emulated) {
         p->bf16_core = chain_rate(CHAIN_BF16, CHAIN_ITERS, CHAIN_TRIALS);
         p->bf16_all = chain_rate_all(CHAIN_BF16, CHAIN_ITERS, CHAIN_TRIALS);
     }
@@ -283,6 +285,6 @@ double machine_peak_fp32_flops(const char *cache_dir) {
     if (machine_peak_get(cache_dir, &p) == 0 && p.fp32_all > 0) return cached = p.fp32_all;
     err_clear();
     const CpuInfo *ci = cpu_info();
-    double per_cycle = ci->avx512f ? 64.0 : ci->avx2 && ci->fma ? 32.0 : 8.0;
+    double per_cycle = ci->avx512f && !ci->avx512_emulated ? 64.0 : ci->avx2 && ci->fma ? 32.0 : 8.0;
     return cached = per_cycle * 3.0e9 * ci->logical_cpus;
 }

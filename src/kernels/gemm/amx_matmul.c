@@ -2,7 +2,6 @@
 #include "kernels/gemm/amx_matmul.h"
 
 #include <float.h>
-#include <immintrin.h>
 #include <math.h>
 #include <string.h>
 
@@ -12,7 +11,7 @@
 #include "kernels/head/head.h"
 #include "kernels/gemm/simd_matmul.h"
 
-#define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+#define BF16_FN AVX512_BF16_TARGET
 
 #define AMX_MR 32                              // micro-tile rows: two A tiles
 #define AMX_NR 32                              // micro-tile columns: two B tiles (the AVX512_BF16 NR)

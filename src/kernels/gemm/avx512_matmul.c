@@ -8,7 +8,6 @@
 // 2-row edge costs 2 rows, not 14) and masked loads/stores on the columns. A second kernel reads
 // A unpacked from its rows (see use_direct_a in gemm_driver.c). Packing: 16 x 16 in-register
 // transposes for the operands stored along k, masked copies for the others.
-#include <immintrin.h>
 #include <string.h>
 #include <stdint.h>
 
@@ -17,9 +16,9 @@
 #include "kernels/gemm/gemm_driver.h"
 #include "kernels/gemm/simd_matmul.h"
 
-#define TARGET_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define TARGET_FN AVX512_TARGET
 #define INLINE_FN static inline __attribute__((always_inline)) TARGET_FN
-#define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+#define BF16_FN AVX512_BF16_TARGET
 #define BF16_INLINE static inline __attribute__((always_inline)) BF16_FN
 
 #define MR 14

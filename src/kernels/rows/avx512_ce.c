@@ -101,7 +101,7 @@ static AVX512_FN void ce_grad(float *d, const float *e, float *c, int V, float i
 // The same, writing d in bf16 (vcvtneps2bf16: nearest even, as the bf16 GEMMs round what they
 // pack — so their products from this row equal those from the fp32 row). stream: d 32-byte
 // aligned, V a multiple of 16.
-#define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+#define BF16_FN AVX512_BF16_TARGET
 static BF16_FN void ce_grad16(uint16_t *d, const float *e, float *c, int V, float inv_ds, float sk, int tgt,
                               float dt, int stream, int keep) {
     for (int i = 0; i < V; i += 16) {

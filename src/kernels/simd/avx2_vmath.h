@@ -3,7 +3,7 @@
 //
 // The same algorithms, constants and operation order lane for lane, so every lane gives the bits
 // the AVX-512 version gives: only the scaling by 2^n is done differently (AVX2 has no vscalefps),
-// with the same result. tests/kernels/test_avx2_ops.c compares them with libm and, where the CPU
+// with the same result. tests/kernels/rows/test_avx2_ops.c compares them with libm and, where the CPU
 // has AVX-512, with avx512_vmath.h bit for bit.
 // Every function carries the AVX2 + FMA target attribute; the caller must have checked
 // cpu_info() (see avx512_vmath.h for why parallel regions must only call such functions).

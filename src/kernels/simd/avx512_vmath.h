@@ -8,15 +8,14 @@
 //
 // exp and tanh follow Cephes' single-precision algorithms (range reduction + minimax
 // polynomial; constants in vmath_consts.h, shared with avx2_vmath.h); measured against libm
-// over the ranges the kernels use (tests/kernels/test_avx512_ops.c, test_vmath_accuracy): exp
+// over the ranges the kernels use (tests/kernels/rows/test_avx512_ops.c, test_vmath_accuracy): exp
 // max relative error 1.2e-7, tanh 1.4e-7 (1-2 ulp).
 #pragma once
-#include <immintrin.h>
 #include <math.h>
 
+#include "kernels/simd/isa_avx512.h"
 #include "kernels/simd/vmath_consts.h"
 
-#define AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define AVX512_FN AVX512_TARGET
 #define AVX512_INLINE static inline __attribute__((always_inline)) AVX512_TARGET
 
