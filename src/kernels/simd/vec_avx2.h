@@ -80,3 +80,14 @@ VEC_INLINE vf vf_set_lane(vf v, int lane, float x) {
 VEC_INLINE void vf_stream(float *p, vf v) { _mm256_stream_ps(p, v); }
 VEC_INLINE float vf_hmax(vf v) { return v8_hmax(v); }
 VEC_INLINE double vf_hsum_pd(vf v) { return v8_hsum_pd(v); }
+
+// Lanes [lo, hi) of yes, no in the others (lo and hi any ints: clamped to the vector).
+VEC_INLINE vf vf_select_range(vf yes, vf no, int lo, int hi) {
+    __m256i in = _mm256_andnot_si256(v8_mask_first(lo), v8_mask_first(hi));
+    return _mm256_blendv_ps(no, yes, _mm256_castsi256_ps(in));
+}
+VEC_INLINE vf vf_broadcast(const float *p) { return _mm256_broadcast_ss(p); }
+// Sum of the lanes in float: (0+4, 1+5, 2+6, 3+7), then pairs, then the two.
+VEC_INLINE float vf_hadd(vf v) { return v8_hadd(v); }
+// Keeps vector x in a register from here on (see isa_avx512.h's AVX512_KEEP_IN_REGISTER).
+#define VEC_KEEP_IN_REGISTER(x) __asm__("" : "+x"(x))

@@ -59,3 +59,12 @@ VEC_INLINE vf vf_set_lane(vf v, int lane, float x) {
 VEC_INLINE void vf_stream(float *p, vf v) { _mm512_stream_ps(p, v); }
 VEC_INLINE float vf_hmax(vf v) { return _mm512_reduce_max_ps(v); }
 VEC_INLINE double vf_hsum_pd(vf v) { return v_hsum_pd(v); }
+
+// Lanes [lo, hi) of yes, no in the others (lo and hi any ints: clamped to the vector).
+VEC_INLINE vf vf_select_range(vf yes, vf no, int lo, int hi) {
+    return _mm512_mask_mov_ps(no, v_mask_first(hi) & (__mmask16)~v_mask_first(lo), yes);
+}
+VEC_INLINE vf vf_broadcast(const float *p) { return _mm512_set1_ps(*p); }
+// Sum of the lanes in float, gcc's reduction tree.
+VEC_INLINE float vf_hadd(vf v) { return _mm512_reduce_add_ps(v); }
+#define VEC_KEEP_IN_REGISTER(x) AVX512_KEEP_IN_REGISTER(x)
