@@ -8,7 +8,7 @@
 // one masked ymm moves: this path exists for CPUs without AVX-512.
 #include <immintrin.h>
 
-#include "kernels/simd/avx2_vmath.h"
+#include "kernels/simd/vec_avx2.h"
 #include "kernels/gemm/gemm_driver.h"
 #include "kernels/gemm/simd_matmul.h"
 
@@ -71,95 +71,8 @@ static TARGET_FN void pack_b_relu2(void *dst, const float *src, size_t ld, int w
 // Micro-kernel
 // ---------------------------------------------------------------------------------------------
 
-INLINE_FN void tile(const int rows, int kc, const float *ap, const float *bp, float *c, size_t ldc, int nr,
-                    int load_c) {
-    __m256i m0 = v8_mask_first(nr), m1 = v8_mask_first(nr - 8);
-    __m256 x0[MR], x1[MR];
-#pragma GCC unroll 6
-    for (int r = 0; r < rows; r++) {
-        x0[r] = load_c ? _mm256_maskload_ps(c + r * ldc, m0) : _mm256_setzero_ps();
-        x1[r] = load_c ? _mm256_maskload_ps(c + r * ldc + 8, m1) : _mm256_setzero_ps();
-    }
-    for (int k = 0; k < kc; k++, ap += MR, bp += NR) {
-        __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
-#pragma GCC unroll 6
-        for (int r = 0; r < rows; r++) {
-            __m256 a = _mm256_broadcast_ss(ap + r);
-            x0[r] = _mm256_fmadd_ps(a, b0, x0[r]);
-            x1[r] = _mm256_fmadd_ps(a, b1, x1[r]);
-        }
-    }
-#pragma GCC unroll 6
-    for (int r = 0; r < rows; r++) {
-        _mm256_maskstore_ps(c + r * ldc, m0, x0[r]);
-        _mm256_maskstore_ps(c + r * ldc + 8, m1, x1[r]);
-    }
-}
-
-#define TILE_FN(n)                                                                                          \
-    static TARGET_FN void tile_##n(int kc, const float *ap, const float *bp, float *c, size_t ldc, int nr, \
-                                   int load_c) {                                                            \
-        tile(n, kc, ap, bp, c, ldc, nr, load_c);                                                            \
-    }
-TILE_FN(1) TILE_FN(2) TILE_FN(3) TILE_FN(4) TILE_FN(5) TILE_FN(6)
-
-typedef void (*TileFn)(int, const float *, const float *, float *, size_t, int, int);
-static const TileFn TILES[MR + 1] = {NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6};
-
-static void kernel(int kc, const void *ap, const void *bp, float *c, size_t ldc, int mr, int nr, int load_c) {
-    TILES[mr](kc, ap, bp, c, ldc, nr, load_c);
-}
-
-// The same tile reading A unpacked, row-major: element (k, r) at a[r·lda + k] (GemmKernelRows).
-// A copy of tile() rather than one body with strides (element (k, r) at a[r·rs + k·ks]): that
-// merge gave the same bits but ran the row-reading products 3-6% slower in AVX2 training (6
-// alternated pairs against this code, faster in 0/6 and 1/6; the step 1.012x), its row pointers
-// recomputed instead of held.
-// The driver uses it for narrow nt/nn blocks (use_direct_a), where packing each strip cost more
-// than it saved, as on AVX-512, and for the fused head's dx product. The same FMA chain as tile(),
-// so the same bits (what it is worth: docs/perf.md, "Moved from code comments").
-INLINE_FN void tile_rows(const int rows, int kc, const float *a, size_t lda, const float *bp, float *c, size_t ldc,
-                         int nr, int load_c) {
-    __m256i m0 = v8_mask_first(nr), m1 = v8_mask_first(nr - 8);
-    __m256 x0[MR], x1[MR];
-    const float *ar[MR];
-#pragma GCC unroll 6
-    for (int r = 0; r < rows; r++) {
-        ar[r] = a + (size_t)r * lda;
-        x0[r] = load_c ? _mm256_maskload_ps(c + r * ldc, m0) : _mm256_setzero_ps();
-        x1[r] = load_c ? _mm256_maskload_ps(c + r * ldc + 8, m1) : _mm256_setzero_ps();
-    }
-    for (int k = 0; k < kc; k++, bp += NR) {
-        __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
-#pragma GCC unroll 6
-        for (int r = 0; r < rows; r++) {
-            __m256 av = _mm256_broadcast_ss(ar[r] + k);
-            x0[r] = _mm256_fmadd_ps(av, b0, x0[r]);
-            x1[r] = _mm256_fmadd_ps(av, b1, x1[r]);
-        }
-    }
-#pragma GCC unroll 6
-    for (int r = 0; r < rows; r++) {
-        _mm256_maskstore_ps(c + r * ldc, m0, x0[r]);
-        _mm256_maskstore_ps(c + r * ldc + 8, m1, x1[r]);
-    }
-}
-
-#define TILE_ROWS_FN(n)                                                                                        \
-    static TARGET_FN void tile_rows_##n(int kc, const float *a, size_t lda, const float *bp, float *c,         \
-                                        size_t ldc, int nr, int load_c) {                                      \
-        tile_rows(n, kc, a, lda, bp, c, ldc, nr, load_c);                                                      \
-    }
-TILE_ROWS_FN(1) TILE_ROWS_FN(2) TILE_ROWS_FN(3) TILE_ROWS_FN(4) TILE_ROWS_FN(5) TILE_ROWS_FN(6)
-
-typedef void (*TileRowsFn)(int, const float *, size_t, const float *, float *, size_t, int, int);
-static const TileRowsFn TILES_ROWS[MR + 1] = {NULL,        tile_rows_1, tile_rows_2, tile_rows_3,
-                                              tile_rows_4, tile_rows_5, tile_rows_6};
-
-static void kernel_rows(int kc, const float *a, size_t lda, const void *bp, float *c, size_t ldc, int mr, int nr,
-                        int load_c) {
-    TILES_ROWS[mr](kc, a, lda, bp, c, ldc, nr, load_c);
-}
+#define TILE_ROWS_HOLD_POINTERS 1
+#include "kernels/gemm/fp32_tiles.inc"
 
 // ReLU² hooks: relu2_fwd/bwd's arithmetic (max(x, 0)²; 2x·c where x > 0, else +0) in ymm.
 static TARGET_FN void relu2_rows(float *dst, const float *src, size_t ld, int rows, int cols) {

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "kernels/rows/avx512_ops.h"
-#include "kernels/simd/avx512_vmath.h"
+#include "kernels/simd/vec_avx512.h"
 #include "kernels/gemm/gemm_driver.h"
 #include "kernels/gemm/simd_matmul.h"
 
@@ -86,94 +86,8 @@ static TARGET_FN void pack_b_relu2(void *dst, const float *src, size_t ld, int w
 // Micro-kernel (fp32)
 // ---------------------------------------------------------------------------------------------
 
-// rows is a compile-time constant in each instantiation below, so the row loops unroll and the
-// accumulator arrays live in registers.
-INLINE_FN void tile(const int rows, int kc, const float *ap, const float *bp, float *c, size_t ldc, int nr,
-                    int load_c) {
-    __mmask16 m0 = v_mask_first(nr), m1 = v_mask_first(nr - 16);
-    __m512 x0[MR], x1[MR];
-#pragma GCC unroll 14
-    for (int r = 0; r < rows; r++) {
-        x0[r] = load_c ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
-        x1[r] = load_c ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
-    }
-    for (int k = 0; k < kc; k++, ap += MR, bp += NR) {
-        __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
-#pragma GCC unroll 14
-        for (int r = 0; r < rows; r++) {
-            __m512 a = _mm512_set1_ps(ap[r]);
-            x0[r] = _mm512_fmadd_ps(a, b0, x0[r]);
-            x1[r] = _mm512_fmadd_ps(a, b1, x1[r]);
-        }
-    }
-#pragma GCC unroll 14
-    for (int r = 0; r < rows; r++) {
-        _mm512_mask_storeu_ps(c + r * ldc, m0, x0[r]);
-        _mm512_mask_storeu_ps(c + r * ldc + 16, m1, x1[r]);
-    }
-}
-
-// The same tile reading A unpacked from row-major storage: element (k, r) at a[r*lda + k]. Each
-// of the rows is a sequential stream whose 64-byte lines serve 16 consecutive k.
-INLINE_FN void tile_rows(const int rows, int kc, const float *a, size_t lda, const float *bp, float *c, size_t ldc,
-                         int nr, int load_c) {
-    __mmask16 m0 = v_mask_first(nr), m1 = v_mask_first(nr - 16);
-    __m512 x0[MR], x1[MR];
-#pragma GCC unroll 14
-    for (int r = 0; r < rows; r++) {
-        x0[r] = load_c ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
-        x1[r] = load_c ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
-    }
-    for (int k = 0; k < kc; k++, bp += NR) {
-        __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
-#pragma GCC unroll 14
-        for (int r = 0; r < rows; r++) {
-            __m512 av = _mm512_set1_ps(a[r * lda + k]);
-            x0[r] = _mm512_fmadd_ps(av, b0, x0[r]);
-            x1[r] = _mm512_fmadd_ps(av, b1, x1[r]);
-        }
-    }
-#pragma GCC unroll 14
-    for (int r = 0; r < rows; r++) {
-        _mm512_mask_storeu_ps(c + r * ldc, m0, x0[r]);
-        _mm512_mask_storeu_ps(c + r * ldc + 16, m1, x1[r]);
-    }
-}
-
-#define TILE_FN(n)                                                                                          \
-    static TARGET_FN void tile_##n(int kc, const float *ap, const float *bp, float *c, size_t ldc, int nr, \
-                                   int load_c) {                                                            \
-        tile(n, kc, ap, bp, c, ldc, nr, load_c);                                                            \
-    }
-TILE_FN(1) TILE_FN(2) TILE_FN(3) TILE_FN(4) TILE_FN(5) TILE_FN(6) TILE_FN(7)
-TILE_FN(8) TILE_FN(9) TILE_FN(10) TILE_FN(11) TILE_FN(12) TILE_FN(13) TILE_FN(14)
-
-typedef void (*TileFn)(int, const float *, const float *, float *, size_t, int, int);
-static const TileFn TILES[MR + 1] = {NULL,     tile_1,  tile_2,  tile_3,  tile_4,  tile_5,  tile_6, tile_7,
-                                     tile_8,   tile_9,  tile_10, tile_11, tile_12, tile_13, tile_14};
-
-static void kernel(int kc, const void *ap, const void *bp, float *c, size_t ldc, int mr, int nr, int load_c) {
-    TILES[mr](kc, ap, bp, c, ldc, nr, load_c);
-}
-
-#define TILE_ROWS_FN(n)                                                                                     \
-    static TARGET_FN void tile_rows_##n(int kc, const float *a, size_t lda, const float *bp, float *c,       \
-                                        size_t ldc, int nr, int load_c) {                                   \
-        tile_rows(n, kc, a, lda, bp, c, ldc, nr, load_c);                                                   \
-    }
-TILE_ROWS_FN(1) TILE_ROWS_FN(2) TILE_ROWS_FN(3) TILE_ROWS_FN(4) TILE_ROWS_FN(5) TILE_ROWS_FN(6) TILE_ROWS_FN(7)
-TILE_ROWS_FN(8) TILE_ROWS_FN(9) TILE_ROWS_FN(10) TILE_ROWS_FN(11) TILE_ROWS_FN(12) TILE_ROWS_FN(13)
-TILE_ROWS_FN(14)
-
-typedef void (*TileRowsFn)(int, const float *, size_t, const float *, float *, size_t, int, int);
-static const TileRowsFn TILES_ROWS[MR + 1] = {
-    NULL,          tile_rows_1,  tile_rows_2,  tile_rows_3,  tile_rows_4,  tile_rows_5,  tile_rows_6, tile_rows_7,
-    tile_rows_8,   tile_rows_9,  tile_rows_10, tile_rows_11, tile_rows_12, tile_rows_13, tile_rows_14};
-
-static void kernel_rows(int kc, const float *a, size_t lda, const void *bp, float *c, size_t ldc, int mr, int nr,
-                        int load_c) {
-    TILES_ROWS[mr](kc, a, lda, bp, c, ldc, nr, load_c);
-}
+#define TILE_ROWS_HOLD_POINTERS 0
+#include "kernels/gemm/fp32_tiles.inc"
 
 static const GemmImpl AVX512_F32 = {.mr = MR, .nr = NR, .kstep = 1, .elem = sizeof(float), .pack_a = pack_a,
                                     .pack_b = pack_b, .kernel = kernel, .kernel_rows = kernel_rows,

@@ -91,3 +91,10 @@ VEC_INLINE vf vf_broadcast(const float *p) { return _mm256_broadcast_ss(p); }
 VEC_INLINE float vf_hadd(vf v) { return v8_hadd(v); }
 // Keeps vector x in a register from here on (see isa_avx512.h's AVX512_KEEP_IN_REGISTER).
 #define VEC_KEEP_IN_REGISTER(x) __asm__("" : "+x"(x))
+
+// Lane masks for loops that reuse one: lanes [0, n), and loads/stores under them.
+typedef __m256i vmask;
+VEC_INLINE vmask vm_first(int n) { return v8_mask_first(n); }
+VEC_INLINE vf vf_maskload(const float *p, vmask m) { return _mm256_maskload_ps(p, m); }
+VEC_INLINE void vf_maskstore(float *p, vmask m, vf v) { _mm256_maskstore_ps(p, m, v); }
+VEC_INLINE vf vf_load_aligned(const float *p) { return _mm256_load_ps(p); }

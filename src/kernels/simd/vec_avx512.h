@@ -68,3 +68,10 @@ VEC_INLINE vf vf_broadcast(const float *p) { return _mm512_set1_ps(*p); }
 // Sum of the lanes in float, gcc's reduction tree.
 VEC_INLINE float vf_hadd(vf v) { return _mm512_reduce_add_ps(v); }
 #define VEC_KEEP_IN_REGISTER(x) AVX512_KEEP_IN_REGISTER(x)
+
+// Lane masks for loops that reuse one: lanes [0, n), and loads/stores under them.
+typedef __mmask16 vmask;
+VEC_INLINE vmask vm_first(int n) { return v_mask_first(n); }
+VEC_INLINE vf vf_maskload(const float *p, vmask m) { return _mm512_maskz_loadu_ps(m, p); }
+VEC_INLINE void vf_maskstore(float *p, vmask m, vf v) { _mm512_mask_storeu_ps(p, m, v); }
+VEC_INLINE vf vf_load_aligned(const float *p) { return _mm512_load_ps(p); }
