@@ -209,7 +209,8 @@ static const char *default_core_dir(void) {
 // the selected tasks that had no data ("missing", with why in "missing_detail") and those --tasks
 // left out ("not_selected"). `frontier score` refuses to compare a CORE that covers less than the
 // others or than its bundle's full set (known-absent tasks aside).
-static int write_core_json(const char *run_dir, const CoreSuite *suite, const CoreResult *res, int max_per_task) {
+static int write_core_json(const char *run_dir, const CoreSuite *suite, const CoreResult *res, int max_per_task,
+                           KernelPrecision precision) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "core", res->core);
     cJSON_AddNumberToObject(o, "n_tasks", res->n_scored);  // = tasks_scored (older readers)
@@ -219,8 +220,8 @@ static int write_core_json(const char *run_dir, const CoreSuite *suite, const Co
     cJSON_AddNumberToObject(o, "tokens", (double)res->tokens);
     cJSON_AddNumberToObject(o, "seconds", res->seconds);
     char kdesc[256];
-    cJSON_AddStringToObject(o, "kernels", kernels_description(kdesc, sizeof kdesc));  // what the time was measured with
-    cJSON_AddStringToObject(o, "precision", kernels_precision_name(kernels_precision()));
+    cJSON_AddStringToObject(o, "kernels", kernels_description(precision, kdesc, sizeof kdesc));  // what the time was measured with
+    cJSON_AddStringToObject(o, "precision", kernels_precision_name(precision));
     cJSON_AddNumberToObject(o, "threads", omp_get_max_threads());
     cJSON_AddNumberToObject(o, "ranks", dist_world());
     cJSON *missing = cJSON_AddArrayToObject(o, "missing"), *detail = cJSON_AddArrayToObject(o, "missing_detail");
@@ -307,7 +308,7 @@ static int run_core(Run *r, const char *run_dir, const char *core_dir, const cha
             snprintf(why + used, sizeof why - used, "; %d not selected (--tasks)", res.n_total - res.n);
         printf("CORE %.4f = mean centered over %d of %d tasks%s; %lld tokens in %.1f s (%.0f tok/s)\n", res.core,
                res.n_scored, res.n_total, why, res.tokens, res.seconds, res.tokens / (res.seconds + 1e-9));
-        rc = write_core_json(run_dir, suite, &res, max_per_task);
+        rc = write_core_json(run_dir, suite, &res, max_per_task, r->model.precision);
     }
     core_result_free(&res);
     core_free(suite);
@@ -385,7 +386,7 @@ int cmd_eval(int argc, char **argv) {
     // Every flag's value is checked before --ckpt is required or loaded, so an error names the
     // flag that is wrong.
     KernelPrecision prec;
-    if (kernels_precision_parse(precision, &prec) != 0 || kernels_set_precision(prec) != 0) {
+    if (kernels_precision_parse(precision, &prec) != 0 || kernels_precision_check(prec) != 0) {
         err_mark_usage();
         string_list_free(&inputs);
         return report_error();
@@ -406,6 +407,7 @@ int cmd_eval(int argc, char **argv) {
         rc = report_error();
         goto done;
     }
+    r.model.precision = prec;
     if (core) {
         if (threads) omp_set_num_threads(nt);
         rc = run_core(&r, r.run_dir, core_dir, tasks, max_per_task, allow_missing) == 0 ? 0 : report_error();
@@ -462,7 +464,7 @@ int cmd_eval(int argc, char **argv) {
            (long long)res.positions, (long long)res.rows, res.T, batch);
     printf("seconds  %.2f\n", res.seconds);
     char kdesc[256];
-    printf("kernels  %s (--precision %s)\n", kernels_description(kdesc, sizeof kdesc), kernels_precision_name(kernels_precision()));
+    printf("kernels  %s (--precision %s)\n", kernels_description(prec, kdesc, sizeof kdesc), kernels_precision_name(prec));
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "val_bpb", res.bpb);
     cJSON_AddNumberToObject(j, "tokens", (double)res.tokens);
@@ -472,7 +474,7 @@ int cmd_eval(int argc, char **argv) {
     cJSON_AddNumberToObject(j, "seconds", res.seconds);
     cJSON_AddNumberToObject(j, "nats", res.nats);
     cJSON_AddNumberToObject(j, "bytes", (double)res.bytes);
-    cJSON_AddStringToObject(j, "precision", kernels_precision_name(kernels_precision()));
+    cJSON_AddStringToObject(j, "precision", kernels_precision_name(prec));
     char *line = cJSON_PrintUnformatted(j);
     printf("%s\n", line);
     free(line);

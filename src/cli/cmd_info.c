@@ -48,11 +48,10 @@ static void print_kernels(void) {
     if (*kernels_ablation_name(ablated, sizeof ablated)) printf("ablated:        %s (FRONTIER_ABLATE)\n", ablated);
     // The ops with products take a bf16 twin in bf16 training: name it next to the fp32 op.
     const char *twin[KERNEL_OP_COUNT] = {0};
-    KernelPrecision p = kernels_precision_auto(), was = kernels_precision();
-    if (p == KP_BF16 && kernels_set_precision(KP_BF16) == 0) {
+    KernelPrecision p = kernels_precision_auto();
+    if (p == KP_BF16 && kernels_precision_check(KP_BF16) == 0) {
         for (int op = 0; op < KERNEL_OP_COUNT; op++)
-            if (kernel_op_has_precision(op)) twin[op] = kernels_op_source(kernels(), op);
-        kernels_set_precision(was);
+            if (kernel_op_has_precision(op)) twin[op] = kernels_op_source(kernels_for(KP_BF16), op);
     }
     for (int op = 0; op < KERNEL_OP_COUNT; op++) {
         printf("  %-16s %s", KERNEL_OP_NAMES[op], kernels_op_source(k, op));

@@ -105,8 +105,8 @@ static void attend(Sampler *s, const float *kc, const float *vc, int n) {
 }
 
 const float *sampler_step(Sampler *s, int32_t token) {
-    const Kernels *K = kernels();
     const Model *m = s->m;
+    const Kernels *K = kernels_for(m->precision);
     const ModelConfig *c = &m->cfg;
     int C = c->n_embd, H = c->n_head, Hkv = c->n_kv_head, D = c->head_dim, F = c->mlp_ratio * C, V = c->vocab_size;
     int pos = s->len, half = D / 2;

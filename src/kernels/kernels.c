@@ -281,17 +281,16 @@ int kernels_parse(const char *spec, KernelSelection *out) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The active table
+// The selected tables (one per precision)
 // ---------------------------------------------------------------------------------------------
 
 static KernelSelection selected;   // as FRONTIER_KERNELS chose it (fp32)
-static Kernels precise;             // selected, with the matmuls of `precision`
-static char precise_name[sizeof selected.name + 8];
-static KernelPrecision precision;
-static const Kernels *active, *base;
-static int profiling;
+static Kernels tables[2];          // by KernelPrecision: selected, and selected with its bf16 twins
+static char bf16_name[sizeof selected.name + 8];
+static char bf16_why[512];         // why tables[KP_BF16] could not be built ("" when it was)
+static int resolved, profiling;
 
-static int apply_precision(KernelPrecision p);
+static void build_bf16_table(void);
 
 int kernels_select(const char *spec) {
     KernelSelection s;
@@ -299,10 +298,9 @@ int kernels_select(const char *spec) {
     if (s.note[0]) fprintf(stderr, "frontier: kernels: %s\n", s.note);
     selected = s;
     selected.table.name = selected.name;
-    if (apply_precision(precision) != 0) {  // the new table cannot do bf16: back to fp32
-        fprintf(stderr, "frontier: kernels: %s; using fp32 matmuls\n", err_msg());
-        apply_precision(KP_FP32);
-    }
+    tables[KP_FP32] = selected.table;
+    build_bf16_table();
+    resolved = 1;
     return 0;
 }
 
@@ -353,10 +351,11 @@ int kernels_set_ablation(const char *spec) {
     return 0;
 }
 
-const char *kernels_description(char *buf, size_t cap) {
+const char *kernels_description(KernelPrecision p, char *buf, size_t cap) {
     char names[128];
+    kernels();  // resolve the table first
     kernels_ablation_name(names, sizeof names);
-    snprintf(buf, cap, "%s%s%s", kernels()->name, names[0] ? " ablated=" : "", names);
+    snprintf(buf, cap, "%s%s%s", tables[p].name, names[0] ? " ablated=" : "", names);
     return buf;
 }
 
@@ -386,11 +385,6 @@ int kernels_precision_parse(const char *s, KernelPrecision *p) {
 }
 
 const char *kernels_precision_name(KernelPrecision p) { return p == KP_BF16 ? "bf16" : "fp32"; }
-
-KernelPrecision kernels_precision(void) {
-    kernels();
-    return precision;
-}
 
 // The ops whose products take the precision: the three matmuls, ReLU²'s linear layer, the head's
 // two and attention. Their bf16 twins, in this order, in each twin set: the reference ones,
@@ -473,33 +467,35 @@ static int bf16_twin(int i, OpFn *out) {
     return 0;
 }
 
-static int apply_precision(KernelPrecision p) {
+// selected with each twin op replaced by its bf16 twin; where one is missing (no AVX512_BF16),
+// bf16_why keeps the reason and kernels_precision_check reports it.
+static void build_bf16_table(void) {
     Kernels t = selected.table;
-    if (p == KP_BF16) {
-        for (int i = 0; i < TWINS; i++) {
-            OpFn f = NULL;
-            if (bf16_twin(i, &f)) return -1;
-            op_set(&t, TWIN_OPS[i], f);
+    bf16_why[0] = 0;
+    for (int i = 0; i < TWINS; i++) {
+        OpFn f = NULL;
+        if (bf16_twin(i, &f)) {
+            snprintf(bf16_why, sizeof bf16_why, "%s", err_msg());
+            err_clear();
+            t = selected.table;
+            break;
         }
+        op_set(&t, TWIN_OPS[i], f);
     }
-    snprintf(precise_name, sizeof precise_name, "%s%s", selected.name, p == KP_BF16 ? "+bf16" : "");
-    t.name = precise_name;
-    precise = t;
-    precision = p;
-    base = &precise;
-    active = profiling ? kernels_profiled(base) : base;
+    snprintf(bf16_name, sizeof bf16_name, "%s+bf16", selected.name);
+    t.name = bf16_name;
+    tables[KP_BF16] = t;
+}
+
+int kernels_precision_check(KernelPrecision p) {
+    kernels();  // resolve the table first
+    if (p == KP_BF16 && bf16_why[0]) return err_set("%s", bf16_why);
     return 0;
 }
 
-int kernels_set_precision(KernelPrecision p) {
-    kernels();  // resolve the base table first
-    return apply_precision(p);
-}
-
 void kernels_set_profiling(int on) {
-    kernels();  // resolve the base table first
+    kernels();  // resolve the table first
     profiling = on;
-    active = on ? kernels_profiled(base) : base;
 }
 
 // The first resolution, once even when several threads ask at the same time (see cpu_info()).
@@ -507,16 +503,22 @@ void kernels_set_profiling(int on) {
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 
 static void resolve_default(void) {
-    if (!active && kernels_init()) {
+    if (!resolved && kernels_init()) {
         fprintf(stderr, "frontier: %s; using the default kernels\n", err_msg());
         kernels_select(NULL);
     }
 }
 
-const Kernels *kernels(void) {
+const Kernels *kernels_for(KernelPrecision p) {
     pthread_once(&resolve_once, resolve_default);
-    return active;
+    if (p == KP_BF16 && bf16_why[0]) {  // a caller that skipped kernels_precision_check
+        fprintf(stderr, "frontier: kernels: %s\n", bf16_why);
+        abort();
+    }
+    return profiling ? kernels_profiled(p, &tables[p]) : &tables[p];
 }
+
+const Kernels *kernels(void) { return kernels_for(KP_FP32); }
 
 // ---------------------------------------------------------------------------------------------
 // Pinned weights (the SIMD GEMM driver keeps the packed copies)

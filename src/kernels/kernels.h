@@ -99,13 +99,23 @@ extern const Kernels KERNELS_REF;
 // never before 0. Every attention variant and the evaluation's cached-prefix attention use it.
 static inline int attention_first_key(int t, int window) { return window > 0 && t > window ? t - window : 0; }
 
-// The active table (default: the best variant this CPU runs; FRONTIER_KERNELS overrides it,
-// see kernels_select). Resolved on first use; a bad FRONTIER_KERNELS is reported on stderr and
-// the default is used — call kernels_init() first to treat it as an error instead.
+// The precision of the products (the matmuls, ReLU²'s linear layer, the head, attention).
+typedef enum { KP_FP32, KP_BF16 } KernelPrecision;
+
+// The selected table (default: the best variant this CPU runs; FRONTIER_KERNELS overrides it,
+// see kernels_select) with fp32 products. Resolved on first use; a bad FRONTIER_KERNELS is
+// reported on stderr and the default is used — call kernels_init() first to treat it as an
+// error instead.
 const Kernels *kernels(void);
+// The same table with the products of precision p (KernelPrecision, below): there is no global
+// precision mode; whoever runs ops carries its precision (Model.precision, Optimizer.precision)
+// and asks for its table. KP_BF16 needs kernels_precision_check(KP_BF16) == 0 first (it aborts
+// otherwise).
+const Kernels *kernels_for(KernelPrecision p);
 // Route every op through the profiler (profile/profile.h) or back; results are unchanged.
 void kernels_set_profiling(int on);
-const Kernels *kernels_profiled(const Kernels *base);  // the wrapper table around `base`
+// The wrapper table around `base`, one per precision p.
+const Kernels *kernels_profiled(KernelPrecision p, const Kernels *base);
 
 // ---------------------------------------------------------------------------------------------
 // Variants. Each needs the CPU features of the one before it plus its own; an op a variant does
@@ -168,7 +178,7 @@ typedef struct {
 } KernelSelection;
 int kernels_parse(const char *spec, KernelSelection *out);
 
-// Make `spec` (NULL or "" = auto) the active table, as kernels() would from FRONTIER_KERNELS;
+// Make `spec` (NULL or "" = auto) the selected table, as kernels() would from FRONTIER_KERNELS;
 // prints any fallback note on stderr. Not thread-safe: call before the work starts.
 int kernels_select(const char *spec);
 // kernels_select(getenv("FRONTIER_KERNELS")) and kernels_set_ablation(getenv("FRONTIER_ABLATE"));
@@ -184,9 +194,10 @@ int kernels_init(void);
 int kernels_set_ablation(const char *spec);
 // The names in effect, comma-separated ("" when none) into buf.
 const char *kernels_ablation_name(char *buf, size_t cap);
-// The active table's name, then " ablated=<names>" when FRONTIER_ABLATE is in effect, into buf:
-// what a run's summary and log record as its kernels ("avx512+bf16 ablated=tn_pairs").
-const char *kernels_description(char *buf, size_t cap);
+// The name of the table of precision p, then " ablated=<names>" when FRONTIER_ABLATE is in
+// effect, into buf: what a run's summary and log record as its kernels ("avx512+bf16
+// ablated=tn_pairs").
+const char *kernels_description(KernelPrecision p, char *buf, size_t cap);
 
 // ---------------------------------------------------------------------------------------------
 // Pinned weights. matmul_nt(c, a, w, M, N, K, acc) packs w into the GEMM's micro-panels on every
@@ -233,7 +244,6 @@ void kernels_unpin_weights(void);  // forget every pin and free the packed copie
 // The table keeps its name with "+bf16" appended (e.g. "avx512+bf16").
 // ---------------------------------------------------------------------------------------------
 
-typedef enum { KP_FP32, KP_BF16 } KernelPrecision;
 
 // "fp32" / "bf16" -> *p; "auto" -> kernels_precision_auto(); -1 + err naming the value otherwise.
 int kernels_precision_parse(const char *s, KernelPrecision *p);
@@ -242,9 +252,9 @@ int kernels_precision_parse(const char *s, KernelPrecision *p);
 // (docs/research.md); where it would only be emulated, fp32 is.
 KernelPrecision kernels_precision_auto(void);
 const char *kernels_precision_name(KernelPrecision p);
-// Switch the active table's matmuls (and the profiler's wrapper around them). 0, or -1 + err.
-int kernels_set_precision(KernelPrecision p);
-KernelPrecision kernels_precision(void);
+// 0 when the selected table has products of precision p, else -1 + err saying what is missing
+// (KP_BF16 without AVX512_BF16 for a fast op).
+int kernels_precision_check(KernelPrecision p);
 // 1 for the ops whose products take the precision (the matmuls, head_ce, head_dw, attention).
 int kernel_op_has_precision(int op);
 // For the lab: a table of ref's ops with the bf16 twins (matmuls, head, attention) — the reference ones

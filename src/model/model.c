@@ -220,8 +220,9 @@ void runstate_free(RunState *s) {
 // ---------------------------------------------------------------------------------------------
 
 // out (N, rows) = x (N, cols) @ W(rows, cols)^T, optionally added to what out holds.
-static inline void linear(float *out, const float *x, const float *w, int N, int rows, int cols, int accumulate) {
-    kernels()->matmul_nt(out, x, w, N, rows, cols, accumulate);
+static inline void linear(const Kernels *K, float *out, const float *x, const float *w, int N, int rows, int cols,
+                          int accumulate) {
+    K->matmul_nt(out, x, w, N, rows, cols, accumulate);
 }
 
 // Attention of B sequences of T queries at positions P..P+T-1 over a cached prefix of P
@@ -230,9 +231,8 @@ static inline void linear(float *out, const float *x, const float *w, int N, int
 // Evaluation only (no lse, no backward). Per (sequence, head): scores = q·kᵀ/√D and the output
 // with the matmul kernels, an exact softmax in between; the prefix's keys of a kv head are
 // gathered once for all sequences.
-static void prefix_attention(float *out, const float *q, const float *k, const float *v, const float *pk,
-                             const float *pv, int P, int B, int T, int H, int Hkv, int D, int window) {
-    const Kernels *K = kernels();
+static void prefix_attention(const Kernels *K, float *out, const float *q, const float *k, const float *v,
+                             const float *pk, const float *pv, int P, int B, int T, int H, int Hkv, int D, int window) {
     int S = P + T, kvd = Hkv * D, qd = H * D, group = H / Hkv;
     float scale = 1.0f / sqrtf((float)D);
     float *kh = xaligned_alloc((size_t)S * D * sizeof *kh), *vh = xaligned_alloc((size_t)S * D * sizeof *vh);
@@ -282,15 +282,15 @@ static void prefix_attention(float *out, const float *q, const float *k, const f
 // earlier positions of layer l: the queries sit at positions P..P+T-1 and also attend to them.
 static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w, int B, int T, const KVPrefix *prefix,
                             int l) {
-    const Kernels *K = kernels();
+    const Kernels *K = kernels_for(m->precision);
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, H = c->n_head, Hkv = c->n_kv_head, D = c->head_dim;
     int P = prefix ? prefix->P : 0, window = model_config_layer_window(c, l);
     const float *cos = m->rope_cos + (size_t)P * (D / 2), *sin = m->rope_sin + (size_t)P * (D / 2);
     K->rmsnorm_fwd(a->xn1, a->rstd1, a->x, N, C);
-    linear(a->q_rot, a->xn1, w->c_q, N, H * D, C, 0);
-    linear(a->k_rot, a->xn1, w->c_k, N, Hkv * D, C, 0);
-    linear(a->v, a->xn1, w->c_v, N, Hkv * D, C, 0);
+    linear(K, a->q_rot, a->xn1, w->c_q, N, H * D, C, 0);
+    linear(K, a->k_rot, a->xn1, w->c_k, N, Hkv * D, C, 0);
+    linear(K, a->v, a->xn1, w->c_v, N, Hkv * D, C, 0);
     if (c->qk_norm) {  // rotate q_rot, k_rot in place, then q, k = their per-head RMSNorm
         K->rope_rmsnorm_fwd(a->q, a->rstd_q, a->q_rot, cos, sin, B, T, H, D);
         K->rope_rmsnorm_fwd(a->k, a->rstd_k, a->k_rot, cos, sin, B, T, Hkv, D);
@@ -302,21 +302,21 @@ static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w,
     }
     if (P > 0) {
         size_t off = (size_t)l * prefix->cap * Hkv * D;
-        prefix_attention(a->att, a->q, a->k, a->v, prefix->k + off, prefix->v + off, P, B, T, H, Hkv, D, window);
+        prefix_attention(K, a->att, a->q, a->k, a->v, prefix->k + off, prefix->v + off, P, B, T, H, Hkv, D, window);
     } else {
         K->attention_fwd(a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D, window);
     }
     memcpy(a->x2, a->x, (size_t)N * C * sizeof *a->x2);  // residual
-    linear(a->x2, a->att, w->attn_proj, N, C, H * D, 1);
+    linear(K, a->x2, a->att, w->attn_proj, N, C, H * D, 1);
 }
 
 // relu(fc)² is formed inside c_proj's product (relu2_linear_fwd) and never stored: backward
 // forms it again from fc.
 static void mlp_block(const Model *m, LayerActs *a, const LayerWeights *w, float *out, int N) {
-    const Kernels *K = kernels();
+    const Kernels *K = kernels_for(m->precision);
     int C = m->cfg.n_embd, F = m->cfg.mlp_ratio * C;
     K->rmsnorm_fwd(a->xn2, a->rstd2, a->x2, N, C);
-    linear(a->fc, a->xn2, w->c_fc, N, F, C, 0);
+    linear(K, a->fc, a->xn2, w->c_fc, N, F, C, 0);
     memcpy(out, a->x2, (size_t)N * C * sizeof *out);  // residual
     K->relu2_linear_fwd(out, a->fc, w->mlp_proj, N, C, F, 1);
 }
@@ -326,7 +326,7 @@ static void mlp_block(const Model *m, LayerActs *a, const LayerWeights *w, float
 // layer finishes: a forward-only state's next layer overwrites them.
 static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, KVPrefix *store, const int32_t *inputs,
                            int B, int T) {
-    const Kernels *K = kernels();
+    const Kernels *K = kernels_for(m->precision);
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, L = c->depth, P = prefix ? prefix->P : 0;
     if (B > s->B || T > s->T || P + T > c->seq_len) {
@@ -368,7 +368,7 @@ static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, KVPref
 // exists; the positions are independent, so chunking changes no loss and no dxn, and dlm_head
 // only by the order of its sums over positions.
 static void head_chunks(Model *m, RunState *s, const int32_t *targets, int N, int backward, float dscale) {
-    const Kernels *K = kernels();
+    const Kernels *K = kernels_for(m->precision);
     const ModelConfig *c = &m->cfg;
     int C = c->n_embd, V = c->vocab_size, R = s->head_rows;
     if (backward && !s->head) {  // room for fp32, or bf16 row pairs (head.h), whichever is larger
@@ -407,7 +407,7 @@ float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
         head_chunks(m, s, targets, N, 0, 0.0f);
     } else {  // every logit asked for (sampling tests, parity tools): the full (N, V), made once
         if (!s->logits) s->logits = xaligned_alloc((size_t)s->B * s->T * V * sizeof *s->logits);
-        linear(s->logits, s->xn_final, m->lm_head, N, V, C, 0);
+        linear(kernels_for(m->precision), s->logits, s->xn_final, m->lm_head, N, V, C, 0);
     }
     prof_end(0, 0);
     if (!targets) return 0.0f;
@@ -449,7 +449,7 @@ float model_forward_train(Model *m, RunState *s, const int32_t *inputs, const in
 // ---------------------------------------------------------------------------------------------
 
 static void mlp_block_bwd(const Model *m, RunState *s, LayerActs *a, const LayerWeights *w, LayerWeights *dw, int N) {
-    const Kernels *K = kernels();
+    const Kernels *K = kernels_for(m->precision);
     int C = m->cfg.n_embd, F = m->cfg.mlp_ratio * C;
     // d c_proj += dout^T relu(fc)²; d fc = relu2_bwd(dout @ c_proj, fc)
     K->relu2_linear_bwd(dw->mlp_proj, s->dfc, s->dx, w->mlp_proj, a->fc, N, C, F);
@@ -460,7 +460,7 @@ static void mlp_block_bwd(const Model *m, RunState *s, LayerActs *a, const Layer
 
 static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const LayerWeights *w, LayerWeights *dw,
                                 int B, int T, int l) {
-    const Kernels *K = kernels();
+    const Kernels *K = kernels_for(m->precision);
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, H = c->n_head, Hkv = c->n_kv_head, D = c->head_dim;
     K->matmul_tn(dw->attn_proj, s->dx, a->att, C, H * D, N, 1);
@@ -487,7 +487,7 @@ static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const
 
 void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, float grad_scale) {
     require_backward_buffers(s, "model_backward");
-    const Kernels *K = kernels();
+    const Kernels *K = kernels_for(m->precision);
     const ModelConfig *c = &m->cfg;
     int B = s->cur_B, T = s->cur_T, N = B * T, C = c->n_embd;
     if (!s->n_counted) return;  // nothing to learn from
@@ -550,10 +550,10 @@ void model_forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, const i
 void model_logits_rows(const Model *m, const RunState *s, const int *rows, int M, float *xbuf, float *logits) {
     int C = m->cfg.n_embd;
     for (int i = 0; i < M; i++) memcpy(xbuf + (size_t)i * C, s->xn_final + (size_t)rows[i] * C, C * sizeof *xbuf);
-    linear(logits, xbuf, m->lm_head, M, m->cfg.vocab_size, C, 0);
+    linear(kernels_for(m->precision), logits, xbuf, m->lm_head, M, m->cfg.vocab_size, C, 0);
 }
 
-// w (rows, cols) as linear() passes it to matmul_nt; with `backward`, also in the layout the
+// w (rows, cols) as linear(K, ) passes it to matmul_nt; with `backward`, also in the layout the
 // backward's matmul_nn (dx = dy w) and the fused head's dx product read it.
 static void pin(const float *w, int rows, int cols, int backward) {
     kernels_pin_weight(w, rows, cols);  // a full pin table only costs speed

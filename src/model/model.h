@@ -5,12 +5,13 @@
 //   MLP: c_proj(relu(c_fc(x))²), the ReLU² inside c_proj's product. Logits softcapped in fp32,
 //   then cross-entropy.
 //
-// Every op goes through kernels() (kernels/kernels.h), one call per layer op, in the order
+// Every op goes through kernels_for(m->precision) (kernels/kernels.h), one call per layer op, in the order
 // below; backward mirrors it in reverse. Activations for one micro-batch live in RunState.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/kernels.h"
 #include "model/config.h"
 #include "model/params.h"
 
@@ -34,6 +35,8 @@ typedef struct {
     LayerWeights *dw;      // (L) views into grad
     float *rope_cos;       // (T, D/2) cos(t * base^(-2j/D))
     float *rope_sin;       // (T, D/2)
+    KernelPrecision precision;  // of every product it runs (kernels_for): KP_FP32 from model_build;
+                                // set it after kernels_precision_check(p)
 } Model;
 
 // Activations of one layer for one micro-batch of N = B*T positions.

@@ -3,7 +3,8 @@
 //
 // Reductions (norms, row and column statistics) are summed in double, each row or column block by
 // one thread in a fixed order, then combined serially: the result does not depend on the thread
-// count. Matrix products go through kernels(), which promises the same.
+// count. Matrix products go through the table it is given (kernels_for of the
+// optimizer's precision), which promises the same.
 #include <math.h>
 #include <string.h>
 
@@ -62,9 +63,8 @@ static void scale_all(float *x, size_t n, float s) {
     for (size_t i = 0; i < n; i++) x[i] *= s;
 }
 
-void muon_orthogonalize(float *x, int rows, int cols, OrthoMethod method, int steps, float *scratch,
+void muon_orthogonalize(const Kernels *K, float *x, int rows, int cols, OrthoMethod method, int steps, float *scratch,
                         double *dscratch) {
-    const Kernels *K = kernels();
     const size_t n = (size_t)rows * (size_t)cols;
     const int tall = rows > cols, k = tall ? cols : rows;
     float *A = scratch, *B = A + (size_t)k * k, *Y = B + (size_t)k * k;  // (k,k) (k,k) (rows,cols)
@@ -143,7 +143,7 @@ static void normuon(float *x, float *nv, int rows, int cols, float beta2, double
     }
 }
 
-void muon_update(const OptimConfig *cfg, float *restrict w, const float *restrict g, float *restrict buf, float *nv,
+void muon_update(const Kernels *K, const OptimConfig *cfg, float *restrict w, const float *restrict g, float *restrict buf, float *nv,
                  int rows, int cols, float lr, float momentum, float wd, float *restrict scratch, double *dscratch) {
     const size_t n = (size_t)rows * (size_t)cols;
     float *restrict x = scratch;  // (rows, cols) the update direction
@@ -158,7 +158,7 @@ void muon_update(const OptimConfig *cfg, float *restrict w, const float *restric
     }
 
     if (cfg->muon_eq) row_equilibrate(x, rows, cols, dscratch);
-    muon_orthogonalize(x, rows, cols, cfg->ortho, cfg->ns_steps, scratch + n, dscratch);
+    muon_orthogonalize(K, x, rows, cols, cfg->ortho, cfg->ns_steps, scratch + n, dscratch);
     if (cfg->muon_plus) {
         double norm = sqrt(row_sumsq(x, rows, cols, dscratch));
         scale_all(x, n, (float)(sqrt((double)imin(rows, cols)) / (norm > 1e-6 ? norm : 1e-6)));

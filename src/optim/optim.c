@@ -299,7 +299,7 @@ static void update_tensor(Optimizer *o, int i, float *params, const float *grads
     float *s0 = optim_state_ptr(o, &o->st[sl->s0]);
     float *s1 = sl->s1 >= 0 ? optim_state_ptr(o, &o->st[sl->s1]) : NULL;
     if (sl->kind == PARAM_MATRIX)
-        muon_update(&o->cfg, w, g, s0, s1, p->rows, p->cols, lr, s->muon_momentum, s->muon_wd,
+        muon_update(kernels_for(o->precision), &o->cfg, w, g, s0, s1, p->rows, p->cols, lr, s->muon_momentum, s->muon_wd,
                     o->scratch + (size_t)worker * o->scratch_floats, o->dscratch + (size_t)worker * o->dscratch_doubles);
     else
         adamw_update(w, g, s0, s1, p->numel, lr, sl->beta1, sl->beta2, o->cfg.adam_eps, sl->wd, t);

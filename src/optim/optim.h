@@ -30,11 +30,12 @@
 // decay uses lr_eff (shape scale included), as nanochat does.
 //
 // All arithmetic is fp32 except norms and row/column statistics, which are summed in double.
-// Matrix products go through kernels(); every reduction is split into a fixed order, so results
+// Matrix products go through kernels_for(Optimizer.precision); every reduction is split into a fixed order, so results
 // do not depend on the OpenMP thread count.
 #pragma once
 #include <stddef.h>
 
+#include "kernels/kernels.h"
 #include "model/params.h"
 #include "optim/schedule.h"
 
@@ -119,6 +120,8 @@ typedef struct {
     float lr_wte;            // effective base lrs: 0.3 · (C/768)^-0.5 · sqrt(B/2^19), ...
     float lr_lm_head;
     float lr_muon;
+    KernelPrecision precision; // of Muon's products (kernels_for): KP_FP32 from optim_init; the
+                               // trainer sets the model's, after kernels_precision_check
     // private
     OptimSlot *slot;         // (n_params)
     int workers;             // threads that may orthogonalise matrices side by side (one scratch each)
@@ -176,14 +179,15 @@ void adamw_update(float *p, const float *g, float *m, float *v, size_t n, float 
 // Floats of scratch muon_orthogonalize / muon_update need for a (rows, cols) matrix.
 size_t muon_scratch_floats(int rows, int cols);
 
-// Orthogonalise x (rows, cols) in place: normalise, then `steps` iterations of `method`.
-// scratch: muon_scratch_floats(rows, cols) floats; dscratch: max(rows, cols) doubles.
-void muon_orthogonalize(float *x, int rows, int cols, OrthoMethod method, int steps, float *scratch,
+// Orthogonalise x (rows, cols) in place: normalise, then `steps` iterations of `method`, the
+// products on K (kernels_for of the optimizer's precision). scratch: muon_scratch_floats(rows,
+// cols) floats; dscratch: max(rows, cols) doubles.
+void muon_orthogonalize(const Kernels *K, float *x, int rows, int cols, OrthoMethod method, int steps, float *scratch,
                         double *dscratch);
 
 // One Muon update of w (rows, cols) from g, with momentum buffer buf (rows·cols) and, if
 // cfg->normuon, its variance state nv ((rows) if rows >= cols, else (cols)). lr is this step's
 // base lr (before the shape scale). scratch: muon_scratch_floats(rows, cols) floats;
 // dscratch: 2·max(rows, cols) doubles.
-void muon_update(const OptimConfig *cfg, float *w, const float *g, float *buf, float *nv, int rows, int cols,
+void muon_update(const Kernels *K, const OptimConfig *cfg, float *w, const float *g, float *buf, float *nv, int rows, int cols,
                  float lr, float momentum, float wd, float *scratch, double *dscratch);

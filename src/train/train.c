@@ -61,7 +61,7 @@ double machine_peak_bandwidth(void) {
 double machine_peak_flops_for(KernelPrecision precision) {
     MachinePeak p;
     if (precision != KP_BF16 || machine_peak_get(NULL, &p) != 0) return machine_peak_flops();
-    int amx = !strcmp(kernels_op_source(kernels(), kernel_op_index("matmul_nt")), "amx_bf16");
+    int amx = !strcmp(kernels_op_source(kernels_for(KP_BF16), kernel_op_index("matmul_nt")), "amx_bf16");
     if (amx && p.amx_all > 0) return p.amx_all;
     return p.bf16_all > 0 ? p.bf16_all : machine_peak_flops();
 }
@@ -819,7 +819,8 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
                     free_b / 1048576.0, cfg->run_dir, want, r.ckpt_bytes / 1048576.0, cfg->keep_checkpoints);
     }
     if (r.rank == 0 && open_run_folder(cfg, &r) != 0) goto done;
-    if (kernels_set_precision(cfg->precision) != 0) goto done;
+    if (kernels_precision_check(cfg->precision) != 0) goto done;
+    r.model.precision = r.opt->precision = cfg->precision;  // the steps' products; evaluation's are fp32
     // every weight packed once per step, not per product: 2G products read each between updates
     model_pin_weights(&r.model, 1);
 
@@ -834,7 +835,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
                 "kernels %s, memory ~%.0f MiB, start-up %.1fs\n",
                 model_config_num_params(&cfg->model), flops_tok / 1e6, (long long)tok_step, r.micro_rows,
                 cfg->model.seq_len, r.grad_accum, r.world > 1 ? " x ranks" : "", cfg->steps ? "steps" : "budget",
-                cfg->steps ? "fixed" : "wall-clock", kernels_description(kdesc, sizeof kdesc),
+                cfg->steps ? "fixed" : "wall-clock", kernels_description(cfg->precision, kdesc, sizeof kdesc),
                 res->memory_estimate_bytes / 1048576.0, r.ctr.startup_s);
     if (!cfg->quiet && r.world > 1)
         fprintf(stderr, "train: %d ranks (%s); optimizer state %.1f MiB per rank instead of %.1f MiB (ZeRO-1)\n",
@@ -860,9 +861,9 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->flops_per_token = flops_tok;
     res->stopped_by = why;
     res->signal = why == STOP_SIGNAL ? interrupted(&r) : 0;
-    kernels_description(res->kernels, sizeof res->kernels);
+    kernels_description(cfg->precision, res->kernels, sizeof res->kernels);
     model_unpin_weights();  // evaluation pins what it reads (and frees the backward's copies)
-    kernels_set_precision(KP_FP32);  // evaluate the fp32 master weights in fp32, whatever trained them
+    r.model.precision = KP_FP32;  // evaluate the fp32 master weights in fp32, whatever trained them
     if (cfg->profile_steps > 0 && r.rank == 0 && write_profile(cfg, res->faults_per_step) != 0) goto done;
     runstate_free(&r.rs);  // training is over: evaluation builds its own, and both at once doubled the peak memory
     // interrupted and profiling runs are not evaluated
@@ -896,7 +897,6 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
 done:
     signals_restore(&saved_signals);
     model_unpin_weights();  // before the weights are freed: a later allocation at the same address must not match
-    if (kernels_precision() != KP_FP32) kernels_set_precision(KP_FP32);
     free_run(&r);
     return rc;
 }

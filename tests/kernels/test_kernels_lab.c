@@ -77,26 +77,32 @@ static void test_bf16_matmuls_within_their_tolerance(void **state) {
 static void test_precision_switches_the_matmuls(void **state) {
     (void)state;
     assert_int_equal(kernels_select("ref"), 0);
-    assert_int_equal(kernels_set_precision(KP_BF16), 0);
-    assert_ptr_equal(kernels()->matmul_nt, ref_bf16_matmul_nt);
-    assert_ptr_equal(kernels()->matmul_tn, ref_bf16_matmul_tn);
-    assert_ptr_equal(kernels()->head_ce, ref_bf16_head_ce);
-    assert_ptr_equal(kernels()->head_dw, ref_bf16_head_dw);
-    assert_ptr_equal(kernels()->attention_bwd, ref_bf16_attention_bwd);
-    assert_ptr_equal(kernels()->rmsnorm_fwd, KERNELS_REF.rmsnorm_fwd);
-    assert_string_equal(kernels()->name, "ref+bf16");
-    assert_string_equal(kernels_op_source(kernels(), 1), "ref_bf16");
-    assert_int_equal(kernels_precision(), KP_BF16);
+    assert_int_equal(kernels_precision_check(KP_BF16), 0);
+    assert_ptr_equal(kernels_for(KP_BF16)->matmul_nt, ref_bf16_matmul_nt);
+    assert_ptr_equal(kernels_for(KP_BF16)->matmul_tn, ref_bf16_matmul_tn);
+    assert_ptr_equal(kernels_for(KP_BF16)->head_ce, ref_bf16_head_ce);
+    assert_ptr_equal(kernels_for(KP_BF16)->head_dw, ref_bf16_head_dw);
+    assert_ptr_equal(kernels_for(KP_BF16)->attention_bwd, ref_bf16_attention_bwd);
+    assert_ptr_equal(kernels_for(KP_BF16)->rmsnorm_fwd, KERNELS_REF.rmsnorm_fwd);
+    assert_string_equal(kernels_for(KP_BF16)->name, "ref+bf16");
+    assert_string_equal(kernels_op_source(kernels_for(KP_BF16), 1), "ref_bf16");
+    assert_ptr_equal(kernels()->matmul_nt, KERNELS_REF.matmul_nt);  // no global mode: fp32 stays
     if (cpu_info()->avx512_bf16 && kernels_variant_available(KV_AVX512, NULL)) {
-        assert_int_equal(kernels_select("avx512,matmul_nn=ref"), 0);  // the precision survives a new table
-        assert_ptr_equal(kernels()->matmul_nt, avx512bf16_matmul_nt);
-        assert_ptr_equal(kernels()->matmul_nn, ref_bf16_matmul_nn);
-        assert_ptr_equal(kernels()->head_ce, avx512bf16_head_ce);
-        assert_ptr_equal(kernels()->head_dw, avx512bf16_head_dw);
-        assert_ptr_equal(kernels()->attention_fwd, avx512bf16_attention_fwd);
-        assert_string_equal(kernels()->name, "avx512,matmul_nn=ref+bf16");
+        assert_int_equal(kernels_select("avx512,matmul_nn=ref"), 0);  // a new table has its own bf16 twins
+        assert_ptr_equal(kernels_for(KP_BF16)->matmul_nt, avx512bf16_matmul_nt);
+        assert_ptr_equal(kernels_for(KP_BF16)->matmul_nn, ref_bf16_matmul_nn);
+        assert_ptr_equal(kernels_for(KP_BF16)->head_ce, avx512bf16_head_ce);
+        assert_ptr_equal(kernels_for(KP_BF16)->head_dw, avx512bf16_head_dw);
+        assert_ptr_equal(kernels_for(KP_BF16)->attention_fwd, avx512bf16_attention_fwd);
+        assert_string_equal(kernels_for(KP_BF16)->name, "avx512,matmul_nn=ref+bf16");
+    } else if (kernels_variant_available(KV_AVX2, NULL)) {  // fast fp32 ops without bf16 twins: refused
+        assert_int_equal(kernels_select("avx2"), 0);
+        assert_int_equal(kernels_precision_check(KP_BF16), -1);
+        assert_non_null(strstr(err_msg(), "needs AVX512_BF16"));
+        err_clear();
+        assert_int_equal(kernels_precision_check(KP_FP32), 0);
+        assert_int_equal(kernels_select("ref"), 0);
     }
-    assert_int_equal(kernels_set_precision(KP_FP32), 0);
     assert_string_equal(kernels()->name, kernels_variant_available(KV_AVX512, NULL) && cpu_info()->avx512_bf16
                                              ? "avx512,matmul_nn=ref" : "ref");
     assert_ptr_equal(kernels()->matmul_nn, ref_matmul_nn);
@@ -584,19 +590,18 @@ static void test_amx_precision_picks_the_amx_gemms(void **state) {
     if (kernels_amx_emulated()) SKIP_CASE("FRONTIER_AMX_EMULATE is set: the emulated path is the next case's subject");
     int amx = kernels_amx_real();
     assert_int_equal(kernels_select("amx"), 0);
-    assert_int_equal(kernels_set_precision(KP_BF16), 0);
-    assert_ptr_equal(kernels()->matmul_tn, amx ? amx_matmul_tn : avx512bf16_matmul_tn);
-    assert_ptr_equal(kernels()->relu2_linear_bwd, amx ? amx_relu2_linear_bwd : avx512bf16_relu2_linear_bwd);
-    assert_ptr_equal(kernels()->head_ce, amx ? amx_head_ce : avx512bf16_head_ce);
-    assert_ptr_equal(kernels()->attention_bwd, amx ? amx_attention_bwd : avx512bf16_attention_bwd);
-    assert_string_equal(kernels_op_source(kernels(), 0), amx ? "amx_bf16" : "avx512_bf16");
+    assert_int_equal(kernels_precision_check(KP_BF16), 0);
+    assert_ptr_equal(kernels_for(KP_BF16)->matmul_tn, amx ? amx_matmul_tn : avx512bf16_matmul_tn);
+    assert_ptr_equal(kernels_for(KP_BF16)->relu2_linear_bwd, amx ? amx_relu2_linear_bwd : avx512bf16_relu2_linear_bwd);
+    assert_ptr_equal(kernels_for(KP_BF16)->head_ce, amx ? amx_head_ce : avx512bf16_head_ce);
+    assert_ptr_equal(kernels_for(KP_BF16)->attention_bwd, amx ? amx_attention_bwd : avx512bf16_attention_bwd);
+    assert_string_equal(kernels_op_source(kernels_for(KP_BF16), 0), amx ? "amx_bf16" : "avx512_bf16");
     assert_int_equal(kernels_select("avx512,matmul_nn=amx"), 0);
-    assert_ptr_equal(kernels()->matmul_nn, amx ? amx_matmul_nn : avx512bf16_matmul_nn);
-    assert_ptr_equal(kernels()->matmul_nt, avx512bf16_matmul_nt);
+    assert_ptr_equal(kernels_for(KP_BF16)->matmul_nn, amx ? amx_matmul_nn : avx512bf16_matmul_nn);
+    assert_ptr_equal(kernels_for(KP_BF16)->matmul_nt, avx512bf16_matmul_nt);
     assert_int_equal(kernels_select("avx512,head_dw=amx"), 0);
-    assert_ptr_equal(kernels()->head_dw, amx ? amx_head_dw : avx512bf16_head_dw);
-    assert_ptr_equal(kernels()->head_ce, avx512bf16_head_ce);
-    assert_int_equal(kernels_set_precision(KP_FP32), 0);
+    assert_ptr_equal(kernels_for(KP_BF16)->head_dw, amx ? amx_head_dw : avx512bf16_head_dw);
+    assert_ptr_equal(kernels_for(KP_BF16)->head_ce, avx512bf16_head_ce);
     assert_ptr_equal(kernels()->matmul_nn, avx512_matmul_nn);  // no fp32 AMX: avx512's
     assert_int_equal(kernels_select(NULL), 0);
 }
@@ -620,12 +625,11 @@ static void test_amx_emulation_runs_the_amx_path(void **state) {
     assert_int_equal(kernels_parse("avx512", &sel), 0);
     assert_null(strstr(sel.note, "emulator"));
     assert_int_equal(kernels_select("amx"), 0);
-    assert_int_equal(kernels_set_precision(KP_BF16), 0);
-    assert_ptr_equal(kernels()->matmul_nt, amx_emu_matmul_nt);
-    assert_ptr_equal(kernels()->head_ce, amx_emu_head_ce);
-    assert_ptr_equal(kernels()->attention_fwd, amx_emu_attention_fwd);
-    assert_string_equal(kernels_op_source(kernels(), kernel_op_index("head_dw")), "amx_emu");
-    assert_int_equal(kernels_set_precision(KP_FP32), 0);
+    assert_int_equal(kernels_precision_check(KP_BF16), 0);
+    assert_ptr_equal(kernels_for(KP_BF16)->matmul_nt, amx_emu_matmul_nt);
+    assert_ptr_equal(kernels_for(KP_BF16)->head_ce, amx_emu_head_ce);
+    assert_ptr_equal(kernels_for(KP_BF16)->attention_fwd, amx_emu_attention_fwd);
+    assert_string_equal(kernels_op_source(kernels_for(KP_BF16), kernel_op_index("head_dw")), "amx_emu");
     assert_ptr_equal(kernels()->matmul_nn, avx512_matmul_nn);
     setenv("FRONTIER_AMX_EMULATE", "0", 1);
     assert_false(kernels_amx_emulated());

@@ -266,7 +266,7 @@ static void check_ortho(int m, int n, OrthoMethod method, int plain, double *smi
     for (size_t i = 0; i < mn; i++) xr[i] = x[i];
     float *scratch = malloc(muon_scratch_floats(m, n) * sizeof *scratch);
     double *dscratch = malloc((size_t)2 * (m > n ? m : n) * sizeof *dscratch);
-    muon_orthogonalize(x, m, n, method, 5, scratch, dscratch);
+    muon_orthogonalize(kernels(), x, m, n, method, 5, scratch, dscratch);
     ref_orthogonalize(xr, m, n, method, 5);
     double diff = max_abs_diff_fd(x, xr, mn);
     print_message("  %s %dx%d: max |fp32 - double| = %.3g\n", method == ORTHO_POLAR_EXPRESS ? "polar" : "ns", m, n,
@@ -338,8 +338,8 @@ static void test_ortho_methods_differ(void **state) {
     memcpy(b, a, (size_t)m * n * sizeof *a);
     float *scratch = malloc(muon_scratch_floats(m, n) * sizeof *scratch);
     double dscratch[80];
-    muon_orthogonalize(a, m, n, ORTHO_POLAR_EXPRESS, 5, scratch, dscratch);
-    muon_orthogonalize(b, m, n, ORTHO_NEWTON_SCHULZ, 5, scratch, dscratch);
+    muon_orthogonalize(kernels(), a, m, n, ORTHO_POLAR_EXPRESS, 5, scratch, dscratch);
+    muon_orthogonalize(kernels(), b, m, n, ORTHO_NEWTON_SCHULZ, 5, scratch, dscratch);
     assert_above(max_abs_diff_ff(a, b, (size_t)m * n), 100 * ORTHO_TOL);
     free(a);
     free(b);
