@@ -1,6 +1,7 @@
 // kernels/gemm/gemm_driver.c — blocking, packing order and threading of the SIMD matrix products
 // (see gemm_driver.h).
 #include "kernels/gemm/gemm_driver.h"
+#include "kernels/gemm/gemm_args.h"
 
 #include <math.h>
 #include <omp.h>
@@ -12,14 +13,9 @@
 #include "profile/profile.h"
 #include "util/mem.h"
 
-#define KC_MAX 384               // K up to this is one block: A micro-panel 14 x 384 fp32 = 21 KiB (L1)
-#define KC_BLOCK 256             // larger K goes in blocks of this
-#define B_BYTES (896u << 10)     // packed B panel: most of a 1 MiB L2 (see n_block)
 #define A_BYTES (256u << 10)     // packed A: one micro-panel (<= 48 KiB), or for TN a block of them (L2)
 #define SMALL_MACS (1L << 18)    // below this many multiply-adds a product runs on one thread
 
-static inline int imin(int a, int b) { return a < b ? a : b; }
-static inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // ---------------------------------------------------------------------------------------------
 // Packing buffers: a pool of per-call slots kept between calls (util/mem.h), one per concurrent
@@ -55,57 +51,11 @@ static void buf_release(char *buf, int slot) { kept_release(pool, buf, slot); }
 // One thread's block of C: rows [m0, m1), columns [n0, n1)
 // ---------------------------------------------------------------------------------------------
 
-typedef struct {
-    const GemmImpl *g;
-    GemmLayout layout;
-    float *c;
-    const float *a, *b;
-    int M, N, K, accumulate;
-    const char *packed_b;  // B's micro-panels packed beforehand (a pinned operand), or NULL
-    int upper;             // symmetric result: only tiles reaching the diagonal or above are computed
-    const uint16_t *a16;   // A stored as bf16 (a is then NULL; nn and tn only), row stride lda
-    int a16_direct;        // nn: the kernel reads a16's rows unpacked (kernel_rows16)
-    size_t a16_pairs;      // tn: a16 is in row pairs of this stride (head.h's dlogits, or A converted by
-                           // use_pairs_a), read as packed (kernel_pairs)
-    int causal, diag;      // a causal attention product (gemm_run_op), diagonal offset
-    int window;            // and its sliding window (keys before the query; 0 = none)
-    int a_relu2, b_relu2;  // A (nt) / B (nn, tn) is relu²(a / b), formed while packing (gemm_relu2_linear_*)
-    const float *relu2_grad;  // (M, N) like C, dense: C is finished as relu2_bwd(C, relu2_grad)
-    size_t lda, ldb, ldc;     // row strides (elements) of a or a16, b and c; 0 = dense (fill_strides)
-    int packed_N, packed_K;   // packed_b holds B's panels for this width and depth (>= N, K); 0 = N, K
-} GemmArgs;
 
-// Dense defaults for what the caller left 0: a (M, K) or, tn, (K, M); b (N, K) for nt, else
-// (K, N); c (M, N); a packed B laid out for this product's own N and K.
-static void fill_strides(GemmArgs *x) {
-    if (!x->lda) x->lda = (size_t)(x->layout == GEMM_TN ? x->M : x->K);
-    if (!x->ldb) x->ldb = (size_t)(x->layout == GEMM_NT ? x->K : x->N);
-    if (!x->ldc) x->ldc = (size_t)x->N;
-    if (!x->packed_N) x->packed_N = x->N;
-    if (!x->packed_K) x->packed_K = x->K;
-}
 
-static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
-// The depth blocks are sized in bytes, not elements: bf16 panels (2 bytes) go twice as deep as
-// fp32 ones in the same L1/L2 footprint, so C tiles are reloaded half as often.
-static int k_block(const GemmImpl *g, int K) {
-    int scale = (int)(sizeof(float) / g->elem);
-    return K <= KC_MAX * scale ? K : KC_BLOCK * scale;
-}
 
-// Bytes of a packed micro-panel `width` elements wide (MR for A, NR for B) and kc deep.
-static size_t panel_size(const GemmImpl *g, int kc, int width) {
-    return round_up((size_t)kc, (size_t)g->kstep) * (size_t)width * g->elem;
-}
 
-// Columns per B panel. A's strips are packed again for every panel, so a wider panel packs A less
-// often; B_BYTES is the widest panel that still stays in a 1 MiB L2 (docs/perf.md, "GEMM driver").
-static int n_block(const GemmImpl *g, int kcb) {
-    size_t per_col = round_up((size_t)kcb, (size_t)g->kstep) * g->elem;
-    int nc = (int)(B_BYTES / per_col) / g->nr * g->nr;
-    return nc > g->nr ? nc : g->nr;
-}
 
 // Pack the B panel of columns [jc, jc+nc) and depth [pc, pc+kc) into NR-wide micro-panels.
 // Row-major B (nn, tn) is packed 16 rows at a time across all micro-panels, so the source is
@@ -304,61 +254,8 @@ static int use_rows16_a(const GemmArgs *x, int cols) {
 }
 static size_t rows16_ld(int kc) { return round_up((size_t)kc + 1, 32) + 32; }
 
-// ---------------------------------------------------------------------------------------------
-// Pinned operands: a weight that is an NT product's B ((N, K): the forward, x Wᵀ) or an NN
-// product's B ((K, N): the backward's dx = dy W), packed once, in the exact micro-panels
-// gemm_block would pack per call: k block p (depth [p*kcb, ...)) holds all ceil(N/NR) panels,
-// panel j at j * panel_bytes(kc). Blocks are laid out in order, every full block the same size.
-// Packed lazily, per implementation (fp32 and bf16 panels differ), on the first product that
-// reads the pin; same packing and same kernel calls, so the same bits as an unpinned product.
-// When the weights change (training's optimizer step), gemm_pins_stale marks every copy stale
-// and the next product that reads one packs it again into the same memory (freed and allocated
-// again, kit-d10's ~200 MB of copies would be faulted in at ~10 us per 4 KiB page every step).
-// gemm_repack_pins packs one b's stale copies at once instead: the optimizer calls it right after
-// updating that weight, while it is in cache, on the thread that updated it.
-// ---------------------------------------------------------------------------------------------
-
-#define MAX_PINS 1024  // 12 per layer in training (6 weights, 2 layouts)
-#define MAX_IMPLS 4
-
-typedef struct {
-    const float *b;
-    GemmLayout layout;  // GEMM_NT: b is (N, K); GEMM_NN: b is (K, N)
-    int N, K;
-    const GemmImpl *impl[MAX_IMPLS];
-    char *data[MAX_IMPLS];
-    int stale[MAX_IMPLS];  // b changed since data[s] was packed (PACKING: gemm_repack_pins is at it)
-} Pin;
-
-enum { FRESH = 0, STALE = 1, PACKING = 2 };
-
-static Pin pins[MAX_PINS];
-static int n_pins;
-static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static size_t full_block_bytes(const GemmImpl *g, int N, int K) {
-    return panel_size(g, k_block(g, K), g->nr) * (size_t)ceil_div(N, g->nr);
-}
-
-// Depth block of a product: the packed B's when it reads one (the panels are cut that way).
-static int args_kcb(const GemmArgs *x) { return k_block(x->g, x->packed_K); }
-
-// Bytes per micro-panel in the packed layout's depth block pc.
-static size_t pinned_panel_bytes(const GemmArgs *x, int pc) {
-    return panel_size(x->g, imin(args_kcb(x), x->packed_K - pc), x->g->nr);
-}
-
-// Offset of the micro-panels of depth block pc, columns from jc (a multiple of NR), in a B packed
-// for packed_N columns and depth packed_K. A product narrower or shallower than that reads the
-// leading panels, and the leading rows of each (k is the row order inside a micro-panel).
-static size_t pinned_offset(const GemmArgs *x, int pc, int jc) {
-    const GemmImpl *g = x->g;
-    return (size_t)(pc / args_kcb(x)) * full_block_bytes(g, x->packed_N, x->packed_K) +
-           (size_t)(jc / g->nr) * pinned_panel_bytes(x, pc);
-}
-
 // All of B's micro-panels in the pinned layout (pinned_offset), columns split between threads.
-static void pack_b_share(const GemmArgs *x, char *packed, int t, int nt) {
+void gemm_pack_b_share(const GemmArgs *x, char *packed, int t, int nt) {
     const GemmImpl *g = x->g;
     int panels = ceil_div(x->N, g->nr), p0 = panels * t / nt, p1 = panels * (t + 1) / nt;
     if (p0 == p1) return;
@@ -368,102 +265,6 @@ static void pack_b_share(const GemmArgs *x, char *packed, int t, int nt) {
         size_t panel_bytes = panel_size(g, kc, g->nr);
         pack_b_panel(x, packed + pinned_offset(x, pc, jc), panel_bytes, jc, nc, pc, kc, NULL);
     }
-}
-
-// Bytes of all of B's micro-panels in the pinned layout (every depth block).
-static size_t packed_bytes(const GemmImpl *g, int N, int K) {
-    return full_block_bytes(g, N, K) * (size_t)ceil_div(K, k_block(g, K));
-}
-
-// Pack p's b for impl g into data (all threads share the panels, unless already inside a
-// parallel region: evaluation's rows per thread).
-static void pack_pinned(const GemmImpl *g, const Pin *p, char *data) {
-    if (atomic_load(&poison)) memset(data, 0xff, packed_bytes(g, p->N, p->K));
-    GemmArgs x = {.g = g, .layout = p->layout, .b = p->b, .M = 0, .N = p->N, .K = p->K};
-    fill_strides(&x);
-#pragma omp parallel if (!omp_in_parallel())
-    pack_b_share(&x, data, omp_get_thread_num(), omp_get_num_threads());
-}
-
-// Pack copy s of p again (its own row in `frontier profile`: read W, write the panels).
-static void repack(const Pin *p, int s) {
-    prof_begin("weight_repack", "op", -1);
-    pack_pinned(p->impl[s], p, p->data[s]);
-    prof_end(0, (double)p->N * p->K * sizeof(float) + (double)packed_bytes(p->impl[s], p->N, p->K));
-}
-
-// The packed panels of b for impl g if b is pinned for this layout and shape (packing them now if
-// this is the first product of g to read them since they were pinned or went stale), else NULL;
-// NULL too for an empty (M, N, K) product.
-static const char *pinned_panels(const GemmImpl *g, const float *b, GemmLayout layout, int M, int N, int K) {
-    if (!n_pins || M <= 0 || N <= 0 || K <= 0 || ablated(GEMM_ABLATE_PINS)) return NULL;
-    const char *found = NULL;
-    pthread_mutex_lock(&pin_lock);
-    for (int i = 0; i < n_pins && !found; i++) {
-        Pin *p = &pins[i];
-        if (p->b != b || p->layout != layout || p->N != N || p->K != K) continue;
-        for (int s = 0; s < MAX_IMPLS && !found; s++) {
-            if (!p->impl[s]) p->impl[s] = g, p->data[s] = xaligned_alloc(packed_bytes(g, N, K)), p->stale[s] = STALE;
-            if (p->impl[s] != g) continue;
-            if (p->stale[s] == PACKING) break;  // being repacked by another thread (b changing): pack per call
-            if (p->stale[s] == STALE) repack(p, s), p->stale[s] = FRESH;
-            found = p->data[s];
-        }
-        break;
-    }
-    pthread_mutex_unlock(&pin_lock);
-    return found;
-}
-
-int gemm_pin(const float *b, GemmLayout layout, int N, int K) {
-    if (layout != GEMM_NT && layout != GEMM_NN) abort();  // internal misuse: only NT and NN products read pins
-    pthread_mutex_lock(&pin_lock);
-    int rc = 0;
-    int i = 0;
-    while (i < n_pins && !(pins[i].b == b && pins[i].layout == layout && pins[i].N == N && pins[i].K == K)) i++;
-    if (i == n_pins) {
-        if (n_pins == MAX_PINS) rc = -1;
-        else pins[n_pins++] = (Pin){.b = b, .layout = layout, .N = N, .K = K};
-    }
-    pthread_mutex_unlock(&pin_lock);
-    return rc;
-}
-
-void gemm_pins_stale(void) {
-    pthread_mutex_lock(&pin_lock);
-    for (int i = 0; i < n_pins; i++)
-        for (int s = 0; s < MAX_IMPLS; s++) pins[i].stale[s] = STALE;
-    pthread_mutex_unlock(&pin_lock);
-}
-
-// Claims b's stale copies under the lock, packs them outside it (threads updating different
-// weights side by side repack at the same time), then marks them fresh. A product reading b
-// meanwhile packs per call (b is changing: the caller broke the contract, but gets no torn panels).
-void gemm_repack_pins(const float *b) {
-    if (!n_pins) return;
-    enum { MAX_CLAIMS = 2 * MAX_IMPLS };  // a weight has at most two pins (NT and NN)
-    int claim_pin[MAX_CLAIMS], claim_slot[MAX_CLAIMS], n = 0;
-    pthread_mutex_lock(&pin_lock);
-    for (int i = 0; i < n_pins; i++) {
-        if (pins[i].b != b) continue;
-        for (int s = 0; s < MAX_IMPLS; s++)
-            if (pins[i].impl[s] && pins[i].stale[s] == STALE && n < MAX_CLAIMS)
-                pins[i].stale[s] = PACKING, claim_pin[n] = i, claim_slot[n++] = s;
-    }
-    pthread_mutex_unlock(&pin_lock);
-    for (int c = 0; c < n; c++) repack(&pins[claim_pin[c]], claim_slot[c]);
-    pthread_mutex_lock(&pin_lock);
-    for (int c = 0; c < n; c++) pins[claim_pin[c]].stale[claim_slot[c]] = FRESH;
-    pthread_mutex_unlock(&pin_lock);
-}
-
-void gemm_unpin_all(void) {
-    pthread_mutex_lock(&pin_lock);
-    for (int i = 0; i < n_pins; i++)
-        for (int s = 0; s < MAX_IMPLS; s++) free(pins[i].data[s]);
-    memset(pins, 0, sizeof pins);
-    n_pins = 0;
-    pthread_mutex_unlock(&pin_lock);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -796,7 +597,7 @@ static void run_dynamic_rows(GemmArgs *x, int nt, uint16_t *pairs, const float *
     {
         int t = omp_get_thread_num(), n = omp_get_num_threads();
         if (pairs) convert_pairs_part(x, pairs, a, t, n);
-        if (shared) pack_b_share(x, shared, t, n);
+        if (shared) gemm_pack_b_share(x, shared, t, n);
 #pragma omp barrier
         int chunk = ceil_div(strips, DYN_CHUNKS_PER_THREAD * n);
         for (int c; (c = atomic_fetch_add(&next, 1)) * chunk < strips;)
@@ -856,7 +657,7 @@ void gemm_run(const GemmImpl *g, GemmLayout layout, float *c, const float *a, co
     // is the same FMA chain as C[i][j] with each product's factors swapped, so the same bits.
     // Tiles wholly below the diagonal are skipped and that triangle copied from the upper one.
     int upper = gemm_is_symmetric(layout, a, b, M, N, accumulate);
-    const char *pinned = layout != GEMM_TN ? pinned_panels(g, b, layout, M, N, K) : NULL;
+    const char *pinned = layout != GEMM_TN ? gemm_pinned_panels(g, b, layout, M, N, K) : NULL;
     GemmArgs x = {.g = g, .layout = layout, .c = c, .a = a, .b = b, .M = M, .N = N, .K = K, .accumulate = accumulate,
                   .packed_b = pinned, .upper = upper};
     run_args(&x);
@@ -870,7 +671,7 @@ void gemm_pack_b(const GemmImpl *g, GemmLayout layout, void *dst, const float *b
     if (N <= 0 || K <= 0) return;
     GemmArgs x = {.g = g, .layout = layout, .b = b, .N = N, .K = K, .ldb = ldb};
     fill_strides(&x);
-    pack_b_share(&x, dst, 0, 1);
+    gemm_pack_b_share(&x, dst, 0, 1);
 }
 
 void gemm_run_op(const GemmImpl *g, const GemmOp *op) {
@@ -891,7 +692,7 @@ void gemm_relu2_linear_fwd(const GemmImpl *g, float *c, const float *fc, const f
     // w is mlp_proj, pinned during evaluation like linear()'s weights (and 4x their size)
     GemmArgs x = {.g = g, .layout = GEMM_NT, .c = c, .a = fc, .b = w, .M = M, .N = N, .K = K,
                   .accumulate = accumulate, .a_relu2 = 1,
-                  .packed_b = pinned_panels(g, w, GEMM_NT, M, N, K)};
+                  .packed_b = gemm_pinned_panels(g, w, GEMM_NT, M, N, K)};
     run_args(&x);
 }
 
@@ -905,7 +706,7 @@ void gemm_relu2_linear_bwd(const GemmImpl *g, float *dw, float *dfc, const float
     run_args(&t);
     // dfc (M, K) = relu2_bwd(dc (M, N) @ w (N, K), fc): nn, depth N
     GemmArgs n = {.g = g, .layout = GEMM_NN, .c = dfc, .a = dc, .b = w, .M = M, .N = K, .K = N, .relu2_grad = fc,
-                  .packed_b = pinned_panels(g, w, GEMM_NN, M, K, N)};
+                  .packed_b = gemm_pinned_panels(g, w, GEMM_NN, M, K, N)};
     run_args(&n);
 }
 
@@ -960,10 +761,10 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
     if (M <= 0 || N <= 0) return;
     if (next && next->a16_ld && !g->kernel_rows16) abort();  // internal misuse: only the bf16 impls read bf16 rows
     GemmArgs x = {.g = g, .layout = GEMM_NT, .a = a, .b = b, .M = M, .N = N, .K = K,
-                  .packed_b = pinned_panels(g, b, GEMM_NT, M, N, K)};
+                  .packed_b = gemm_pinned_panels(g, b, GEMM_NT, M, N, K)};
     // the follow-up product: strip (rows, N) @ next->b (N, n2), its B packed once like ours
     GemmArgs x2 = {.g = g, .layout = GEMM_NN, .b = next ? next->b : NULL, .N = next ? next->n2 : 0, .K = N,
-                   .packed_b = next ? pinned_panels(g, next->b, GEMM_NN, M, next->n2, N) : NULL};
+                   .packed_b = next ? gemm_pinned_panels(g, next->b, GEMM_NN, M, next->n2, N) : NULL};
     fill_strides(&x), fill_strides(&x2);
     int kcb = K > 0 ? k_block(g, K) : 1, pack = K > 0 && !x.packed_b;
     int pack2 = next && !x2.packed_b;
@@ -986,8 +787,8 @@ void gemm_rows_nt(const GemmImpl *g, const float *a, const float *b, int M, int 
 #pragma omp parallel num_threads(nt)
     {
         int t = omp_get_thread_num(), n = omp_get_num_threads();
-        if (pack) pack_b_share(&x, ws, t, n);
-        if (pack2) pack_b_share(&x2, ws + b_bytes, t, n);
+        if (pack) gemm_pack_b_share(&x, ws, t, n);
+        if (pack2) gemm_pack_b_share(&x2, ws + b_bytes, t, n);
 #pragma omp barrier
         char *abuf = ws + b_bytes + b2_bytes + (size_t)t * round_up(t_bytes, 64);
         float *cbuf = (float *)(abuf + a_bytes);
