@@ -24,6 +24,13 @@ void string_list_free(StringList *l) {
     l->n = 0;
 }
 
+int args_expect_one(const char *usage, const char *what, StringList *pos) {
+    if (pos->n == 1) return 0;
+    fprintf(stderr, "%s: expected one %s, got %d arguments\nusage: %s\n", usage, what, pos->n, usage);
+    string_list_free(pos);
+    return -1;
+}
+
 // Whether a double is an integer that int64_t holds: the test comes before any cast, since
 // converting a value outside the range (or NaN) is undefined behaviour. 2^63 is exact in a double.
 static int double_is_int64(double d) {

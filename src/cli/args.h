@@ -45,6 +45,9 @@ void print_help(const char *usage, const char *summary, const Option *opts);
 // `frontier train --settings` prints it; docs/training.md holds its output (checked by tests).
 void args_print_settings(const Option *opts, FILE *f);
 void string_list_free(StringList *l);
+// A command's one positional argument (`what` names it): 0, or prints "USAGE: expected one WHAT,
+// got N arguments" and the usage line to stderr, frees *pos and returns -1 (exit 2).
+int args_expect_one(const char *usage, const char *what, StringList *pos);
 
 // Set options from a JSON object file whose keys are option names (e.g. {"depth": 6,
 // "matrix-lr": 0.02}). Options already seen on the command line win (they are skipped), so

@@ -30,11 +30,7 @@ int cmd_report(int argc, char **argv) {
         string_list_free(&pos);
         return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE;
     }
-    if (pos.n != 1) {
-        fprintf(stderr, "%s: expected one RUN_DIR, got %d arguments\nusage: %s\n", usage, pos.n, usage);
-        string_list_free(&pos);
-        return FRONTIER_EXIT_USAGE;
-    }
+    if (args_expect_one(usage, "RUN_DIR", &pos) != 0) return FRONTIER_EXIT_USAGE;
     if (out && (!*out || is_dir(out))) {
         err_usage("--out %s: %s", out, *out ? "is a folder: give the page's file name" : "empty: give a file name");
         string_list_free(&pos);

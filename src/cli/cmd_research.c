@@ -66,11 +66,7 @@ static int cmd_research_report(int argc, char **argv) {
         string_list_free(&pos);
         return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE;
     }
-    if (pos.n != 1) {
-        fprintf(stderr, "%s: expected one DIR, got %d arguments\n", usage, pos.n);
-        string_list_free(&pos);
-        return FRONTIER_EXIT_USAGE;
-    }
+    if (args_expect_one(usage, "DIR", &pos) != 0) return FRONTIER_EXIT_USAGE;
     const char *dir = pos.items[0], *outs[][2] = {{"out", out}, {"md", md}};
     for (int i = 0; i < 2; i++)
         if (outs[i][1] && (!*outs[i][1] || is_dir(outs[i][1]))) {

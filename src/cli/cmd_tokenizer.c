@@ -58,6 +58,17 @@ static int check_out_flag(const char *flag, const char *path, int want_dir) {
     return 0;
 }
 
+// Every --input names something that exists; else err, the list freed, -1.
+static int check_inputs_exist(StringList *inputs) {
+    for (int i = 0; i < inputs->n; i++)
+        if (!path_exists(inputs->items[i])) {
+            err_usage("--input %s: no such file or folder", inputs->items[i]);
+            string_list_free(inputs);
+            return -1;
+        }
+    return 0;
+}
+
 static int load_inputs(const StringList *paths, Inputs *in) {
     memset(in, 0, sizeof *in);
     char **files;
@@ -92,6 +103,25 @@ static Encoder **make_encoders(const Tokenizer *tok, int nt) {
     Encoder **e = xmalloc((size_t)nt * sizeof *e);
     for (int i = 0; i < nt; i++) e[i] = encoder_new(tok);
     return e;
+}
+
+static void free_encoders(Encoder **e, int nt);
+
+// Every input document encoded on nt threads into *ids (in->n vectors; free_ids), the wall time
+// of the encoding into *seconds. 0, or -1 + err.
+static int encode_inputs(const Tokenizer *tok, const Inputs *in, int nt, IdVec **ids, double *seconds) {
+    *ids = xcalloc((size_t)(in->n ? in->n : 1), sizeof **ids);
+    Encoder **enc = make_encoders(tok, nt);
+    double t0 = now_seconds();
+    int rc = encode_batch(enc, nt, in->texts, in->lens, in->n, *ids);
+    *seconds = now_seconds() - t0;
+    free_encoders(enc, nt);
+    return rc;
+}
+
+static void free_ids(IdVec *ids, int n) {
+    for (int i = 0; ids && i < n; i++) idvec_free(&ids[i]);
+    free(ids);
 }
 
 static void free_encoders(Encoder **e, int nt) {
@@ -184,12 +214,7 @@ static int tokenizer_encode_cmd(int argc, char **argv) {
     if (rc != ARGS_OK) { string_list_free(&inputs); return rc == ARGS_HELP ? 0 : 2; }
     if (text && inputs.n) { fprintf(stderr, "frontier tokenizer encode: give --text or --input, not both\n"); string_list_free(&inputs); return 2; }
     if (check_out_flag("out", out, 0) != 0) { string_list_free(&inputs); return report_error(); }
-    for (int i = 0; i < inputs.n; i++)
-        if (!path_exists(inputs.items[i])) {
-            err_usage("--input %s: no such file or folder", inputs.items[i]);
-            string_list_free(&inputs);
-            return report_error();
-        }
+    if (check_inputs_exist(&inputs) != 0) return report_error();
     Tokenizer *tok = load_tokenizer_flag(tokdir);
     if (!tok) { string_list_free(&inputs); return report_error(); }
     Inputs in = {0};
@@ -216,11 +241,9 @@ static int tokenizer_encode_cmd(int argc, char **argv) {
     }
     string_list_free(&inputs);
     int nt = threads > 0 ? threads : omp_get_max_threads();
-    IdVec *ids = xcalloc((size_t)(in.n ? in.n : 1), sizeof *ids);
-    Encoder **enc = make_encoders(tok, nt);
-    double t0 = now_seconds();
-    if (rc == 0) rc = encode_batch(enc, nt, in.texts, in.lens, in.n, ids);
-    double dt = now_seconds() - t0;
+    IdVec *ids = NULL;
+    double dt = 0;
+    if (rc == 0) rc = encode_inputs(tok, &in, nt, &ids, &dt);
     size_t n_tokens = 0;
     for (int i = 0; i < in.n && rc == 0; i++) {
         if (bos) {  // shift in the BOS
@@ -242,9 +265,7 @@ static int tokenizer_encode_cmd(int argc, char **argv) {
         fprintf(stderr, "encoded %d docs, %zu bytes -> %zu tokens (%.3f bytes/token) in %.3f s (%.1f MB/s, %d threads)\n",
                 in.n, in.bytes, n_tokens, n_tokens ? (double)in.bytes / (double)n_tokens : 0.0, dt,
                 dt > 0 ? (double)in.bytes / dt / 1e6 : 0.0, nt);
-    for (int i = 0; i < in.n; i++) idvec_free(&ids[i]);
-    free(ids);
-    free_encoders(enc, nt);
+    free_ids(ids, in.n);
     free_inputs(&in);
     free(stdin_buf);
     tokenizer_free(tok);
@@ -354,12 +375,7 @@ static int tokenizer_stats_cmd(int argc, char **argv) {
                         "bytes per token and throughput on that text.",
                         opts, argc, argv, NULL);
     if (rc != ARGS_OK) { string_list_free(&inputs); return rc == ARGS_HELP ? 0 : 2; }
-    for (int i = 0; i < inputs.n; i++)
-        if (!path_exists(inputs.items[i])) {
-            err_usage("--input %s: no such file or folder", inputs.items[i]);
-            string_list_free(&inputs);
-            return report_error();
-        }
+    if (check_inputs_exist(&inputs) != 0) return report_error();
     Tokenizer *tok = load_tokenizer_flag(tokdir);
     if (!tok) { string_list_free(&inputs); return report_error(); }
     printf("tokenizer %s\n  id %s\n  vocab %d = 256 bytes + %d merges + %d special (<|bos|> = %d)\n", tokdir, tok->id,
@@ -386,20 +402,16 @@ static int tokenizer_stats_cmd(int argc, char **argv) {
         Inputs in;
         rc = load_inputs(&inputs, &in);
         int nt = threads > 0 ? threads : omp_get_max_threads();
-        IdVec *ids = xcalloc((size_t)(in.n ? in.n : 1), sizeof *ids);
-        Encoder **enc = make_encoders(tok, nt);
-        double t0 = now_seconds();
-        if (rc == 0) rc = encode_batch(enc, nt, in.texts, in.lens, in.n, ids);
-        double dt = now_seconds() - t0;
+        IdVec *ids = NULL;
+        double dt = 0;
+        if (rc == 0) rc = encode_inputs(tok, &in, nt, &ids, &dt);
         size_t nt_tokens = 0;
-        for (int i = 0; i < in.n; i++) nt_tokens += ids[i].len;
+        for (int i = 0; i < in.n && rc == 0; i++) nt_tokens += ids[i].len;
         if (rc == 0)
             printf("  on the input: %d docs, %zu bytes -> %zu tokens = %.3f bytes/token; encode %.1f MB/s on %d threads\n",
                    in.n, in.bytes, nt_tokens, nt_tokens ? (double)in.bytes / (double)nt_tokens : 0.0,
                    (double)in.bytes / dt / 1e6, nt);
-        for (int i = 0; i < in.n; i++) idvec_free(&ids[i]);
-        free(ids);
-        free_encoders(enc, nt);
+        free_ids(ids, in.n);
         free_inputs(&in);
     }
     string_list_free(&inputs);

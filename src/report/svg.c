@@ -204,6 +204,17 @@ static void svg_text(StrBuf *o, double x, double y, const char *anchor, const ch
     sb_puts(o, "</text>\n");
 }
 
+// The x axis's label centred under the plot, the y axis's rotated beside it (NULL: none).
+static void axis_labels(StrBuf *o, const Frame *f, double H, const char *x_label, const char *y_label) {
+    if (x_label) svg_text(o, f->left + f->w / 2, H - 8, "middle", "fill=\"" C_TEXT "\"", x_label);
+    if (y_label) {
+        sb_printf(o, "<text transform=\"translate(14 %.1f) rotate(-90)\" text-anchor=\"middle\" fill=\"" C_TEXT "\">",
+                  f->top + f->h / 2);
+        sb_html(o, y_label);
+        sb_puts(o, "</text>\n");
+    }
+}
+
 static void svg_title(StrBuf *o, double x, const char *title) {
     svg_text(o, x, 18, "start", "font-size=\"13.5\" font-weight=\"600\" fill=\"" C_TEXT "\"", title);
 }
@@ -378,13 +389,7 @@ void svg_line_chart(StrBuf *o, const SvgLineChart *c) {
         svg_text(o, px_x(&f, v), f.top + f.h + 16, "middle", NULL, buf);
     }
     sb_puts(o, "</g>\n");
-    if (c->x_label) svg_text(o, f.left + f.w / 2, H - 8, "middle", "fill=\"" C_TEXT "\"", c->x_label);
-    if (c->y_label) {
-        sb_printf(o, "<text transform=\"translate(14 %.1f) rotate(-90)\" text-anchor=\"middle\" fill=\"" C_TEXT "\">",
-                  f.top + f.h / 2);
-        sb_html(o, c->y_label);
-        sb_puts(o, "</text>\n");
-    }
+    axis_labels(o, &f, H, c->x_label, c->y_label);
 
     // Top axis: ticks at nice values of x2, placed where x maps to them.
     if (c->has_x2 && c->x2_b != 0 && !empty) {
@@ -693,13 +698,7 @@ void svg_loglog_scatter(StrBuf *o, const SvgScatter *c) {
     sb_puts(o, "</g>\n");
     sb_printf(o, "<path d=\"M%.1f %.1fV%.1fH%.1f\" fill=\"none\" stroke=\"" C_AXIS "\"/>\n", f.left, f.top, f.top + f.h,
               f.left + f.w);
-    if (c->x_label) svg_text(o, f.left + f.w / 2, H - 8, "middle", "fill=\"" C_TEXT "\"", c->x_label);
-    if (c->y_label) {
-        sb_printf(o, "<text transform=\"translate(14 %.1f) rotate(-90)\" text-anchor=\"middle\" fill=\"" C_TEXT "\">",
-                  f.top + f.h / 2);
-        sb_html(o, c->y_label);
-        sb_puts(o, "</text>\n");
-    }
+    axis_labels(o, &f, H, c->x_label, c->y_label);
 
     Box placed[128];
     int n_placed = 0;

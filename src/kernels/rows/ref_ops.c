@@ -191,43 +191,42 @@ static inline __attribute__((always_inline)) void attention_bwd_row(const int bf
 }
 #undef RND
 
-void ref_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
-                       int Hkv, int D, int window) {
+// Every (sequence, head, query) row, bf16 products or not (a constant after inlining).
+static inline __attribute__((always_inline)) void attention_fwd_all(const int bf16, float *out, float *lse,
+                                                                    const float *q, const float *k, const float *v,
+                                                                    int B, int T, int H, int Hkv, int D, int window) {
 #pragma omp parallel
     {
         float *p = malloc((size_t)T * sizeof *p);
 #pragma omp for schedule(dynamic, 1) collapse(2)
         for (int b = 0; b < B; b++)
             for (int h = 0; h < H; h++)
-                for (int t = 0; t < T; t++) attention_fwd_row(0, out, lse, q, k, v, T, H, Hkv, D, window, b, h, t, p);
+                for (int t = 0; t < T; t++) attention_fwd_row(bf16, out, lse, q, k, v, T, H, Hkv, D, window, b, h, t, p);
         free(p);
     }
+}
+
+void ref_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
+                       int Hkv, int D, int window) {
+    attention_fwd_all(0, out, lse, q, k, v, B, T, H, Hkv, D, window);
 }
 
 void ref_bf16_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
                             int H, int Hkv, int D, int window) {
-#pragma omp parallel
-    {
-        float *p = malloc((size_t)T * sizeof *p);
-#pragma omp for schedule(dynamic, 1) collapse(2)
-        for (int b = 0; b < B; b++)
-            for (int h = 0; h < H; h++)
-                for (int t = 0; t < T; t++) attention_fwd_row(1, out, lse, q, k, v, T, H, Hkv, D, window, b, h, t, p);
-        free(p);
-    }
+    attention_fwd_all(1, out, lse, q, k, v, B, T, H, Hkv, D, window);
 }
 
-// Per (batch, kv head): the q heads sharing that kv head are processed by one thread, so dk and
-// dv are accumulated without races and in a fixed order.
 static void attention_bwd_zero(float *dq, float *dk, float *dv, int B, int T, int H, int Hkv, int D) {
     memset(dq, 0, (size_t)B * T * H * D * sizeof *dq);
     memset(dk, 0, (size_t)B * T * Hkv * D * sizeof *dk);
     memset(dv, 0, (size_t)B * T * Hkv * D * sizeof *dv);
 }
 
-void ref_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                       const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
-                       int window) {
+// Every row, zeroed first: dk and dv sum over a kv head's query heads, all inside one
+// iteration, so the order of their sums does not depend on the threads.
+static inline __attribute__((always_inline)) void attention_bwd_all(
+    const int bf16, float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+    const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D, int window) {
     attention_bwd_zero(dq, dk, dv, B, T, H, Hkv, D);
     int group = H / Hkv;
 #pragma omp parallel for schedule(dynamic, 1) collapse(2)
@@ -235,20 +234,19 @@ void ref_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const
         for (int hk = 0; hk < Hkv; hk++)
             for (int h = hk * group; h < (hk + 1) * group; h++)
                 for (int t = 0; t < T; t++)
-                    attention_bwd_row(0, dq, dk, dv, dout, out, lse, q, k, v, T, H, Hkv, D, window, b, hk, h, t);
+                    attention_bwd_row(bf16, dq, dk, dv, dout, out, lse, q, k, v, T, H, Hkv, D, window, b, hk, h, t);
+}
+
+void ref_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
+                       const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
+                       int window) {
+    attention_bwd_all(0, dq, dk, dv, dout, out, lse, q, k, v, B, T, H, Hkv, D, window);
 }
 
 void ref_bf16_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
                             const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
                             int window) {
-    attention_bwd_zero(dq, dk, dv, B, T, H, Hkv, D);
-    int group = H / Hkv;
-#pragma omp parallel for schedule(dynamic, 1) collapse(2)
-    for (int b = 0; b < B; b++)
-        for (int hk = 0; hk < Hkv; hk++)
-            for (int h = hk * group; h < (hk + 1) * group; h++)
-                for (int t = 0; t < T; t++)
-                    attention_bwd_row(1, dq, dk, dv, dout, out, lse, q, k, v, T, H, Hkv, D, window, b, hk, h, t);
+    attention_bwd_all(1, dq, dk, dv, dout, out, lse, q, k, v, B, T, H, Hkv, D, window);
 }
 
 // ---------------------------------------------------------------------------------------------

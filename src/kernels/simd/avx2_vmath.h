@@ -33,47 +33,30 @@ AVX2_INLINE __m256 v8_scale2(__m256 y, __m256 n) {
     return _mm256_mul_ps(_mm256_mul_ps(y, p1), p2);
 }
 
-// exp(x): avx512_vmath.h's v_exp. Inputs below -104 give 0, above 89 +inf (the clamps keep 2^n
-// within v8_scale2's range; written max(-104, x) and min(89, x) so that a NaN stays NaN).
-AVX2_INLINE __m256 v8_exp(__m256 x) {
-    x = _mm256_min_ps(_mm256_set1_ps(89.0f), _mm256_max_ps(_mm256_set1_ps(VM_EXP_MIN), x));
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(VM_LOG2E)),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(VM_LN2_HI), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(VM_LN2_LO), r);
-    __m256 p = _mm256_set1_ps(VM_EXP_P0);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(VM_EXP_P1));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(VM_EXP_P2));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(VM_EXP_P3));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(VM_EXP_P4));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(VM_EXP_P5));
-    __m256 r2 = _mm256_mul_ps(r, r);
-    __m256 y = _mm256_fmadd_ps(p, r2, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    return v8_scale2(y, n);
-}
-
-// tanh(x): avx512_vmath.h's v_tanh (odd polynomial below 0.625, 1 - 2/(exp(2|x|) + 1) with x's
-// sign above, that branch skipped when no lane needs it).
-AVX2_INLINE __m256 v8_tanh(__m256 x) {
-    const __m256 sign_bit = _mm256_set1_ps(-0.0f);
-    __m256 ax = _mm256_andnot_ps(sign_bit, x);
-    __m256 s = _mm256_mul_ps(x, x);
-    __m256 p = _mm256_set1_ps(VM_TANH_P0);
-    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(VM_TANH_P1));
-    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(VM_TANH_P2));
-    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(VM_TANH_P3));
-    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(VM_TANH_P4));
-    __m256 y = _mm256_fmadd_ps(_mm256_mul_ps(p, s), x, x);
-    __m256 big = _mm256_cmp_ps(ax, _mm256_set1_ps(VM_TANH_SMALL), _CMP_GE_OQ);
-    if (_mm256_movemask_ps(big)) {
-        __m256 a2 = _mm256_min_ps(_mm256_add_ps(ax, ax), _mm256_set1_ps(VM_TANH_CLAMP2));
-        __m256 e1 = _mm256_add_ps(v8_exp(a2), _mm256_set1_ps(1.0f));
-        __m256 t = _mm256_sub_ps(_mm256_set1_ps(1.0f), _mm256_div_ps(_mm256_set1_ps(2.0f), e1));
-        __m256 st = _mm256_or_ps(t, _mm256_and_ps(sign_bit, x));
-        y = _mm256_blendv_ps(y, st, big);
-    }
-    return y;
-}
+// exp and tanh (vmath.inc): v8_exp, v8_tanh. Inputs above 89 give +inf (the clamp keeps 2^n
+// within v8_scale2's range).
+#define VM_T __m256
+#define VM_MASK __m256
+#define VM_NAME(x) v8_##x
+#define VM_INLINE AVX2_INLINE
+#define VM_SET1 _mm256_set1_ps
+#define VM_ADD _mm256_add_ps
+#define VM_SUB _mm256_sub_ps
+#define VM_MUL _mm256_mul_ps
+#define VM_DIV _mm256_div_ps
+#define VM_MIN _mm256_min_ps
+#define VM_MAX _mm256_max_ps
+#define VM_FMADD _mm256_fmadd_ps
+#define VM_FNMADD _mm256_fnmadd_ps
+#define VM_ROUND(x) _mm256_round_ps((x), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define VM_SCALE2 v8_scale2
+#define VM_EXP_HI 89.0f
+#define VM_ABS(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (x))
+#define VM_WITH_SIGN(t, x) _mm256_or_ps((t), _mm256_and_ps(_mm256_set1_ps(-0.0f), (x)))
+#define VM_GE(a, b) _mm256_cmp_ps((a), (b), _CMP_GE_OQ)
+#define VM_ANY(m) (_mm256_movemask_ps(m) != 0)
+#define VM_BLEND(a, b, m) _mm256_blendv_ps((a), (b), (m))
+#include "kernels/simd/vmath.inc"
 
 // The largest of 8 lanes.
 AVX2_INLINE float v8_hmax(__m256 v) {

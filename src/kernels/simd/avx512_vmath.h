@@ -37,53 +37,32 @@ AVX512_INLINE __m512 v_relu2(__m512 x) {
     return _mm512_mul_ps(r, r);
 }
 
-// exp(x). Cody–Waite reduction x = n ln2 + r, |r| <= ln2/2, degree-6 polynomial, scaling by
-// 2^n with vscalefps (which handles overflow to inf and gradual underflow without integer
-// tricks). Inputs below -104 give exactly 0 (so -inf -> 0); the clamp is written max(-104, x)
-// so a NaN input stays NaN (vmaxps returns its second operand when either is NaN).
-AVX512_INLINE __m512 v_exp(__m512 x) {
-    x = _mm512_max_ps(_mm512_set1_ps(VM_EXP_MIN), x);
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(VM_LOG2E)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(VM_LN2_HI), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(VM_LN2_LO), r);
-    __m512 p = _mm512_set1_ps(VM_EXP_P0);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(VM_EXP_P1));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(VM_EXP_P2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(VM_EXP_P3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(VM_EXP_P4));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(VM_EXP_P5));
-    __m512 r2 = _mm512_mul_ps(r, r);
-    __m512 y = _mm512_fmadd_ps(p, r2, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-    return _mm512_scalef_ps(y, n);
-}
-
-// tanh(x). |x| < 0.625: odd polynomial x + x^3 P(x^2). Otherwise 1 - 2/(exp(2|x|) + 1) with
-// x's sign; cancellation there costs at most ~1 ulp because tanh(0.625) > 0.55. |x| is clamped to
-// 9.5 there (tanh is 1.0f from 9.01 on) so exp stays finite. The exp branch
-// is skipped when no lane needs it (the common case for softcapped logits).
-AVX512_INLINE __m512 v_tanh(__m512 x) {
-    const __m512i sign_bit = _mm512_set1_epi32((int)0x80000000u);
-    __m512 ax = _mm512_castsi512_ps(_mm512_andnot_si512(sign_bit, _mm512_castps_si512(x)));
-    __m512 s = _mm512_mul_ps(x, x);
-    __m512 p = _mm512_set1_ps(VM_TANH_P0);
-    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(VM_TANH_P1));
-    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(VM_TANH_P2));
-    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(VM_TANH_P3));
-    p = _mm512_fmadd_ps(p, s, _mm512_set1_ps(VM_TANH_P4));
-    __m512 y = _mm512_fmadd_ps(_mm512_mul_ps(p, s), x, x);
-    __mmask16 big = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(VM_TANH_SMALL), _CMP_GE_OQ);
-    if (big) {
-        // A true divide: on Zen 4 rcp14 + a Newton step measured no faster.
-        __m512 a2 = _mm512_min_ps(_mm512_add_ps(ax, ax), _mm512_set1_ps(VM_TANH_CLAMP2));
-        __m512 e1 = _mm512_add_ps(v_exp(a2), _mm512_set1_ps(1.0f));
-        __m512 t = _mm512_sub_ps(_mm512_set1_ps(1.0f), _mm512_div_ps(_mm512_set1_ps(2.0f), e1));
-        __m512 st = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t),
-                                                        _mm512_and_si512(sign_bit, _mm512_castps_si512(x))));
-        y = _mm512_mask_mov_ps(y, big, st);
-    }
-    return y;
-}
+// exp and tanh (vmath.inc): v_exp, v_tanh.
+#define VM_T __m512
+#define VM_MASK __mmask16
+#define VM_NAME(x) v_##x
+#define VM_INLINE AVX512_INLINE
+#define VM_SET1 _mm512_set1_ps
+#define VM_ADD _mm512_add_ps
+#define VM_SUB _mm512_sub_ps
+#define VM_MUL _mm512_mul_ps
+#define VM_DIV _mm512_div_ps
+#define VM_MIN _mm512_min_ps
+#define VM_MAX _mm512_max_ps
+#define VM_FMADD _mm512_fmadd_ps
+#define VM_FNMADD _mm512_fnmadd_ps
+#define VM_ROUND(x) _mm512_roundscale_ps((x), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+// vscalefps handles overflow to inf and gradual underflow without integer tricks.
+#define VM_SCALE2 _mm512_scalef_ps
+#define VM_ABS(x) _mm512_castsi512_ps(_mm512_andnot_si512(_mm512_set1_epi32((int)0x80000000u), _mm512_castps_si512(x)))
+#define VM_WITH_SIGN(t, x)                                                                      \
+    _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t),                                 \
+                                        _mm512_and_si512(_mm512_set1_epi32((int)0x80000000u), \
+                                                         _mm512_castps_si512(x))))
+#define VM_GE(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_GE_OQ)
+#define VM_ANY(m) ((m) != 0)
+#define VM_BLEND(a, b, m) _mm512_mask_mov_ps((a), (m), (b))
+#include "kernels/simd/vmath.inc"
 
 // In-register 16 x 16 transpose: r[i] lane j -> r[j] lane i. Three rounds of 16 shuffles
 // (pairs of floats, then of doubles, then 128-bit lanes twice).
