@@ -204,6 +204,22 @@ static void svg_text(StrBuf *o, double x, double y, const char *anchor, const ch
     sb_puts(o, "</text>\n");
 }
 
+// A bar chart's value axis from 0: a vertical grid line and a label per tick, the unit (NULL:
+// none) after the 0.
+static void value_axis(StrBuf *o, const Frame *f, Ticks t, const char *unit) {
+    char buf[64];
+    sb_puts(o, "<g stroke=\"" C_GRID "\">\n");
+    for (double v = 0; v <= t.hi + t.step * 0.5; v += t.step)
+        sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", px_x(f, v), f->top, px_x(f, v), f->top + f->h);
+    sb_puts(o, "</g>\n<g fill=\"" C_MUTED "\">\n");
+    for (double v = 0; v <= t.hi + t.step * 0.5; v += t.step) {
+        fmt_tick(buf, sizeof buf, v, t.step, t.hi);
+        if (unit && v == 0) snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " %s", unit);
+        svg_text(o, px_x(f, v), f->top + f->h + 16, "middle", NULL, buf);
+    }
+    sb_puts(o, "</g>\n");
+}
+
 // The x axis's label centred under the plot, the y axis's rotated beside it (NULL: none).
 static void axis_labels(StrBuf *o, const Frame *f, double H, const char *x_label, const char *y_label) {
     if (x_label) svg_text(o, f->left + f->w / 2, H - 8, "middle", "fill=\"" C_TEXT "\"", x_label);
@@ -509,15 +525,7 @@ void svg_hbar_chart(StrBuf *o, const SvgBarChart *c) {
     }
     Ticks t = nice_ticks(0, vmax > 0 ? vmax : 1, 5);
     f.x0 = 0, f.x1 = t.hi;
-    sb_puts(o, "<g stroke=\"" C_GRID "\">\n");
-    for (double v = 0; v <= t.hi + t.step * 0.5; v += t.step)
-        sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", px_x(&f, v), f.top, px_x(&f, v), f.top + f.h);
-    sb_puts(o, "</g>\n<g fill=\"" C_MUTED "\">\n");
-    for (double v = 0; v <= t.hi + t.step * 0.5; v += t.step) {
-        fmt_tick(buf, sizeof buf, v, t.step, t.hi);
-        svg_text(o, px_x(&f, v), f.top + f.h + 16, "middle", NULL, buf);
-    }
-    sb_puts(o, "</g>\n");
+    value_axis(o, &f, t, NULL);
     for (int i = 0; i < c->n; i++) {
         double y = f.top + i * row;
         svg_text(o, f.left - 8, y + row / 2 + 4, "end", "font-size=\"11.5\" fill=\"" C_TEXT "\"", c->labels[i]);
@@ -582,17 +590,7 @@ void svg_stacked_bars(StrBuf *o, const SvgStackedBars *c) {
     f.w = W - f.left - total_w - 24;
     Ticks t = nice_ticks(0, vmax > 0 ? vmax : 1, 8);
     f.x1 = t.hi;
-    char buf[64];
-    sb_puts(o, "<g stroke=\"" C_GRID "\">\n");
-    for (double v = 0; v <= t.hi + t.step * 0.5; v += t.step)
-        sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", px_x(&f, v), f.top, px_x(&f, v), f.top + f.h);
-    sb_puts(o, "</g>\n<g fill=\"" C_MUTED "\">\n");
-    for (double v = 0; v <= t.hi + t.step * 0.5; v += t.step) {
-        fmt_tick(buf, sizeof buf, v, t.step, t.hi);
-        if (c->unit && v == 0) snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " %s", c->unit);
-        svg_text(o, px_x(&f, v), f.top + f.h + 16, "middle", NULL, buf);
-    }
-    sb_puts(o, "</g>\n");
+    value_axis(o, &f, t, c->unit);
     for (int r = 0; r < c->n_rows; r++) {
         const SvgStackRow *R = &c->rows[r];
         double y = f.top + r * row + 6, h = row - 12, x = f.left;
