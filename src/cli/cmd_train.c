@@ -41,7 +41,8 @@ typedef struct {
     const char *save_every;
     int keep_checkpoints, overwrite;
     int depth, n_embd, n_head, n_kv_head, head_dim, seq_len, vocab_size, mlp_ratio, qk_norm, window;
-    double rope_base, softcap;
+    int lambdas, backout;
+    double rope_base, softcap, qk_scale, scalar_lr, gate_lr;
     int64_t batch_tokens, steps, stop_after, eval_tokens, seed, lr_batch_ref;
     int device_batch, excluded_steps, eval_batch, threads, quiet;
     double peak_flops;
@@ -60,7 +61,9 @@ static Flags default_flags(void) {
         .depth = d.model.depth, .n_embd = d.model.n_embd, .n_head = d.model.n_head, .n_kv_head = d.model.n_kv_head,
         .head_dim = d.model.head_dim, .seq_len = d.model.seq_len, .vocab_size = d.model.vocab_size,
         .mlp_ratio = d.model.mlp_ratio, .qk_norm = d.model.qk_norm, .rope_base = d.model.rope_base,
-        .softcap = d.model.softcap, .batch_tokens = d.batch_tokens, .device_batch = d.device_batch,
+        .softcap = d.model.softcap, .lambdas = d.model.lambdas, .backout = d.model.backout,
+        .qk_scale = model_config_qk_scale(&d.model), .scalar_lr = o.scalar_lr, .gate_lr = o.gate_lr,
+        .batch_tokens = d.batch_tokens, .device_batch = d.device_batch,
         .excluded_steps = d.excluded_steps, .seed = (int64_t)d.seed, .lr_batch_ref = o.ref_batch_tokens,
         .matrix_lr = o.muon_lr, .embedding_lr = o.wte_lr, .unembedding_lr = o.lm_head_lr, .weight_decay = o.muon_wd,
         .momentum_start = o.muon_momentum_start, .momentum_end = o.muon_momentum_end, .adam_eps = o.adam_eps,
@@ -99,6 +102,9 @@ static Option *train_options(Flags *f, int with_resume) {
         O("rope-base", OPT_DOUBLE, rope_base, "B", "RoPE base"),
         O("softcap", OPT_DOUBLE, softcap, "S", "logit softcap S*tanh(z/S); 0 = off"),
         R("qk-norm", OPT_INT, qk_norm, "0|1", "RMSNorm q and k over the head dim", 0, 1),
+        O("qk-scale", OPT_DOUBLE, qk_scale, "S", "q and k times S after the QK-norm (nanochat 1.2; 1 = off)"),
+        R("lambdas", OPT_INT, lambdas, "0|1", "nanochat's resid and x0 lambdas: block i's input is resid_lambdas[i]*x + x0_lambdas[i]*x0", 0, 1),
+        R("backout", OPT_INT, backout, "0|1", "nanochat's backout: subtract backout_lambda * (the residual after block depth/2) before the final norm", 0, 1),
         O("window-pattern", OPT_STRING, window_pattern, "P", "sliding-window attention per layer, tiled over the depth: L = full causal, S = the last --window keys (nanochat's SSSL); the last layer is always L"),
         R("window", OPT_INT, window, "N", "keys before each query an S layer sees (0 = nanochat's rule: ceil(T/4/128)*128, 512 at T 2048)", 0, 1 << 20),
         R("batch-tokens", OPT_INT64, batch_tokens, "N", "tokens per optimizer step (all micro-batches); kit-d10: 2^19", 1, MAX_BATCH_TOKENS),
@@ -112,6 +118,8 @@ static Option *train_options(Flags *f, int with_resume) {
         O("momentum-end", OPT_DOUBLE, momentum_end, "M", "Muon momentum after the ramp"),
         R("momentum-steps", OPT_INT, momentum_steps, "N", "steps of the momentum ramp", 0, 1 << 30),
         O("adam-eps", OPT_DOUBLE, adam_eps, "EPS", "AdamW epsilon"),
+        O("scalar-lr", OPT_DOUBLE, scalar_lr, "LR", "AdamW base learning rate of x0_lambdas (resid_lambdas: 0.01 x it)"),
+        O("gate-lr", OPT_DOUBLE, gate_lr, "LR", "AdamW base learning rate of backout_lambda"),
         R("warmup-steps", OPT_INT, warmup_steps, "N", "linear LR warm-up steps", 0, 1 << 30),
         O("warmdown", OPT_DOUBLE, warmdown, "FRAC", "fraction of progress spent in the final linear warm-down"),
         O("final-lr-frac", OPT_DOUBLE, final_lr_frac, "FRAC", "LR multiplier at the end of the warm-down"),
@@ -193,7 +201,8 @@ static const DoubleRange DOUBLE_RANGES[] = {
     DR("momentum-start", momentum_start, 0, 0, 1, 1), DR("momentum-end", momentum_end, 0, 0, 1, 1),
     DR("adam-eps", adam_eps, 0, 1, 1, 0),             DR("warmdown", warmdown, 0, 0, 1, 0),
     DR("final-lr-frac", final_lr_frac, 0, 0, 1, 0),   DR("normuon-beta2", normuon_beta2, 0, 0, 1, 1),
-    DR("peak-flops", peak_flops, 0, 0, 1e18, 0),
+    DR("peak-flops", peak_flops, 0, 0, 1e18, 0),       DR("qk-scale", qk_scale, 0, 1, 100, 0),
+    DR("scalar-lr", scalar_lr, 0, 0, 1e3, 0),          DR("gate-lr", gate_lr, 0, 0, 1e3, 0),
 };
 #undef DR
 
@@ -238,8 +247,9 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
 #define SHAPE(flag, field) \
     if (args_find(opts, flag)->seen) m->field = f->field;
     SHAPE("n-embd", n_embd) SHAPE("n-head", n_head) SHAPE("head-dim", head_dim) SHAPE("mlp-ratio", mlp_ratio)
-    SHAPE("qk-norm", qk_norm)
+    SHAPE("qk-norm", qk_norm) SHAPE("lambdas", lambdas) SHAPE("backout", backout)
 #undef SHAPE
+    if (args_find(opts, "qk-scale")->seen) m->qk_scale = (float)f->qk_scale;
     m->n_kv_head = args_find(opts, "n-kv-head")->seen ? f->n_kv_head : m->n_head;
     if (args_find(opts, "rope-base")->seen) m->rope_base = (float)f->rope_base;
     if (args_find(opts, "softcap")->seen) m->softcap = (float)f->softcap;
@@ -261,6 +271,8 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     o->muon_momentum_end = (float)f->momentum_end;
     o->muon_momentum_steps = f->momentum_steps;
     o->adam_eps = (float)f->adam_eps;
+    o->scalar_lr = (float)f->scalar_lr;
+    o->gate_lr = (float)f->gate_lr;
     o->warmup_steps = f->warmup_steps;
     o->warmdown_frac = f->warmdown;
     o->final_lr_frac = f->final_lr_frac;
@@ -463,6 +475,7 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     f->n_kv_head = cfg.model.n_kv_head, f->head_dim = cfg.model.head_dim, f->seq_len = cfg.model.seq_len;
     f->vocab_size = cfg.model.vocab_size, f->mlp_ratio = cfg.model.mlp_ratio, f->qk_norm = cfg.model.qk_norm;
     f->rope_base = cfg.model.rope_base, f->softcap = cfg.model.softcap;
+    f->lambdas = cfg.model.lambdas, f->backout = cfg.model.backout, f->qk_scale = model_config_qk_scale(&cfg.model);
     f->window_pattern = cfg.model.window_pattern, f->window = cfg.model.window;
     f->batch_tokens = cfg.batch_tokens, f->device_batch = cfg.device_batch;
     f->lr_batch_ref = cfg.optim.ref_batch_tokens;

@@ -15,6 +15,7 @@ struct Sampler {
     float **k, **v;     // (L) each (cap, Hkv*D): keys after RoPE and QK-norm, values
     // one position's activations
     float *x, *xn;      // (C) residual stream, its norm
+    float *x0, *x_half; // (C) cfg.lambdas: the normed embedding; cfg.backout: the residual after block depth/2
     float *q_rot, *q;   // (H*D) q after RoPE, after QK-norm
     float *k_rot;       // (Hkv*D)
     float *att;         // (H*D) attention output
@@ -44,6 +45,8 @@ Sampler *sampler_new(const Model *m, int max_len) {
     }
     s->x = xaligned_alloc(C * sizeof(float));
     s->xn = xaligned_alloc(C * sizeof(float));
+    s->x0 = xaligned_alloc(C * sizeof(float));
+    s->x_half = xaligned_alloc(C * sizeof(float));
     s->q_rot = xaligned_alloc(qd * sizeof(float));
     s->q = xaligned_alloc(qd * sizeof(float));
     s->k_rot = xaligned_alloc(kvd * sizeof(float));
@@ -65,7 +68,7 @@ void sampler_free(Sampler *s) {
     }
     free(s->k);
     free(s->v);
-    float *bufs[] = {s->x, s->xn, s->q_rot, s->q, s->k_rot, s->att, s->fc, s->rstd, s->logits};
+    float *bufs[] = {s->x, s->xn, s->x0, s->x_half, s->q_rot, s->q, s->k_rot, s->att, s->fc, s->rstd, s->logits};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(s->score);
     free(s);
@@ -121,8 +124,11 @@ const float *sampler_step(Sampler *s, int32_t token) {
     const float *cos_t = m->rope_cos + (size_t)pos * half, *sin_t = m->rope_sin + (size_t)pos * half;
     K->embedding_fwd(s->xn, &token, m->wte, 1, C);
     K->rmsnorm_fwd(s->x, s->rstd, s->xn, 1, C);
+    if (c->lambdas) memcpy(s->x0, s->x, (size_t)C * sizeof *s->x0);
+    float qs = model_config_qk_scale(c);
     for (int l = 0; l < c->depth; l++) {
         const LayerWeights *w = &m->w[l];
+        if (c->lambdas) model_residual_mix(s->x, s->x, s->x0, m->resid_lambdas[l], m->x0_lambdas[l], (size_t)C);
         float *kc = s->k[l], *vc = s->v[l], *k_new = kc + (size_t)pos * Hkv * D;
         // attention
         K->rmsnorm_fwd(s->xn, s->rstd, s->x, 1, C);
@@ -138,6 +144,10 @@ const float *sampler_step(Sampler *s, int32_t token) {
             memcpy(s->q, s->q_rot, (size_t)H * D * sizeof *s->q);
             memcpy(k_new, s->k_rot, (size_t)Hkv * D * sizeof *k_new);
         }
+        if (qs != 1.0f) {
+            for (int i = 0; i < H * D; i++) s->q[i] *= qs;
+            for (int i = 0; i < Hkv * D; i++) k_new[i] *= qs;
+        }
         attend(s, kc, vc, pos + 1);
         K->matmul_nt(s->x, s->att, w->attn_proj, 1, C, H * D, 1);  // x += c_proj(att)
         // MLP
@@ -145,7 +155,10 @@ const float *sampler_step(Sampler *s, int32_t token) {
         K->matmul_nt(s->fc, s->xn, w->c_fc, 1, F, C, 0);
         K->relu2_fwd(s->fc, s->fc, (size_t)F);
         K->matmul_nt(s->x, s->fc, w->mlp_proj, 1, C, F, 1);  // x += c_proj(relu(fc)²)
+        if (c->backout && l == model_config_backout_layer(c)) memcpy(s->x_half, s->x, (size_t)C * sizeof *s->x);
     }
+    if (c->backout)
+        for (int i = 0; i < C; i++) s->x[i] -= m->backout_lambda[0] * s->x_half[i];
     K->rmsnorm_fwd(s->xn, s->rstd, s->x, 1, C);
     K->matmul_nt(s->logits, s->xn, m->lm_head, 1, V, C, 0);
     float cap = c->softcap;

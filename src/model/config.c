@@ -26,6 +26,7 @@ ModelConfig model_config_from_depth(int depth, int vocab_size, int seq_len) {
         .qk_norm = 1,
         .window_pattern = "L",
         .window = model_config_default_window(seq_len),
+        .qk_scale = 1.0f,
     };
 }
 
@@ -71,6 +72,10 @@ int model_config_validate(const ModelConfig *c) {
     if (strchr(c->window_pattern, 'S') && c->window < 1)
         return err_usage("--window must be at least 1 key for the S layers of --window-pattern %s (got %d)",
                        c->window_pattern, c->window);
+    if ((c->lambdas != 0 && c->lambdas != 1) || (c->backout != 0 && c->backout != 1))
+        return err_usage("--lambdas and --backout are 0 or 1 (got %d, %d)", c->lambdas, c->backout);
+    if (!(c->qk_scale >= 0.0f && c->qk_scale <= 100.0f))
+        return err_usage("--qk-scale must be in (0, 100] (1 = off; nanochat 1.2), got %g", c->qk_scale);
     return 0;
 }
 
@@ -81,7 +86,8 @@ static size_t block_params(const ModelConfig *c) {
 }
 
 size_t model_config_num_params(const ModelConfig *c) {
-    return 2 * (size_t)c->vocab_size * c->n_embd + (size_t)c->depth * block_params(c);
+    return 2 * (size_t)c->vocab_size * c->n_embd + (size_t)c->depth * block_params(c) +
+           (c->lambdas ? 2 * (size_t)c->depth : 0) + (c->backout ? 1 : 0);
 }
 
 double model_config_flops_per_token(const ModelConfig *c) {
@@ -106,12 +112,17 @@ double model_config_flops_per_token(const ModelConfig *c) {
 #define CONFIG_FIELDS(X)                                                                              \
     X(depth, int) X(n_embd, int) X(n_head, int) X(n_kv_head, int) X(head_dim, int) X(seq_len, int) \
         X(vocab_size, int) X(mlp_ratio, int) X(rope_base, float) X(softcap, float) X(qk_norm, int)
+// The recipe's fields, with the value a config written before them means (the feature off).
+#define RECIPE_FIELDS(X) X(lambdas, int, 0) X(backout, int, 0) X(qk_scale, float, 1.0f)
 
 char *model_config_to_json(const ModelConfig *c) {
     cJSON *o = cJSON_CreateObject();
 #define PUT(f, t) cJSON_AddNumberToObject(o, #f, (double)c->f);
     CONFIG_FIELDS(PUT)
 #undef PUT
+    cJSON_AddNumberToObject(o, "lambdas", c->lambdas);
+    cJSON_AddNumberToObject(o, "backout", c->backout);
+    cJSON_AddNumberToObject(o, "qk_scale", model_config_qk_scale(c));
     cJSON_AddStringToObject(o, "window_pattern", pattern_of(c));
     cJSON_AddNumberToObject(o, "window", c->window);
     char *s = cJSON_PrintUnformatted(o);
@@ -147,6 +158,15 @@ int model_config_from_json(const char *json, ModelConfig *c) {
     c->f = (t)d;
     CONFIG_FIELDS(GET)
 #undef GET
+#define GET_RECIPE(f, t, off)                                                       \
+    if (!cJSON_GetObjectItemCaseSensitive(o, #f)) c->f = off;                       \
+    else if (json_field(o, #f, (t)0.5 == (t)0, &d) != 0) {                          \
+        cJSON_Delete(o);                                                            \
+        return -1;                                                                  \
+    } else                                                                          \
+        c->f = (t)d;
+    RECIPE_FIELDS(GET_RECIPE)
+#undef GET_RECIPE
     v = cJSON_GetObjectItemCaseSensitive(o, "window_pattern");  // absent before sliding windows: "L"
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "window");
     if (v && (!cJSON_IsString(v) || strlen(v->valuestring) >= sizeof c->window_pattern)) {
@@ -169,6 +189,9 @@ const char *model_config_diff(const ModelConfig *a, const ModelConfig *b) {
     if (a->f != b->f) return #f;
     CONFIG_FIELDS(CMP)
 #undef CMP
+    if (a->lambdas != b->lambdas) return "lambdas";
+    if (a->backout != b->backout) return "backout";
+    if (model_config_qk_scale(a) != model_config_qk_scale(b)) return "qk_scale";
     if (strcmp(pattern_of(a), pattern_of(b))) return "window_pattern";
     if (strchr(a->window_pattern, 'S') && a->window != b->window) return "window";
     return NULL;

@@ -19,12 +19,22 @@ typedef struct {
     // itself); the last layer is always L. Default "L" (every layer full).
     char window_pattern[17];
     int window;       // keys before the query an S layer sees (default ceil(T/4/128)·128: 512 at T 2048)
+    // nanochat's residual-stream recipe (each off by default; tensors only when on):
+    int lambdas;      // before block i, x = resid_lambdas[i]·x + x0_lambdas[i]·x0 (x0: the normed embedding)
+    int backout;      // before the final norm, x -= backout_lambda · (the residual after block depth/2)
+    float qk_scale;   // q and k multiplied by this after the QK-norm (nanochat: 1.2; 1 = off; 0, as
+                      // in a config built field by field, reads as 1: model_config_qk_scale)
 } ModelConfig;
 
 // nanochat's short window for context T: a quarter of it, rounded up to a multiple of 128.
 int model_config_default_window(int seq_len);
 // The window of layer l as attention_fwd takes it: 0 (full causal) or cfg->window.
 int model_config_layer_window(const ModelConfig *cfg, int l);
+
+static inline float model_config_qk_scale(const ModelConfig *cfg) { return cfg->qk_scale > 0 ? cfg->qk_scale : 1.0f; }
+
+// The block whose output backout subtracts: depth / 2 (nanochat's n_layer // 2).
+static inline int model_config_backout_layer(const ModelConfig *cfg) { return cfg->depth / 2; }
 
 // nanochat's shape rule: C = 64·depth rounded up to a multiple of head_dim, H = C / head_dim.
 ModelConfig model_config_from_depth(int depth, int vocab_size, int seq_len);

@@ -34,6 +34,19 @@ static void add_tensors(ParamTable *t, const ModelConfig *c) {
 #undef ADD
     }
     param_table_add(t, "lm_head.weight", c->vocab_size, C, PARAM_LM_HEAD);
+    // nanochat's scalars after every matrix (so the matrices' offsets, and their init streams,
+    // are the same with them on or off), 1-D as nanochat saves them
+    if (c->lambdas) {
+        param_table_add(t, "resid_lambdas", 1, c->depth, PARAM_RESID_LAMBDAS)->vector = 1;
+        param_table_add(t, "x0_lambdas", 1, c->depth, PARAM_X0_LAMBDAS)->vector = 1;
+    }
+    if (c->backout) param_table_add(t, "backout_lambda", 1, 1, PARAM_GATE_SCALARS)->vector = 1;
+}
+
+// The view of tensor `name` in base, or NULL where the config has no such tensor.
+static float *view_of(float *base, const ParamTable *t, const char *name) {
+    const ParamTensor *p = param_table_find(t, name);
+    return p ? base + p->offset : NULL;
 }
 
 static void point_views(float *base, const ParamTable *t, int L, float **wte, float **lm_head, LayerWeights *w) {
@@ -71,6 +84,12 @@ int model_build(Model *m, const ModelConfig *cfg) {
     m->dw = xcalloc((size_t)cfg->depth, sizeof *m->dw);
     point_views(m->param, &m->params, cfg->depth, &m->wte, &m->lm_head, m->w);
     point_views(m->grad, &m->params, cfg->depth, &m->dwte, &m->dlm_head, m->dw);
+    m->resid_lambdas = view_of(m->param, &m->params, "resid_lambdas");
+    m->dresid_lambdas = view_of(m->grad, &m->params, "resid_lambdas");
+    m->x0_lambdas = view_of(m->param, &m->params, "x0_lambdas");
+    m->dx0_lambdas = view_of(m->grad, &m->params, "x0_lambdas");
+    m->backout_lambda = view_of(m->param, &m->params, "backout_lambda");
+    m->dbackout_lambda = view_of(m->grad, &m->params, "backout_lambda");
     build_rope(m);
     return 0;
 }
@@ -102,9 +121,13 @@ void model_init_weights(Model *m, uint64_t seed) {
         rng_seed(&r, seed * 1000003ULL + (uint64_t)i);
         const char *name = p->name;
         int is_proj = strstr(name, "c_proj") != NULL;
+        int Lm1 = m->cfg.depth > 1 ? m->cfg.depth - 1 : 1;
         for (size_t k = 0; k < p->numel; k++) {
             double v;
-            if (p->kind == PARAM_WTE) v = 0.8 * rng_normal(&r);
+            if (p->kind == PARAM_RESID_LAMBDAS) v = 1.15 - 0.10 * (double)k / Lm1;  // 1.15 -> 1.05 over depth
+            else if (p->kind == PARAM_X0_LAMBDAS) v = 0.20 - 0.15 * (double)k / Lm1;  // 0.20 -> 0.05
+            else if (p->kind == PARAM_GATE_SCALARS) v = 0.2;                          // backout_lambda
+            else if (p->kind == PARAM_WTE) v = 0.8 * rng_normal(&r);
             else if (p->kind == PARAM_LM_HEAD) v = 0.001 * rng_normal(&r);
             else if (is_proj) v = 0.0;
             else if (strstr(name, "c_fc")) v = 0.4 * s * (2.0 * rng_uniform(&r) - 1.0);
@@ -162,6 +185,12 @@ static void build_forward_buffers(RunState *s, const ModelConfig *c, int B, int 
         a->xn2 = xaligned_alloc(N * C * sizeof(float));
         a->rstd2 = xaligned_alloc(N * sizeof(float));
         a->fc = xaligned_alloc(N * F * sizeof(float));
+        if (c->lambdas && (l > 0 || forward_only)) a->xr = xaligned_alloc(N * C * sizeof(float));
+    }
+    if (c->lambdas) s->x0 = xaligned_alloc(N * C * sizeof(float));
+    if (c->backout) {
+        s->x_half = xaligned_alloc(N * C * sizeof(float));
+        s->x_back = xaligned_alloc(N * C * sizeof(float));
     }
     s->emb = xaligned_alloc(N * C * sizeof(float));
     s->rstd0 = xaligned_alloc(N * sizeof(float));
@@ -183,7 +212,11 @@ size_t runstate_bytes(const ModelConfig *c, int B, int T, int forward_only) {
     // build_forward_buffers' layer set, its top-level buffers, then runstate_build's backward scratch
     size_t layer = 4 * N * C + 2 * N + 3 * N * qd + 3 * N * kvd + 2 * N * H + N * Hkv + N * F;
     size_t floats = L * layer + 3 * N * C + 3 * N;
-    if (!forward_only) floats += 2 * N * C + 2 * N * qd + 2 * N * kvd + N * F;
+    if (c->lambdas) floats += L * N * C + N * C;    // xr, x0
+    if (c->backout) floats += 2 * N * C;            // x_half, x_back
+    if (!forward_only) floats += 2 * N * C + 2 * N * qd + 2 * N * kvd + N * F + 2 * N;
+    if (!forward_only && c->lambdas) floats += N * C;   // dx0
+    if (!forward_only && c->backout) floats += N * C;   // dx_back
     // the head's one chunk of logits (training: dlogits in the run state; evaluation: head_ce's own)
     floats += (size_t)runstate_head_rows(c->vocab_size, (int)(N < INT32_MAX ? N : INT32_MAX)) * c->vocab_size;
     return floats * sizeof(float);
@@ -200,6 +233,9 @@ void runstate_build(RunState *s, const ModelConfig *c, int B, int T) {
     s->dv = xaligned_alloc(N * kvd * sizeof(float));
     s->datt = xaligned_alloc(N * qd * sizeof(float));
     s->dfc = xaligned_alloc(N * F * sizeof(float));
+    if (c->lambdas) s->dx0 = xaligned_alloc(N * C * sizeof(float));
+    if (c->backout) s->dx_back = xaligned_alloc(N * C * sizeof(float));
+    s->row_sums = xmalloc(N * sizeof(double));
 }
 
 void runstate_free(RunState *s) {
@@ -210,8 +246,10 @@ void runstate_free(RunState *s) {
     }
     free(s->layer);
     float *bufs[] = {s->emb, s->rstd0, s->x_final, s->xn_final, s->rstd_final, s->logits, s->head,
-                     s->losses, s->dx, s->dxn, s->dq, s->dk, s->dv, s->datt, s->dfc};
+                     s->losses, s->dx, s->dxn, s->dq, s->dk, s->dv, s->datt, s->dfc,
+                     s->x0, s->x_half, s->x_back, s->dx0, s->dx_back};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+    free(s->row_sums);
     memset(s, 0, sizeof *s);
 }
 
@@ -278,6 +316,11 @@ static void prefix_attention(const Kernels *K, float *out, const float *q, const
     free(sc);
 }
 
+static void scale_floats(float *x, size_t n, float s) {
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+    for (size_t i = 0; i < n; i++) x[i] *= s;
+}
+
 // One attention block. `prefix` (NULL in training) holds the cached keys and values of P
 // earlier positions of layer l: the queries sit at positions P..P+T-1 and also attend to them.
 static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w, int B, int T, const KVPrefix *prefix,
@@ -299,6 +342,11 @@ static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w,
         K->rope_fwd(a->k_rot, cos, sin, B, T, Hkv, D);
         memcpy(a->q, a->q_rot, (size_t)N * H * D * sizeof *a->q);
         memcpy(a->k, a->k_rot, (size_t)N * Hkv * D * sizeof *a->k);
+    }
+    float qs = model_config_qk_scale(c);
+    if (qs != 1.0f) {  // nanochat's sharper attention: q and k each times 1.2 after the norm
+        scale_floats(a->q, (size_t)N * H * D, qs);
+        scale_floats(a->k, (size_t)N * Hkv * D, qs);
     }
     if (P > 0) {
         size_t off = (size_t)l * prefix->cap * Hkv * D;
@@ -336,10 +384,12 @@ static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, KVPref
                 B, T, P, s->B, s->T, c->seq_len);
         abort();
     }
-    float *x0 = L ? s->layer[0].x : s->x_final;
     K->embedding_fwd(s->emb, inputs, m->wte, N, C);
-    K->rmsnorm_fwd(x0, s->rstd0, s->emb, N, C);
+    K->rmsnorm_fwd(c->lambdas ? s->x0 : s->layer[0].x, s->rstd0, s->emb, N, C);
     for (int l = 0; l < L; l++) {
+        if (c->lambdas)  // x = resid_lambdas[l]·(the last block's output) + x0_lambdas[l]·x0
+            model_residual_mix(s->layer[l].x, l ? s->layer[l].xr : s->x0, s->x0, m->resid_lambdas[l],
+                               m->x0_lambdas[l], (size_t)N * C);
         prof_begin("attention", "layer", l);
         attention_block(m, &s->layer[l], &m->w[l], B, T, prefix, l);
         if (store) {
@@ -349,10 +399,18 @@ static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, KVPref
         }
         prof_end(0, 0);
         prof_begin("mlp", "layer", l);
-        mlp_block(m, &s->layer[l], &m->w[l], l + 1 < L ? s->layer[l + 1].x : s->x_final, N);
+        float *out = l + 1 == L ? s->x_final : c->lambdas ? s->layer[l + 1].xr : s->layer[l + 1].x;
+        mlp_block(m, &s->layer[l], &m->w[l], out, N);
+        if (c->backout && l == model_config_backout_layer(c)) memcpy(s->x_half, out, (size_t)N * C * sizeof *out);
         prof_end(0, 0);
     }
-    K->rmsnorm_fwd(s->xn_final, s->rstd_final, s->x_final, N, C);
+    if (c->backout) {  // nanochat's backout: the final norm sees x_final - backout_lambda · x_half
+        float b = m->backout_lambda[0];
+        size_t n = (size_t)N * C;
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+        for (size_t i = 0; i < n; i++) s->x_back[i] = s->x_final[i] - b * s->x_half[i];
+    }
+    K->rmsnorm_fwd(s->xn_final, s->rstd_final, c->backout ? s->x_back : s->x_final, N, C);
     s->n_counted = 0;
     s->head_done = 0;
     s->cur_B = B;
@@ -467,6 +525,11 @@ static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const
     K->matmul_nn(s->datt, s->dx, w->attn_proj, N, H * D, C, 0);
     K->attention_bwd(s->dq, s->dk, s->dv, s->datt, a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D,
                      model_config_layer_window(c, l));
+    float qs = model_config_qk_scale(c);
+    if (qs != 1.0f) {  // back through q·qs and k·qs
+        scale_floats(s->dq, (size_t)N * H * D, qs);
+        scale_floats(s->dk, (size_t)N * Hkv * D, qs);
+    }
     if (c->qk_norm) {
         K->rope_rmsnorm_bwd(s->dq, s->dq, a->q_rot, a->rstd_q, m->rope_cos, m->rope_sin, B, T, H, D);
         K->rope_rmsnorm_bwd(s->dk, s->dk, a->k_rot, a->rstd_k, m->rope_cos, m->rope_sin, B, T, Hkv, D);
@@ -485,6 +548,37 @@ static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const
     K->rmsnorm_bwd(s->dx, s->dxn, a->x, a->rstd1, N, C, 1);      // + residual: d x
 }
 
+// Σ a·b over (N, C) in double: each row's sum by one thread into row_sums, then the rows in
+// order, so the value does not depend on the thread count.
+static double dot_rows(const float *a, const float *b, int N, int C, double *row_sums) {
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *x = a + (size_t)n * C, *y = b + (size_t)n * C;
+        double acc = 0;
+        for (int j = 0; j < C; j++) acc += (double)x[j] * y[j];
+        row_sums[n] = acc;
+    }
+    double total = 0;
+    for (int n = 0; n < N; n++) total += row_sums[n];
+    return total;
+}
+
+// Back through block l's x = r·xr + a·x0 (s->dx: d x): d r += Σ dx·xr, d a += Σ dx·x0,
+// d x0 += a·dx, and s->dx becomes d xr = r·dx (block 0's xr is x0 itself: all of it joins d x0).
+static void residual_mix_bwd(Model *m, RunState *s, int l, int N, int C) {
+    const float *xr = l ? s->layer[l].xr : s->x0;
+    float r = m->resid_lambdas[l], a = m->x0_lambdas[l];
+    size_t NC = (size_t)N * C;
+    m->dresid_lambdas[l] += (float)dot_rows(s->dx, xr, N, C, s->row_sums);
+    m->dx0_lambdas[l] += (float)dot_rows(s->dx, s->x0, N, C, s->row_sums);
+#pragma omp parallel for simd schedule(static) if (NC > 65536)
+    for (size_t i = 0; i < NC; i++) {
+        float g = s->dx[i];
+        s->dx0[i] += a * g + (l == 0 ? r * g : 0.0f);
+        s->dx[i] = r * g;
+    }
+}
+
 void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, float grad_scale) {
     require_backward_buffers(s, "model_backward");
     const Kernels *K = kernels_for(m->precision);
@@ -499,16 +593,28 @@ void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
     }
     if (!s->head_done) head_chunks(m, s, targets, N, 1, grad_scale / (float)s->n_counted);  // logits recomputed
     s->head_done = 0;  // consumed
-    K->rmsnorm_bwd(s->dx, s->dxn, s->x_final, s->rstd_final, N, C, 0);
+    size_t NC = (size_t)N * C;
+    K->rmsnorm_bwd(s->dx, s->dxn, c->backout ? s->x_back : s->x_final, s->rstd_final, N, C, 0);
+    if (c->backout) {  // d backout_lambda = -Σ d x_back · x_half; d x_half joins at its block below
+        m->dbackout_lambda[0] -= (float)dot_rows(s->dx, s->x_half, N, C, s->row_sums);
+        memcpy(s->dx_back, s->dx, NC * sizeof *s->dx);
+    }
+    if (c->lambdas) memset(s->dx0, 0, NC * sizeof *s->dx0);
     for (int l = c->depth - 1; l >= 0; l--) {
+        if (c->backout && l == model_config_backout_layer(c)) {  // s->dx is d(this block's output)
+            float b = m->backout_lambda[0];
+#pragma omp parallel for simd schedule(static) if (NC > 65536)
+            for (size_t i = 0; i < NC; i++) s->dx[i] -= b * s->dx_back[i];
+        }
         prof_begin("mlp_bwd", "layer", l);
         mlp_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], N);
         prof_end(0, 0);
         prof_begin("attention_bwd", "layer", l);
         attention_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], B, T, l);
         prof_end(0, 0);
+        if (c->lambdas) residual_mix_bwd(m, s, l, N, C);  // s->dx: d(the residual before the mix)
     }
-    K->rmsnorm_bwd(s->dxn, s->dx, s->emb, s->rstd0, N, C, 0);
+    K->rmsnorm_bwd(s->dxn, c->lambdas ? s->dx0 : s->dx, s->emb, s->rstd0, N, C, 0);
     K->embedding_bwd(m->dwte, s->dxn, inputs, N, C);
     prof_end(0, 0);
 }

@@ -33,6 +33,10 @@ typedef struct {
     float *dwte, *dlm_head;// (V, C) views into grad
     LayerWeights *w;       // (L) views into param
     LayerWeights *dw;      // (L) views into grad
+    // nanochat's scalars (views into param / grad; NULL where the config has them off)
+    float *resid_lambdas, *dresid_lambdas;    // (L) cfg.lambdas
+    float *x0_lambdas, *dx0_lambdas;          // (L) cfg.lambdas
+    float *backout_lambda, *dbackout_lambda;  // (1) cfg.backout
     float *rope_cos;       // (T, D/2) cos(t * base^(-2j/D))
     float *rope_sin;       // (T, D/2)
     KernelPrecision precision;  // of every product it runs (kernels_for): KP_FP32 from model_build;
@@ -57,6 +61,8 @@ typedef struct {
     float *xn2;       // (N, C) norm(x2)
     float *rstd2;     // (N)
     float *fc;        // (N, F) c_fc output (relu(fc)² is never stored: relu2_linear_fwd/bwd form it)
+    float *xr;        // (N, C) cfg.lambdas: the residual before the mix into x (layer 0: RunState.x0,
+                      // so NULL there, except in a forward-only state whose layers all share it)
 } LayerActs;
 
 typedef struct {
@@ -70,6 +76,9 @@ typedef struct {
     int head_rows;     // positions per lm_head chunk (runstate_head_rows; tests may lower it)
     float *emb;        // (N, C) wte[inputs], before the first norm
     float *rstd0;      // (N)
+    float *x0;         // (N, C) cfg.lambdas: norm(emb), mixed into every block's input
+    float *x_half;     // (N, C) cfg.backout: the residual after block backout_layer
+    float *x_back;     // (N, C) cfg.backout: x_final - backout_lambda · x_half, the final norm's input
     LayerActs *layer;  // (L)
     float *x_final;    // (N, C) residual stream after the last block
     float *xn_final;   // (N, C)
@@ -82,7 +91,17 @@ typedef struct {
     float *dxn;        // (N, C)
     float *dq, *dk, *dv, *datt; // (N, H*D) / (N, Hkv*D)
     float *dfc;        // (N, F)
+    float *dx0;        // (N, C) cfg.lambdas: d x0, summed over the blocks
+    float *dx_back;    // (N, C) cfg.backout: d x_back, kept until block backout_layer's turn
+    double *row_sums;  // (N) per-row partial sums of the scalars' gradients (a fixed order)
 } RunState;
+
+// x = r·xr + a·x0 over n floats: the block input under cfg.lambdas (the trainer's forward and
+// the sampler's, so both give the same bits).
+static inline void model_residual_mix(float *x, const float *xr, const float *x0, float r, float a, size_t n) {
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+    for (size_t i = 0; i < n; i++) x[i] = r * xr[i] + a * x0[i];
+}
 
 int model_build(Model *m, const ModelConfig *cfg);  // allocates (zeroed); -1 + err on a bad config
 void model_free(Model *m);

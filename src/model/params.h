@@ -10,6 +10,10 @@ typedef enum {
     PARAM_WTE,      // token embedding (V, C): AdamW, embedding group
     PARAM_LM_HEAD,  // unembedding (V, C): AdamW, lm_head group
     PARAM_MATRIX,   // a 2-D matrix inside a block: Muon
+    // nanochat's scalars, each its own AdamW group:
+    PARAM_RESID_LAMBDAS,  // resid_lambdas (L)
+    PARAM_X0_LAMBDAS,     // x0_lambdas (L)
+    PARAM_GATE_SCALARS,   // backout_lambda (1) (and smear's, in nanochat's group)
 } ParamKind;
 
 typedef struct {
@@ -18,6 +22,7 @@ typedef struct {
     size_t offset;    // first element in the flat buffers (floats)
     size_t numel;     // rows * cols
     ParamKind kind;
+    int vector;       // 1: a 1-D tensor of cols elements (rows 1), saved with shape [cols] as nanochat's
 } ParamTensor;
 
 typedef struct {

@@ -31,6 +31,8 @@ OptimConfig optim_defaults(void) {
         .lm_head_beta2 = 0.96f,
         .lm_head_wd = 0.01f,
         .adam_eps = 1e-10f,
+        .scalar_lr = 0.5f,
+        .gate_lr = 0.2f,
         .muon_lr = 0.02f,
         .muon_momentum_start = 0.85f,
         .muon_momentum_end = 0.95f,
@@ -65,7 +67,8 @@ int optim_config_check(const OptimConfig *c) {
     if (check_nonneg("wte_lr", c->wte_lr) || check_nonneg("lm_head_lr", c->lm_head_lr) ||
         check_nonneg("muon_lr", c->muon_lr) || check_nonneg("wte_wd", c->wte_wd) ||
         check_nonneg("lm_head_wd", c->lm_head_wd) || check_nonneg("muon_wd", c->muon_wd) ||
-        check_nonneg("adam_eps", c->adam_eps) || check_beta("wte_beta1", c->wte_beta1) ||
+        check_nonneg("adam_eps", c->adam_eps) || check_nonneg("scalar_lr", c->scalar_lr) ||
+        check_nonneg("gate_lr", c->gate_lr) || check_beta("wte_beta1", c->wte_beta1) ||
         check_beta("wte_beta2", c->wte_beta2) || check_beta("lm_head_beta1", c->lm_head_beta1) ||
         check_beta("lm_head_beta2", c->lm_head_beta2) || check_beta("normuon_beta2", c->normuon_beta2) ||
         check_beta("muon_momentum_start", c->muon_momentum_start) ||
@@ -195,7 +198,8 @@ Optimizer *optim_new_shard(const OptimConfig *cfg, const ParamTable *params, int
         const ParamTensor *p = &params->t[i];
         if (p->rows <= 0 || p->cols <= 0)
             return err_set("optimizer: tensor %s has shape (%d, %d)", p->name, p->rows, p->cols), NULL;
-        if (p->kind != PARAM_WTE && p->kind != PARAM_LM_HEAD && p->kind != PARAM_MATRIX)
+        if (p->kind != PARAM_WTE && p->kind != PARAM_LM_HEAD && p->kind != PARAM_MATRIX &&
+            p->kind != PARAM_RESID_LAMBDAS && p->kind != PARAM_X0_LAMBDAS && p->kind != PARAM_GATE_SCALARS)
             return err_set("optimizer: tensor %s has unknown kind %d", p->name, (int)p->kind), NULL;
     }
 
@@ -211,6 +215,9 @@ Optimizer *optim_new_shard(const OptimConfig *cfg, const ParamTable *params, int
     o->lr_wte = (float)(cfg->wte_lr * dmodel_scale * batch_scale);
     o->lr_lm_head = (float)(cfg->lm_head_lr * dmodel_scale * batch_scale);
     o->lr_muon = (float)(cfg->muon_lr * batch_scale);
+    o->lr_resid = (float)(0.01 * cfg->scalar_lr * batch_scale);
+    o->lr_x0 = (float)(cfg->scalar_lr * batch_scale);
+    o->lr_gate = (float)(cfg->gate_lr * batch_scale);
 
     int *first = plan_shards(o, params, rank, world);
     int *first_state = xmalloc((size_t)(params->n ? params->n : 1) * sizeof *first_state);
@@ -235,6 +242,16 @@ Optimizer *optim_new_shard(const OptimConfig *cfg, const ParamTable *params, int
             s->s1 = add_state(o, p->name, "exp_avg_sq", p->rows, p->cols);
             break;
         }
+        case PARAM_RESID_LAMBDAS:
+        case PARAM_X0_LAMBDAS:
+        case PARAM_GATE_SCALARS:
+            s->lr = p->kind == PARAM_RESID_LAMBDAS ? &o->lr_resid : p->kind == PARAM_X0_LAMBDAS ? &o->lr_x0 : &o->lr_gate;
+            s->beta1 = p->kind == PARAM_X0_LAMBDAS ? 0.96f : 0.8f;
+            s->beta2 = 0.95f;
+            s->wd = p->kind == PARAM_RESID_LAMBDAS ? 0.05f : 0.0f;
+            s->s0 = add_state(o, p->name, "exp_avg", p->rows, p->cols);
+            s->s1 = add_state(o, p->name, "exp_avg_sq", p->rows, p->cols);
+            break;
         case PARAM_MATRIX: {
             s->lr = &o->lr_muon;
             s->s0 = add_state(o, p->name, "momentum_buffer", p->rows, p->cols);
@@ -321,6 +338,17 @@ void optim_step(Optimizer *o, float *params, const float *grads, const OptimSche
 #pragma omp parallel for schedule(dynamic, 1) num_threads(workers)
     for (int j = 0; j < o->n_muon_order; j++)
         update_tensor(o, o->muon_order[j], params, grads, s, t, omp_get_thread_num());
+}
+
+int optim_adamw_hparams(const Optimizer *o, const char *name, float *lr, float *beta1, float *beta2, float *wd) {
+    for (int i = 0; i < o->n_params; i++) {
+        if (strcmp(o->params[i].name, name)) continue;
+        const OptimSlot *s = &o->slot[i];
+        if (s->kind == PARAM_MATRIX) return err_set("optimizer: %s is a Muon matrix, not an AdamW tensor", name);
+        *lr = *s->lr, *beta1 = s->beta1, *beta2 = s->beta2, *wd = s->wd;
+        return 0;
+    }
+    return err_set("optimizer: no tensor %s", name);
 }
 
 const OptimStateTensor *optim_state_find(const Optimizer *o, const char *name) {

@@ -56,6 +56,11 @@ typedef struct {
     float lm_head_beta2;      // 0.96
     float lm_head_wd;         // 0.01 (constant)
     float adam_eps;           // 1e-10
+    // AdamW, nanochat's scalars (resid/x0 lambdas, backout; scaled by the batch scale only):
+    // resid_lambdas at 0.01·scalar_lr, betas (0.8, 0.95), wd 0.05; x0_lambdas at scalar_lr,
+    // betas (0.96, 0.95); gate scalars (backout_lambda) at gate_lr, betas (0.8, 0.95).
+    float scalar_lr;          // 0.5
+    float gate_lr;            // 0.2
     // Muon (base lr scaled by the batch scale only)
     float muon_lr;            // 0.02
     float muon_momentum_start;  // 0.85
@@ -120,6 +125,7 @@ typedef struct {
     float lr_wte;            // effective base lrs: 0.3 · (C/768)^-0.5 · sqrt(B/2^19), ...
     float lr_lm_head;
     float lr_muon;
+    float lr_resid, lr_x0, lr_gate;  // the scalars' (optim.h's OptimConfig: scalar_lr, gate_lr)
     KernelPrecision precision; // of Muon's products (kernels_for): KP_FP32 from optim_init; the
                                // trainer sets the model's, after kernels_precision_check
     // private
@@ -169,6 +175,9 @@ void optim_step(Optimizer *o, float *params, const float *grads, const OptimSche
 
 // The named state tensor, or NULL.
 const OptimStateTensor *optim_state_find(const Optimizer *o, const char *name);
+// The AdamW hyperparameters of tensor `name`'s group: its effective base lr (before the
+// schedule's multiplier), betas and weight decay. 0, or -1 + err (no such tensor, or a Muon one).
+int optim_adamw_hparams(const Optimizer *o, const char *name, float *lr, float *beta1, float *beta2, float *wd);
 
 // ---- building blocks (used by optim_step; public for tests and benchmarks) ----
 

@@ -233,8 +233,8 @@ static int save_model(const char *path, const Model *m, int64_t step, const char
     StWriter *w = st_writer_new();
     for (int i = 0; i < m->params.n; i++) {
         const ParamTensor *p = &m->params.t[i];
-        int64_t shape[2] = {p->rows, p->cols};
-        st_add(w, p->name, ST_F32, shape, 2, m->param + p->offset);
+        int64_t shape[2] = {p->vector ? p->cols : p->rows, p->cols};
+        st_add(w, p->name, ST_F32, shape, p->vector ? 1 : 2, m->param + p->offset);
     }
     char *mc = model_config_to_json(&m->cfg);
     st_meta(w, "format", "frontier");
@@ -491,9 +491,9 @@ int ckpt_load_model(const char *path, Model *m) {
     int rc = 0;
     for (int i = 0; i < m->params.n && rc == 0; i++) {
         const ParamTensor *t = &m->params.t[i];
-        int64_t shape[2] = {t->rows, t->cols};
+        int64_t shape[2] = {t->vector ? t->cols : t->rows, t->cols};
         float *dst = m->param + t->offset;
-        rc = st_read_f32(f, t->name, dst, shape, 2);
+        rc = st_read_f32(f, t->name, dst, shape, t->vector ? 1 : 2);
         if (rc) err_mark_usage();
         else rc = check_finite(f, t->name, dst, t->rows, t->cols, ": the weights are corrupt or the run diverged");
     }

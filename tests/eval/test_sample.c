@@ -81,6 +81,13 @@ static void test_decode_matches_forward_gqa(void **state) {
     check_against_forward(&c);
 }
 
+static void test_decode_matches_forward_recipe(void **state) {
+    (void)state;
+    ModelConfig c = tiny_config(2, 1, 15.0f);  // nanochat's residual-stream recipe, backout mid-depth
+    c.depth = 3, c.lambdas = 1, c.backout = 1, c.qk_scale = 1.2f;
+    check_against_forward(&c);
+}
+
 static void test_decode_matches_forward_mha_plain(void **state) {
     (void)state;
     ModelConfig c = tiny_config(4, 0, 0.0f);  // no QK-norm, no softcap
@@ -206,6 +213,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decode_matches_forward_gqa),
         cmocka_unit_test(test_decode_matches_forward_mha_plain),
+        cmocka_unit_test(test_decode_matches_forward_recipe),
         cmocka_unit_test(test_greedy),
         cmocka_unit_test(test_seeded_sampling),
         cmocka_unit_test(test_cache_full_and_stop),

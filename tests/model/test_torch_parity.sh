@@ -2,8 +2,10 @@
 # tests/model/test_torch_parity.sh — frontier against an independent PyTorch implementation
 # (tests/model/torch_ref.py, float64): on real data, step 0's loss and every gradient, 10 steps
 # of Muon + AdamW (the loss trajectory), and the val_bpb of a checkpoint written by frontier's
-# own checkpoint writer on the first 100,000 validation target positions (|diff| <= 1e-4).
-# Tolerances are documented in torch_ref.py. Takes about 70 s (Debian's torch is slow in fp64).
+# own checkpoint writer on the first 100,000 validation target positions (|diff| <= 1e-4); then
+# the same with nanochat's residual-stream recipe on (resid/x0 lambdas, backout, q/k scale 1.2;
+# depth 3), its scalars in their own AdamW groups. Tolerances are documented in torch_ref.py.
+# Takes about 2 minutes (Debian's torch is slow in fp64).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null || { echo "python3-torch is missing: run scripts/setup.sh"; exit 1; }
@@ -14,3 +16,6 @@ BUILD=${BUILD:-build/release}
 "$BUILD/tests/model/tool_parity_dump" "$data" "$tmp"
 /usr/bin/python3 tests/model/torch_ref.py "$tmp/steps"
 /usr/bin/python3 tests/model/torch_ref.py "$tmp/val"
+"$BUILD/tests/model/tool_parity_dump" "$data" "$tmp/recipe" recipe
+/usr/bin/python3 tests/model/torch_ref.py "$tmp/recipe/steps"
+/usr/bin/python3 tests/model/torch_ref.py "$tmp/recipe/val"

@@ -26,6 +26,7 @@
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"
+#include "util/rng.h"
 #include "util/safetensors.h"
 
 #define DUMP_B 2
@@ -44,7 +45,7 @@ static char **shards(const char *dir, const char *prefix, int *n) {
     return out;
 }
 
-static cJSON *step_json(const Optimizer *o, const OptimSchedule *s) {
+static cJSON *step_json(const Model *m, const Optimizer *o, const OptimSchedule *s) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "muon_lr", (double)(o->lr_muon * s->lr_mult));
     cJSON_AddNumberToObject(j, "muon_momentum", s->muon_momentum);
@@ -58,6 +59,18 @@ static cJSON *step_json(const Optimizer *o, const OptimSchedule *s) {
     cJSON_AddNumberToObject(j, "lm_head_beta2", o->cfg.lm_head_beta2);
     cJSON_AddNumberToObject(j, "lm_head_wd", o->cfg.lm_head_wd);
     cJSON_AddNumberToObject(j, "adam_eps", o->cfg.adam_eps);
+    // nanochat's scalar groups, where the model has them
+    static const char *const groups[][2] = {{"resid", "resid_lambdas"}, {"x0", "x0_lambdas"}, {"gate", "backout_lambda"}};
+    for (int g = 0; g < 3; g++) {
+        float lr, b1, b2, wd;
+        if (!param_table_find(&m->params, groups[g][1])) continue;
+        if (optim_adamw_hparams(o, groups[g][1], &lr, &b1, &b2, &wd) != 0) die();
+        char key[32];
+        snprintf(key, sizeof key, "%s_lr", groups[g][0]), cJSON_AddNumberToObject(j, key, (double)(lr * s->lr_mult));
+        snprintf(key, sizeof key, "%s_beta1", groups[g][0]), cJSON_AddNumberToObject(j, key, b1);
+        snprintf(key, sizeof key, "%s_beta2", groups[g][0]), cJSON_AddNumberToObject(j, key, b2);
+        snprintf(key, sizeof key, "%s_wd", groups[g][0]), cJSON_AddNumberToObject(j, key, wd);
+    }
     return j;
 }
 
@@ -84,8 +97,8 @@ static void save_params(const Model *m, const char *path, const float *buf, cons
     if (loss) st_add(w, "loss", ST_F32, &one, 1, loss);
     for (int i = 0; i < m->params.n; i++) {
         const ParamTensor *p = &m->params.t[i];
-        int64_t shape[2] = {p->rows, p->cols};
-        st_add(w, p->name, ST_F32, shape, 2, buf + p->offset);
+        int64_t shape[2] = {p->vector ? p->cols : p->rows, p->cols};
+        st_add(w, p->name, ST_F32, shape, p->vector ? 1 : 2, buf + p->offset);
     }
     if (st_save(w, path) != 0) die();
     st_writer_free(w);
@@ -115,7 +128,7 @@ static void run_steps(Model *m, Optimizer *o, DataLoader *dl, RunState *rs, int 
             free(p);
         }
         OptimSchedule sched = optim_schedule(&o->cfg, first_step + s, (double)(first_step + s) / 20);
-        cJSON_AddItemToArray(sj, step_json(o, &sched));
+        cJSON_AddItemToArray(sj, step_json(m, o, &sched));
         optim_step(o, m->param, m->grad, &sched);
     }
     StWriter *w = st_writer_new();
@@ -169,8 +182,8 @@ static void dump_val(Model *m, const Tokenizer *tok, char **val, int n_val, cons
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: tool_parity_dump DATA_DIR OUT_DIR\n");
+    if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "recipe"))) {
+        fprintf(stderr, "usage: tool_parity_dump DATA_DIR OUT_DIR [recipe]\n");
         return 2;
     }
     const char *data = argv[1], *out = argv[2];
@@ -183,9 +196,25 @@ int main(int argc, char **argv) {
     ModelConfig mc = {.depth = 2, .n_embd = 64, .n_head = 2, .n_kv_head = 1, .head_dim = 32, .seq_len = DUMP_T,
                       .vocab_size = tok->vocab_size, .mlp_ratio = 4, .rope_base = 100000.0f, .softcap = 15.0f,
                       .qk_norm = 1, .window_pattern = "S", .window = 16};
+    if (argc == 4) {  // nanochat's residual-stream recipe; depth 3, so backout subtracts block 1's output
+        mc.depth = 3, mc.lambdas = 1, mc.backout = 1, mc.qk_scale = 1.2f;
+        snprintf(mc.window_pattern, sizeof mc.window_pattern, "SL");
+    }
     Model m;
     if (model_build(&m, &mc) != 0) die();
     model_init_weights(&m, 1234);
+    if (argc == 4) {
+        // Output projections nonzero: with them zero every block is the identity, the residual is
+        // a multiple of x0 that the final norm cancels, and the lambdas' true gradient is exactly
+        // 0 — leaving only rounding noise, which AdamW's normalisation turns into full-size steps
+        // of either sign (fp32 and fp64 then part ways at once).
+        Rng r;
+        rng_seed(&r, 99);
+        for (int i = 0; i < m.params.n; i++)
+            if (strstr(m.params.t[i].name, "c_proj"))
+                for (size_t k = 0; k < m.params.t[i].numel; k++)
+                    m.param[m.params.t[i].offset + k] = (float)(0.02 * (2.0 * rng_uniform(&r) - 1.0));
+    }
     OptimConfig oc = optim_defaults();
     oc.ref_batch_tokens = DUMP_G * DUMP_B * DUMP_T;  // batch scale 1: the learning rates are big enough to matter
     oc.warmup_steps = 2;

@@ -6,8 +6,11 @@ frontier baseline GPT and its Muon + AdamW optimizers, and compares them against
 the C program dumps.  All math runs in float64 by default so this side is the "truth"; pass
 ``--dtype float32`` to see what an fp32 implementation with PyTorch's summation order gives.
 
-Model (SPEC §1, exactly; no value embeddings, smear, backout, lambdas or 1.2 q/k scale):
+Model (SPEC §1, exactly; no value embeddings or smear):
   x = norm(wte[idx]); for each block: x += attn(norm(x)); x += mlp(norm(x)); x = norm(x)
+  With the config's `lambdas` (nanochat's resid/x0 lambdas): x0 = norm(wte[idx]) and before block
+  i, x = resid_lambdas[i]*x + x0_lambdas[i]*x0. With `backout`: h = x after block depth//2, and
+  the final norm sees x - backout_lambda*h. `qk_scale` multiplies q and k after the QK-norm.
   z = lm_head(x) (fp32 or fp64); z = softcap*tanh(z/softcap) (skipped if softcap == 0)
   loss = mean cross-entropy over targets != -1
   norm(x) = x * rsqrt(mean(x^2) + 1.1920929e-7), no weight.
@@ -21,7 +24,7 @@ Optimizers (SPEC §2), with per-step lr/momentum/wd/betas taken from the dump (n
   X = G' / (||G'||_F*1.01 + 1e-6); 5 Polar Express iterations (wide/square: A = X X^T,
   B = bA + cA A, X = aX + BX; tall: A = X^T X, X = aX + XB);
   W <- W - lr_eff*X - lr_eff*wd*W (W on the right = pre-update W), lr_eff = lr*max(1, out/in)^0.5.
-  AdamW (wte, lm_head): p *= 1 - lr*wd; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+  AdamW (wte, lm_head, and the scalars' groups resid/x0/gate): p *= 1 - lr*wd; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
   p -= lr/(1-b1^t) * m / (sqrt(v/(1-b2^t)) + eps), t = 1, 2, ...
 
 Dump contract: see tests/model/README.md (config.json, model.safetensors, batches.safetensors,
@@ -176,6 +179,10 @@ class Cfg:
             # sliding windows (absent in configs written before them: every layer full)
             self.window_pattern = str(d.get("window_pattern", "L")) or "L"
             self.window = int(d.get("window", 0))
+            # nanochat's residual-stream recipe (absent in older configs: off)
+            self.lambdas = bool(d.get("lambdas", 0))
+            self.backout = bool(d.get("backout", 0))
+            self.qk_scale = float(d.get("qk_scale", 1.0)) or 1.0
         except (TypeError, ValueError) as e:
             raise DumpError(f"config.json: bad model value: {e}")
         self.hidden = int(round(self.mlp_ratio * self.n_embd))
@@ -207,6 +214,11 @@ class Cfg:
             s[p + "attn.c_proj.weight"] = (C, H * D)
             s[p + "mlp.c_fc.weight"] = (self.hidden, C)
             s[p + "mlp.c_proj.weight"] = (C, self.hidden)
+        if self.lambdas:
+            s["resid_lambdas"] = (self.depth,)
+            s["x0_lambdas"] = (self.depth,)
+        if self.backout:
+            s["backout_lambda"] = (1,)
         return s
 
 
@@ -278,8 +290,11 @@ def forward_logits(P, cfg, idx, attn_fn=causal_attention):
     wte = P["transformer.wte.weight"]
     cos, sin = rope_tables(T, D, cfg.rope_base, wte.dtype)
     x = rms_norm(F.embedding(idx, wte))
+    x0, x_half = x, None
     for i in range(cfg.depth):
         p = f"transformer.h.{i}."
+        if cfg.lambdas:
+            x = P["resid_lambdas"][i] * x + P["x0_lambdas"][i] * x0
         h = rms_norm(x)
         q = (h @ P[p + "attn.c_q.weight"].t()).view(B, T, H, D).transpose(1, 2)
         k = (h @ P[p + "attn.c_k.weight"].t()).view(B, T, Hkv, D).transpose(1, 2)
@@ -287,10 +302,15 @@ def forward_logits(P, cfg, idx, attn_fn=causal_attention):
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         if cfg.qk_norm:
             q, k = rms_norm(q), rms_norm(k)
+        q, k = q * cfg.qk_scale, k * cfg.qk_scale
         y = attn_fn(q, k, v, cfg.layer_window(i)).transpose(1, 2).reshape(B, T, H * D)
         x = x + y @ P[p + "attn.c_proj.weight"].t()
         h = rms_norm(x)
         x = x + torch.relu(h @ P[p + "mlp.c_fc.weight"].t()).square() @ P[p + "mlp.c_proj.weight"].t()
+        if cfg.backout and i == cfg.depth // 2:
+            x_half = x
+    if cfg.backout:
+        x = x - P["backout_lambda"][0] * x_half
     z = rms_norm(x) @ P["lm_head.weight"].t()
     if cfg.softcap != 0:
         z = cfg.softcap * torch.tanh(z / cfg.softcap)
@@ -377,7 +397,8 @@ class Optimizer:
                 lr_eff = lr * max(1.0, W.shape[0] / W.shape[1]) ** 0.5
                 P[n] = W - lr_eff * X - lr_eff * wd * W
             else:
-                key = "wte" if n == "transformer.wte.weight" else "lm_head"
+                key = {"transformer.wte.weight": "wte", "lm_head.weight": "lm_head", "resid_lambdas": "resid",
+                       "x0_lambdas": "x0", "backout_lambda": "gate"}[n]
                 lr, b1, b2, wd = (hp[key + "_lr"], hp[key + "_beta1"], hp[key + "_beta2"], hp[key + "_wd"])
                 W = W * (1 - lr * wd)
                 st["m"] = b1 * st["m"] + (1 - b1) * g
@@ -420,10 +441,13 @@ def load_dump(d):
     if not isinstance(steps, list):
         raise DumpError(f"{path}: 'steps' must be a list")
     for i, s in enumerate(steps):
-        miss = [k for k in STEP_KEYS if k not in s] if isinstance(s, dict) else list(STEP_KEYS)
+        keys = STEP_KEYS + tuple(f"{g}_{h}" for g, t in (("resid", "resid_lambdas"), ("x0", "x0_lambdas"),
+                                                            ("gate", "backout_lambda")) if t in cfg.shapes()
+                                 for h in ("lr", "beta1", "beta2", "wd"))
+        miss = [k for k in keys if k not in s] if isinstance(s, dict) else list(keys)
         if miss:
             raise DumpError(f"{path}: steps[{i}] lacks {miss}")
-        steps[i] = {k: float(s[k]) for k in STEP_KEYS}
+        steps[i] = {k: float(s[k]) for k in keys}
     G = int(conf.get("grad_accum", 1))
 
     model, _ = load_safetensors(os.path.join(d, "model.safetensors"))
