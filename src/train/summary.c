@@ -9,10 +9,30 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu.h"
+#include "kernels/cpu/peak.h"
+#include "kernels/kernels.h"
 #include "util/fileio.h"
 #include "util/json_file.h"
 #include "util/mem.h"
 
+
+// The machine peaks of train.h (MFU's denominators, the roofline's slope).
+double machine_peak_flops(void) { return machine_peak_fp32_flops(NULL); }
+
+double machine_peak_bandwidth(void) {
+    MachinePeak p;
+    return machine_peak_get(NULL, &p) == 0 && p.triad_bw > 0 ? p.triad_bw : 29e9;
+}
+
+// bf16 training is held to the peak of the engine its GEMMs run on: AMX's tiles when the active
+// table's matmul_nt is AMX's (FRONTIER_KERNELS=amx on an AMX CPU), else AVX512_BF16's vdpbf16ps.
+double machine_peak_flops_for(KernelPrecision precision) {
+    MachinePeak p;
+    if (precision != KP_BF16 || machine_peak_get(NULL, &p) != 0) return machine_peak_flops();
+    int amx = !strcmp(kernels_op_source(kernels_for(KP_BF16), kernel_op_index("matmul_nt")), "amx_bf16");
+    if (amx && p.amx_all > 0) return p.amx_all;
+    return p.bf16_all > 0 ? p.bf16_all : machine_peak_flops();
+}
 
 static char *git_commit(void) {
     FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");

@@ -22,7 +22,6 @@
 #include "kernels/cpu/cpu.h"
 #include "model/model.h"
 #include "kernels/kernels.h"
-#include "kernels/cpu/peak.h"
 #include "profile/profile.h"
 #include "tokenizer/tokenizer.h"
 #include "train/checkpoint.h"
@@ -47,23 +46,6 @@ TrainConfig train_defaults(void) {
     c.cache_dir = "cache";
     c.keep_checkpoints = 2;
     return c;
-}
-
-double machine_peak_flops(void) { return machine_peak_fp32_flops(NULL); }
-
-double machine_peak_bandwidth(void) {
-    MachinePeak p;
-    return machine_peak_get(NULL, &p) == 0 && p.triad_bw > 0 ? p.triad_bw : 29e9;
-}
-
-// bf16 training is held to the peak of the engine its GEMMs run on: AMX's tiles when the active
-// table's matmul_nt is AMX's (FRONTIER_KERNELS=amx on an AMX CPU), else AVX512_BF16's vdpbf16ps.
-double machine_peak_flops_for(KernelPrecision precision) {
-    MachinePeak p;
-    if (precision != KP_BF16 || machine_peak_get(NULL, &p) != 0) return machine_peak_flops();
-    int amx = !strcmp(kernels_op_source(kernels_for(KP_BF16), kernel_op_index("matmul_nt")), "amx_bf16");
-    if (amx && p.amx_all > 0) return p.amx_all;
-    return p.bf16_all > 0 ? p.bf16_all : machine_peak_flops();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# bench/recipe_ablation.sh — nanochat's residual-stream recipe at the budget: arms of
+# `frontier train` runs with the same preset and budget, SEEDS seeds each, the arms alternated
+# seed by seed in one sitting (so drift in the machine hits every arm alike), val_bpb on the
+# whole pinned validation set. Prints per-arm mean and standard deviation and each arm's
+# difference from the first with its standard error, and writes the table into
+# docs/training.md between <!-- bench:recipe_ablation --> markers.
+#
+#   BUDGET=5m SEEDS=3 bash bench/recipe_ablation.sh                # default vs all on
+#   ARMS='base=|lambdas=--lambdas 1|all=--lambdas 1 --backout 1 --qk-scale 1.2' bash bench/recipe_ablation.sh
+#
+# Never run it beside another benchmark or test: the budget is wall-clock, so a busy CPU trains
+# fewer steps and the comparison is off.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+BUDGET=${BUDGET:-5m}
+SEEDS=${SEEDS:-3}
+PRESET=${PRESET:-cpu}
+ARMS=${ARMS:-'default=|all-on=--lambdas 1 --backout 1 --qk-scale 1.2'}
+OUT=${OUT:-runs/recipe_ablation}
+[ -x ./frontier ] || { echo "build ./frontier first (make)"; exit 1; }
+mkdir -p "$OUT"
+IFS='|' read -r -a arms <<<"$ARMS"
+results="$OUT/results.tsv"
+[ -f "$results" ] || printf 'arm\tseed\tval_bpb\tsteps\ttok_per_s\n' > "$results"
+for seed in $(seq 1 "$SEEDS"); do
+  for arm in "${arms[@]}"; do
+    name=${arm%%=*} flags=${arm#*=}
+    dir="$OUT/$name-s$seed"
+    if [ -f "$dir/summary.json" ] && grep -q "^$name	$seed	" "$results"; then continue; fi  # done in an earlier sitting
+    rm -rf "$dir"
+    # shellcheck disable=SC2086
+    ./frontier train --preset "$PRESET" --budget "$BUDGET" --seed "$seed" --quiet --run-dir "$dir" $flags > "$dir.log" 2>&1 \
+      || { echo "train $name seed $seed failed:"; tail -5 "$dir.log"; exit 1; }
+    /usr/bin/python3 - "$dir/summary.json" "$name" "$seed" >> "$results" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"{sys.argv[2]}\t{sys.argv[3]}\t{s['val_bpb']:.6f}\t{s['steps']}\t{s['tok_per_s']:.0f}")
+PY
+    tail -1 "$results"
+  done
+done
+table=$(mktemp)
+{
+  echo "$(bench_machine); \`BUDGET=$BUDGET SEEDS=$SEEDS PRESET=$PRESET ARMS='$ARMS' bash bench/recipe_ablation.sh\`"
+  echo
+  /usr/bin/python3 - "$results" "$ARMS" <<'PY'
+import math, statistics as st, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]).readlines()[1:]]
+order = [a.split("=", 1)[0] for a in sys.argv[2].split("|")]
+arms = {a: [r for r in rows if r[0] == a] for a in order}
+print("| arm | flags | seeds | val_bpb mean | sd | vs " + order[0] + " (± s.e.) | steps | tok/s |")
+print("|---|---|---|---|---|---|---|---|")
+flags = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in sys.argv[2].split("|")}
+base = [float(r[2]) for r in arms[order[0]]]
+for a in order:
+    v = [float(r[2]) for r in arms[a]]
+    if not v: continue
+    m, sd = st.mean(v), (st.stdev(v) if len(v) > 1 else float("nan"))
+    if a == order[0]:
+        d = "—"
+    else:
+        se = math.sqrt(st.variance(v) / len(v) + st.variance(base) / len(base)) if len(v) > 1 and len(base) > 1 else float("nan")
+        d = f"{m - st.mean(base):+.4f} ± {se:.4f}"
+    steps = st.mean(float(r[3]) for r in arms[a]); tps = st.mean(float(r[4]) for r in arms[a])
+    print(f"| {a} | `{flags[a] or '(defaults)'}` | {len(v)} | {m:.4f} | {sd:.4f} | {d} | {steps:.0f} | {tps:.0f} |")
+PY
+} > "$table"
+cat "$table"
+# into docs/training.md
+doc=docs/training.md begin='<!-- bench:recipe_ablation -->' end='<!-- /bench:recipe_ablation -->'
+tmp=$(mktemp)
+if grep -qF "$begin" "$doc"; then
+  awk -v b="$begin" -v e="$end" -v f="$table" '
+    $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
+    $0 == e { skip = 0 }
+    !skip { print }' "$doc" > "$tmp"
+  mv "$tmp" "$doc"
+else
+  echo "docs/training.md has no $begin markers: the table is above" >&2
+fi
