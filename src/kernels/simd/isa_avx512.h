@@ -33,10 +33,15 @@
 // must not touch memory past the end), as the instructions do.
 #define SIMDE_EMU_INLINE static inline __attribute__((always_inline, unused))
 
+// Lanes i of `lanes` (each `size` bytes) where bit i of m is set, copied from src to dst; the
+// others are neither read nor written.
+SIMDE_EMU_INLINE void simde_emu_mask_copy(void *dst, const void *src, uint32_t m, int lanes, size_t size) {
+    for (int i = 0; i < lanes; i++)
+        if (m >> i & 1) memcpy((char *)dst + size * i, (const char *)src + size * i, size);
+}
 SIMDE_EMU_INLINE simde__m512 simde_emu_maskz_loadu_ps(uint16_t m, const void *p) {
     float v[16] = {0};
-    for (int i = 0; i < 16; i++)
-        if (m >> i & 1) memcpy(&v[i], (const char *)p + 4 * i, 4);
+    simde_emu_mask_copy(v, p, m, 16, 4);
     return simde_mm512_loadu_ps(v);
 }
 SIMDE_EMU_INLINE simde__m512i simde_emu_maskz_loadu_epi32(uint16_t m, const void *p) {
@@ -45,32 +50,27 @@ SIMDE_EMU_INLINE simde__m512i simde_emu_maskz_loadu_epi32(uint16_t m, const void
 SIMDE_EMU_INLINE void simde_emu_mask_storeu_ps(void *p, uint16_t m, simde__m512 x) {
     float v[16];
     simde_mm512_storeu_ps(v, x);
-    for (int i = 0; i < 16; i++)
-        if (m >> i & 1) memcpy((char *)p + 4 * i, &v[i], 4);
+    simde_emu_mask_copy(p, v, m, 16, 4);
 }
 SIMDE_EMU_INLINE simde__m512i simde_emu_maskz_loadu_epi16(uint32_t m, const void *p) {
     uint16_t v[32] = {0};
-    for (int i = 0; i < 32; i++)
-        if (m >> i & 1) memcpy(&v[i], (const char *)p + 2 * i, 2);
+    simde_emu_mask_copy(v, p, m, 32, 2);
     return simde_mm512_loadu_si512(v);
 }
 SIMDE_EMU_INLINE void simde_emu_mask_storeu_epi16(void *p, uint32_t m, simde__m512i x) {
     uint16_t v[32];
     simde_mm512_storeu_si512(v, x);
-    for (int i = 0; i < 32; i++)
-        if (m >> i & 1) memcpy((char *)p + 2 * i, &v[i], 2);
+    simde_emu_mask_copy(p, v, m, 32, 2);
 }
 SIMDE_EMU_INLINE simde__m256i simde_emu256_maskz_loadu_epi16(uint16_t m, const void *p) {
     uint16_t v[16] = {0};
-    for (int i = 0; i < 16; i++)
-        if (m >> i & 1) memcpy(&v[i], (const char *)p + 2 * i, 2);
+    simde_emu_mask_copy(v, p, m, 16, 2);
     return simde_mm256_loadu_si256(v);
 }
 SIMDE_EMU_INLINE void simde_emu256_mask_storeu_epi16(void *p, uint16_t m, simde__m256i x) {
     uint16_t v[16];
     simde_mm256_storeu_si256(v, x);
-    for (int i = 0; i < 16; i++)
-        if (m >> i & 1) memcpy((char *)p + 2 * i, &v[i], 2);
+    simde_emu_mask_copy(p, v, m, 16, 2);
 }
 
 // gcc's reduction trees (avx512fintrin.h), so sums come out in the order the real build uses.
