@@ -41,7 +41,7 @@ typedef struct {
     const char *save_every;
     int keep_checkpoints, overwrite;
     int depth, n_embd, n_head, n_kv_head, head_dim, seq_len, vocab_size, mlp_ratio, qk_norm, window;
-    int lambdas, backout;
+    int lambdas, backout, value_embeds, smear, bigram;
     double rope_base, softcap, qk_scale, scalar_lr, gate_lr;
     int64_t batch_tokens, steps, stop_after, eval_tokens, seed, lr_batch_ref;
     int device_batch, excluded_steps, eval_batch, threads, quiet;
@@ -62,6 +62,7 @@ static Flags default_flags(void) {
         .head_dim = d.model.head_dim, .seq_len = d.model.seq_len, .vocab_size = d.model.vocab_size,
         .mlp_ratio = d.model.mlp_ratio, .qk_norm = d.model.qk_norm, .rope_base = d.model.rope_base,
         .softcap = d.model.softcap, .lambdas = d.model.lambdas, .backout = d.model.backout,
+        .value_embeds = d.model.value_embeds, .smear = d.model.smear, .bigram = d.model.bigram,
         .qk_scale = model_config_qk_scale(&d.model), .scalar_lr = o.scalar_lr, .gate_lr = o.gate_lr,
         .batch_tokens = d.batch_tokens, .device_batch = d.device_batch,
         .excluded_steps = d.excluded_steps, .seed = (int64_t)d.seed, .lr_batch_ref = o.ref_batch_tokens,
@@ -105,6 +106,9 @@ static Option *train_options(Flags *f, int with_resume) {
         O("qk-scale", OPT_DOUBLE, qk_scale, "S", "q and k times S after the QK-norm (nanochat 1.2; 1 = off)"),
         R("lambdas", OPT_INT, lambdas, "0|1", "nanochat's resid and x0 lambdas: block i's input is resid_lambdas[i]*x + x0_lambdas[i]*x0", 0, 1),
         R("backout", OPT_INT, backout, "0|1", "nanochat's backout: subtract backout_lambda * (the residual after block depth/2) before the final norm", 0, 1),
+        R("value-embeds", OPT_INT, value_embeds, "0|1", "ResFormer value embeddings (nanochat): on alternating layers ending with the last, v += 3*sigmoid(gate(x[:12])) * value_embeds[l][token]", 0, 1),
+        R("smear", OPT_INT, smear, "0|1", "nanochat's smear: each position's embedding += smear_lambda * sigmoid(gate(e[:24])) * the previous position's", 0, 1),
+        R("bigram", OPT_INT, bigram, "ROWS", "bigram hash embedding (modded-nanogpt): a table of ROWS rows indexed by a hash of (previous token, token), added to wte (0 = off; e.g. 5 x the vocabulary)", 0, 1 << 22),
         O("window-pattern", OPT_STRING, window_pattern, "P", "sliding-window attention per layer, tiled over the depth: L = full causal, S = the last --window keys (nanochat's SSSL); the last layer is always L"),
         R("window", OPT_INT, window, "N", "keys before each query an S layer sees (0 = nanochat's rule: ceil(T/4/128)*128, 512 at T 2048)", 0, 1 << 20),
         R("batch-tokens", OPT_INT64, batch_tokens, "N", "tokens per optimizer step (all micro-batches); kit-d10: 2^19", 1, MAX_BATCH_TOKENS),
@@ -119,7 +123,7 @@ static Option *train_options(Flags *f, int with_resume) {
         R("momentum-steps", OPT_INT, momentum_steps, "N", "steps of the momentum ramp", 0, 1 << 30),
         O("adam-eps", OPT_DOUBLE, adam_eps, "EPS", "AdamW epsilon"),
         O("scalar-lr", OPT_DOUBLE, scalar_lr, "LR", "AdamW base learning rate of x0_lambdas (resid_lambdas: 0.01 x it)"),
-        O("gate-lr", OPT_DOUBLE, gate_lr, "LR", "AdamW base learning rate of backout_lambda"),
+        O("gate-lr", OPT_DOUBLE, gate_lr, "LR", "AdamW base learning rate of backout_lambda, smear_gate and smear_lambda"),
         R("warmup-steps", OPT_INT, warmup_steps, "N", "linear LR warm-up steps", 0, 1 << 30),
         O("warmdown", OPT_DOUBLE, warmdown, "FRAC", "fraction of progress spent in the final linear warm-down"),
         O("final-lr-frac", OPT_DOUBLE, final_lr_frac, "FRAC", "LR multiplier at the end of the warm-down"),
@@ -248,6 +252,7 @@ static int build_config(Option *opts, const Flags *f, TrainConfig *c) {
     if (args_find(opts, flag)->seen) m->field = f->field;
     SHAPE("n-embd", n_embd) SHAPE("n-head", n_head) SHAPE("head-dim", head_dim) SHAPE("mlp-ratio", mlp_ratio)
     SHAPE("qk-norm", qk_norm) SHAPE("lambdas", lambdas) SHAPE("backout", backout)
+    SHAPE("value-embeds", value_embeds) SHAPE("smear", smear) SHAPE("bigram", bigram)
 #undef SHAPE
     if (args_find(opts, "qk-scale")->seen) m->qk_scale = (float)f->qk_scale;
     m->n_kv_head = args_find(opts, "n-kv-head")->seen ? f->n_kv_head : m->n_head;
@@ -476,6 +481,7 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     f->vocab_size = cfg.model.vocab_size, f->mlp_ratio = cfg.model.mlp_ratio, f->qk_norm = cfg.model.qk_norm;
     f->rope_base = cfg.model.rope_base, f->softcap = cfg.model.softcap;
     f->lambdas = cfg.model.lambdas, f->backout = cfg.model.backout, f->qk_scale = model_config_qk_scale(&cfg.model);
+    f->value_embeds = cfg.model.value_embeds, f->smear = cfg.model.smear, f->bigram = cfg.model.bigram;
     f->window_pattern = cfg.model.window_pattern, f->window = cfg.model.window;
     f->batch_tokens = cfg.batch_tokens, f->device_batch = cfg.device_batch;
     f->lr_batch_ref = cfg.optim.ref_batch_tokens;

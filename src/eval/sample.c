@@ -16,6 +16,9 @@ struct Sampler {
     // one position's activations
     float *x, *xn;      // (C) residual stream, its norm
     float *x0, *x_half; // (C) cfg.lambdas: the normed embedding; cfg.backout: the residual after block depth/2
+    float *xe, *xe_prev;// (C) cfg.smear: this position's norm(embedding) before the smear, and the last one's
+    int32_t prev_token; // the last position's token (-1 at position 0): the bigram table's row
+    float *ve_sig;      // (Hkv) the value-embedding gate's sigmoids
     float *q_rot, *q;   // (H*D) q after RoPE, after QK-norm
     float *k_rot;       // (Hkv*D)
     float *att;         // (H*D) attention output
@@ -47,6 +50,10 @@ Sampler *sampler_new(const Model *m, int max_len) {
     s->xn = xaligned_alloc(C * sizeof(float));
     s->x0 = xaligned_alloc(C * sizeof(float));
     s->x_half = xaligned_alloc(C * sizeof(float));
+    s->xe = xaligned_alloc(C * sizeof(float));
+    s->xe_prev = xaligned_alloc(C * sizeof(float));
+    s->ve_sig = xaligned_alloc((size_t)c->n_kv_head * sizeof(float));
+    s->prev_token = -1;
     s->q_rot = xaligned_alloc(qd * sizeof(float));
     s->q = xaligned_alloc(qd * sizeof(float));
     s->k_rot = xaligned_alloc(kvd * sizeof(float));
@@ -68,13 +75,16 @@ void sampler_free(Sampler *s) {
     }
     free(s->k);
     free(s->v);
-    float *bufs[] = {s->x, s->xn, s->x0, s->x_half, s->q_rot, s->q, s->k_rot, s->att, s->fc, s->rstd, s->logits};
+    float *bufs[] = {s->x, s->xn, s->x0, s->x_half, s->xe, s->xe_prev, s->ve_sig, s->q_rot, s->q, s->k_rot, s->att, s->fc, s->rstd, s->logits};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(s->score);
     free(s);
 }
 
-void sampler_reset(Sampler *s) { s->len = 0; }
+void sampler_reset(Sampler *s) {
+    s->len = 0;
+    s->prev_token = -1;
+}
 int sampler_len(const Sampler *s) { return s->len; }
 int sampler_capacity(const Sampler *s) { return s->cap; }
 int sampler_full(const Sampler *s) { return s->len >= s->cap; }
@@ -122,8 +132,21 @@ const float *sampler_step(Sampler *s, int32_t token) {
         return NULL;
     }
     const float *cos_t = m->rope_cos + (size_t)pos * half, *sin_t = m->rope_sin + (size_t)pos * half;
+    // the input stage as model/recipe.c's: wte (+ bigram row), norm, smear from the last position
     K->embedding_fwd(s->xn, &token, m->wte, 1, C);
-    K->rmsnorm_fwd(s->x, s->rstd, s->xn, 1, C);
+    if (c->bigram) {
+        const float *b = m->bigram + (size_t)model_bigram_row(s->prev_token, token, V, c->bigram) * C;
+        for (int i = 0; i < C; i++) s->xn[i] += b[i];
+    }
+    if (c->smear) {
+        K->rmsnorm_fwd(s->xe, s->rstd, s->xn, 1, C);
+        if (pos > 0) model_smear_row(s->x, s->xe, s->xe_prev, m->smear_gate, m->smear_lambda[0], C);
+        else memcpy(s->x, s->xe, (size_t)C * sizeof *s->x);
+        memcpy(s->xe_prev, s->xe, (size_t)C * sizeof *s->xe);
+    } else {
+        K->rmsnorm_fwd(s->x, s->rstd, s->xn, 1, C);
+    }
+    s->prev_token = token;
     if (c->lambdas) memcpy(s->x0, s->x, (size_t)C * sizeof *s->x0);
     float qs = model_config_qk_scale(c);
     for (int l = 0; l < c->depth; l++) {
@@ -135,6 +158,9 @@ const float *sampler_step(Sampler *s, int32_t token) {
         K->matmul_nt(s->q_rot, s->xn, w->c_q, 1, H * D, C, 0);
         K->matmul_nt(s->k_rot, s->xn, w->c_k, 1, Hkv * D, C, 0);
         K->matmul_nt(vc + (size_t)pos * Hkv * D, s->xn, w->c_v, 1, Hkv * D, C, 0);
+        if (w->ve)
+            model_ve_row(vc + (size_t)pos * Hkv * D, s->ve_sig, s->xn, w->ve_gate, w->ve + (size_t)token * Hkv * D,
+                         Hkv, D);
         K->rope_fwd(s->q_rot, cos_t, sin_t, 1, 1, H, D);
         K->rope_fwd(s->k_rot, cos_t, sin_t, 1, 1, Hkv, D);
         if (c->qk_norm) {

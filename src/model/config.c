@@ -76,6 +76,16 @@ int model_config_validate(const ModelConfig *c) {
         return err_usage("--lambdas and --backout are 0 or 1 (got %d, %d)", c->lambdas, c->backout);
     if (!(c->qk_scale >= 0.0f && c->qk_scale <= 100.0f))
         return err_usage("--qk-scale must be in (0, 100] (1 = off; nanochat 1.2), got %g", c->qk_scale);
+    if ((c->value_embeds != 0 && c->value_embeds != 1) || (c->smear != 0 && c->smear != 1))
+        return err_usage("--value-embeds and --smear are 0 or 1 (got %d, %d)", c->value_embeds, c->smear);
+    if (c->value_embeds && c->n_embd < MODEL_VE_GATE_CHANNELS)
+        return err_usage("--value-embeds 1: its gate reads %d channels, so --n-embd must be at least %d (got %d)",
+                         MODEL_VE_GATE_CHANNELS, MODEL_VE_GATE_CHANNELS, c->n_embd);
+    if (c->smear && c->n_embd < MODEL_SMEAR_CHANNELS)
+        return err_usage("--smear 1: its gate reads %d channels, so --n-embd must be at least %d (got %d)",
+                         MODEL_SMEAR_CHANNELS, MODEL_SMEAR_CHANNELS, c->n_embd);
+    if (c->bigram < 0 || c->bigram > (1 << 22))
+        return err_usage("--bigram must be in [0, 4194304] rows (0 = off; e.g. 5 x the vocabulary), got %d", c->bigram);
     return 0;
 }
 
@@ -86,8 +96,13 @@ static size_t block_params(const ModelConfig *c) {
 }
 
 size_t model_config_num_params(const ModelConfig *c) {
-    return 2 * (size_t)c->vocab_size * c->n_embd + (size_t)c->depth * block_params(c) +
-           (c->lambdas ? 2 * (size_t)c->depth : 0) + (c->backout ? 1 : 0);
+    size_t n = 2 * (size_t)c->vocab_size * c->n_embd + (size_t)c->depth * block_params(c) +
+               (c->lambdas ? 2 * (size_t)c->depth : 0) + (c->backout ? 1 : 0);
+    for (int l = 0; l < c->depth; l++)  // a value-embedding table and its gate
+        if (model_config_has_ve(c, l))
+            n += (size_t)c->n_kv_head * ((size_t)c->vocab_size * c->head_dim + MODEL_VE_GATE_CHANNELS);
+    if (c->smear) n += MODEL_SMEAR_CHANNELS + 1;
+    return n + (size_t)c->bigram * c->n_embd;
 }
 
 double model_config_flops_per_token(const ModelConfig *c) {
@@ -113,7 +128,9 @@ double model_config_flops_per_token(const ModelConfig *c) {
     X(depth, int) X(n_embd, int) X(n_head, int) X(n_kv_head, int) X(head_dim, int) X(seq_len, int) \
         X(vocab_size, int) X(mlp_ratio, int) X(rope_base, float) X(softcap, float) X(qk_norm, int)
 // The recipe's fields, with the value a config written before them means (the feature off).
-#define RECIPE_FIELDS(X) X(lambdas, int, 0) X(backout, int, 0) X(qk_scale, float, 1.0f)
+#define RECIPE_FIELDS(X)                                                                             \
+    X(lambdas, int, 0) X(backout, int, 0) X(qk_scale, float, 1.0f) X(value_embeds, int, 0) X(smear, int, 0) \
+        X(bigram, int, 0)
 
 char *model_config_to_json(const ModelConfig *c) {
     cJSON *o = cJSON_CreateObject();
@@ -123,6 +140,9 @@ char *model_config_to_json(const ModelConfig *c) {
     cJSON_AddNumberToObject(o, "lambdas", c->lambdas);
     cJSON_AddNumberToObject(o, "backout", c->backout);
     cJSON_AddNumberToObject(o, "qk_scale", model_config_qk_scale(c));
+    cJSON_AddNumberToObject(o, "value_embeds", c->value_embeds);
+    cJSON_AddNumberToObject(o, "smear", c->smear);
+    cJSON_AddNumberToObject(o, "bigram", c->bigram);
     cJSON_AddStringToObject(o, "window_pattern", pattern_of(c));
     cJSON_AddNumberToObject(o, "window", c->window);
     char *s = cJSON_PrintUnformatted(o);
@@ -192,6 +212,9 @@ const char *model_config_diff(const ModelConfig *a, const ModelConfig *b) {
     if (a->lambdas != b->lambdas) return "lambdas";
     if (a->backout != b->backout) return "backout";
     if (model_config_qk_scale(a) != model_config_qk_scale(b)) return "qk_scale";
+    if (a->value_embeds != b->value_embeds) return "value_embeds";
+    if (a->smear != b->smear) return "smear";
+    if (a->bigram != b->bigram) return "bigram";
     if (strcmp(pattern_of(a), pattern_of(b))) return "window_pattern";
     if (strchr(a->window_pattern, 'S') && a->window != b->window) return "window";
     return NULL;

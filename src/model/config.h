@@ -24,7 +24,29 @@ typedef struct {
     int backout;      // before the final norm, x -= backout_lambda · (the residual after block depth/2)
     float qk_scale;   // q and k multiplied by this after the QK-norm (nanochat: 1.2; 1 = off; 0, as
                       // in a config built field by field, reads as 1: model_config_qk_scale)
+    int value_embeds; // ResFormer's value embeddings on the layers model_config_has_ve picks: v += gate·
+                      // value_embeds[l][token], gate (per kv head) = 3·sigmoid(ve_gate · norm(x)[:12])
+    int smear;        // x0[t] = e[t] + smear_lambda·sigmoid(smear_gate · e[t][:24])·e[t-1], e = norm(embedding)
+    int bigram;       // rows of the bigram hash embedding added to wte[token] (0 = off; model_bigram_row)
 } ModelConfig;
+
+// Channels of norm(x) the value-embedding gate reads, and of the normed embedding smear's gate reads.
+enum { MODEL_VE_GATE_CHANNELS = 12, MODEL_SMEAR_CHANNELS = 24 };
+
+// nanochat's value-embedding layers: alternating, ending with the last (l % 2 == (L-1) % 2).
+static inline int model_config_has_ve(const ModelConfig *cfg, int l) {
+    return cfg->value_embeds && l % 2 == (cfg->depth - 1) % 2;
+}
+
+// The bigram table's row for token `cur` after token `prev` (prev < 0: none, the first position of
+// a sequence): a 64-bit mix of the pair, mod rows. Python's form is in tests/model/torch_ref.py.
+static inline int model_bigram_row(int prev, int cur, int vocab_size, int rows) {
+    unsigned long long k = (unsigned long long)(prev < 0 ? vocab_size : prev) * 65537ULL + (unsigned)cur;
+    k ^= k >> 31;
+    k *= 0x9E3779B97F4A7C15ULL;
+    k ^= k >> 29;
+    return (int)(k % (unsigned long long)rows);
+}
 
 // nanochat's short window for context T: a quarter of it, rounded up to a multiple of 128.
 int model_config_default_window(int seq_len);

@@ -8,6 +8,7 @@
 
 #include "kernels/head/head.h"
 #include "kernels/kernels.h"
+#include "model/recipe.h"
 #include "profile/profile.h"
 #include "util/error.h"
 #include "util/mem.h"
@@ -41,6 +42,18 @@ static void add_tensors(ParamTable *t, const ModelConfig *c) {
         param_table_add(t, "x0_lambdas", 1, c->depth, PARAM_X0_LAMBDAS)->vector = 1;
     }
     if (c->backout) param_table_add(t, "backout_lambda", 1, 1, PARAM_GATE_SCALARS)->vector = 1;
+    for (int l = 0; l < c->depth; l++) {
+        if (!model_config_has_ve(c, l)) continue;
+        snprintf(name, sizeof name, "value_embeds.%d.weight", l);
+        param_table_add(t, name, c->vocab_size, kvd, PARAM_VALUE_EMBED);
+        snprintf(name, sizeof name, "transformer.h.%d.attn.ve_gate.weight", l);
+        param_table_add(t, name, c->n_kv_head, MODEL_VE_GATE_CHANNELS, PARAM_MATRIX);
+    }
+    if (c->smear) {
+        param_table_add(t, "smear_gate.weight", 1, MODEL_SMEAR_CHANNELS, PARAM_GATE_SCALARS);
+        param_table_add(t, "smear_lambda", 1, 1, PARAM_GATE_SCALARS)->vector = 1;
+    }
+    if (c->bigram) param_table_add(t, "bigram_embed.weight", c->bigram, C, PARAM_BIGRAM);
 }
 
 // The view of tensor `name` in base, or NULL where the config has no such tensor.
@@ -53,8 +66,9 @@ static void point_views(float *base, const ParamTable *t, int L, float **wte, fl
     *wte = base + t->t[0].offset;
     for (int l = 0; l < L; l++) {
         const ParamTensor *p = &t->t[1 + 6 * l];
-        w[l] = (LayerWeights){base + p[0].offset, base + p[1].offset, base + p[2].offset,
-                              base + p[3].offset, base + p[4].offset, base + p[5].offset};
+        w[l] = (LayerWeights){.c_q = base + p[0].offset, .c_k = base + p[1].offset, .c_v = base + p[2].offset,
+                              .attn_proj = base + p[3].offset, .c_fc = base + p[4].offset,
+                              .mlp_proj = base + p[5].offset};  // ve, ve_gate: model_build
     }
     *lm_head = base + t->t[1 + 6 * L].offset;
 }
@@ -84,12 +98,24 @@ int model_build(Model *m, const ModelConfig *cfg) {
     m->dw = xcalloc((size_t)cfg->depth, sizeof *m->dw);
     point_views(m->param, &m->params, cfg->depth, &m->wte, &m->lm_head, m->w);
     point_views(m->grad, &m->params, cfg->depth, &m->dwte, &m->dlm_head, m->dw);
-    m->resid_lambdas = view_of(m->param, &m->params, "resid_lambdas");
-    m->dresid_lambdas = view_of(m->grad, &m->params, "resid_lambdas");
-    m->x0_lambdas = view_of(m->param, &m->params, "x0_lambdas");
-    m->dx0_lambdas = view_of(m->grad, &m->params, "x0_lambdas");
-    m->backout_lambda = view_of(m->param, &m->params, "backout_lambda");
-    m->dbackout_lambda = view_of(m->grad, &m->params, "backout_lambda");
+#define VIEW(field, name) \
+    m->field = view_of(m->param, &m->params, name), m->d##field = view_of(m->grad, &m->params, name)
+    VIEW(resid_lambdas, "resid_lambdas");
+    VIEW(x0_lambdas, "x0_lambdas");
+    VIEW(backout_lambda, "backout_lambda");
+    VIEW(smear_gate, "smear_gate.weight");
+    VIEW(smear_lambda, "smear_lambda");
+    VIEW(bigram, "bigram_embed.weight");
+#undef VIEW
+    for (int l = 0; l < cfg->depth; l++) {
+        char ve[64], gate[64];
+        snprintf(ve, sizeof ve, "value_embeds.%d.weight", l);
+        snprintf(gate, sizeof gate, "transformer.h.%d.attn.ve_gate.weight", l);
+        m->w[l].ve = view_of(m->param, &m->params, ve);
+        m->dw[l].ve = view_of(m->grad, &m->params, ve);
+        m->w[l].ve_gate = view_of(m->param, &m->params, gate);
+        m->dw[l].ve_gate = view_of(m->grad, &m->params, gate);
+    }
     build_rope(m);
     return 0;
 }
@@ -126,12 +152,15 @@ void model_init_weights(Model *m, uint64_t seed) {
             double v;
             if (p->kind == PARAM_RESID_LAMBDAS) v = 1.15 - 0.10 * (double)k / Lm1;  // 1.15 -> 1.05 over depth
             else if (p->kind == PARAM_X0_LAMBDAS) v = 0.20 - 0.15 * (double)k / Lm1;  // 0.20 -> 0.05
-            else if (p->kind == PARAM_GATE_SCALARS) v = 0.2;                          // backout_lambda
+            else if (!strcmp(name, "backout_lambda")) v = 0.2;
+            else if (!strcmp(name, "smear_lambda")) v = 0.0;     // smear starts off and learns its way in
+            else if (!strcmp(name, "smear_gate.weight") || strstr(name, "ve_gate")) v = 0.02 * rng_uniform(&r);
+            else if (p->kind == PARAM_BIGRAM) v = 0.0;         // starts as no change to the embedding
             else if (p->kind == PARAM_WTE) v = 0.8 * rng_normal(&r);
             else if (p->kind == PARAM_LM_HEAD) v = 0.001 * rng_normal(&r);
             else if (is_proj) v = 0.0;
             else if (strstr(name, "c_fc")) v = 0.4 * s * (2.0 * rng_uniform(&r) - 1.0);
-            else v = s * (2.0 * rng_uniform(&r) - 1.0);  // c_q, c_k, c_v
+            else v = s * (2.0 * rng_uniform(&r) - 1.0);  // c_q, c_k, c_v and the value embeddings
             w[k] = (float)v;
         }
     }
@@ -186,8 +215,14 @@ static void build_forward_buffers(RunState *s, const ModelConfig *c, int B, int 
         a->rstd2 = xaligned_alloc(N * sizeof(float));
         a->fc = xaligned_alloc(N * F * sizeof(float));
         if (c->lambdas && (l > 0 || forward_only)) a->xr = xaligned_alloc(N * C * sizeof(float));
+        if (c->value_embeds) a->ve_sig = xaligned_alloc(N * c->n_kv_head * sizeof(float));
     }
     if (c->lambdas) s->x0 = xaligned_alloc(N * C * sizeof(float));
+    if (c->bigram) s->bigram_rows = xmalloc(N * sizeof *s->bigram_rows);
+    if (c->smear) {
+        s->xe = xaligned_alloc(N * C * sizeof(float));
+        s->smear_sig = xaligned_alloc(N * sizeof(float));
+    }
     if (c->backout) {
         s->x_half = xaligned_alloc(N * C * sizeof(float));
         s->x_back = xaligned_alloc(N * C * sizeof(float));
@@ -214,6 +249,10 @@ size_t runstate_bytes(const ModelConfig *c, int B, int T, int forward_only) {
     size_t floats = L * layer + 3 * N * C + 3 * N;
     if (c->lambdas) floats += L * N * C + N * C;    // xr, x0
     if (c->backout) floats += 2 * N * C;            // x_half, x_back
+    if (c->value_embeds) floats += L * N * Hkv;     // ve_sig
+    if (c->bigram) floats += N;                     // bigram_rows (int32)
+    if (c->smear) floats += N * C + N;              // xe, smear_sig
+    if (!forward_only && c->value_embeds) floats += N * Hkv;  // dve_z
     if (!forward_only) floats += 2 * N * C + 2 * N * qd + 2 * N * kvd + N * F + 2 * N;
     if (!forward_only && c->lambdas) floats += N * C;   // dx0
     if (!forward_only && c->backout) floats += N * C;   // dx_back
@@ -235,6 +274,7 @@ void runstate_build(RunState *s, const ModelConfig *c, int B, int T) {
     s->dfc = xaligned_alloc(N * F * sizeof(float));
     if (c->lambdas) s->dx0 = xaligned_alloc(N * C * sizeof(float));
     if (c->backout) s->dx_back = xaligned_alloc(N * C * sizeof(float));
+    if (c->value_embeds) s->dve_z = xaligned_alloc(N * c->n_kv_head * sizeof(float));
     s->row_sums = xmalloc(N * sizeof(double));
 }
 
@@ -247,8 +287,9 @@ void runstate_free(RunState *s) {
     free(s->layer);
     float *bufs[] = {s->emb, s->rstd0, s->x_final, s->xn_final, s->rstd_final, s->logits, s->head,
                      s->losses, s->dx, s->dxn, s->dq, s->dk, s->dv, s->datt, s->dfc,
-                     s->x0, s->x_half, s->x_back, s->dx0, s->dx_back};
+                     s->x0, s->x_half, s->x_back, s->dx0, s->dx_back, s->xe, s->smear_sig, s->dve_z};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+    free(s->bigram_rows);
     free(s->row_sums);
     memset(s, 0, sizeof *s);
 }
@@ -323,8 +364,8 @@ static void scale_floats(float *x, size_t n, float s) {
 
 // One attention block. `prefix` (NULL in training) holds the cached keys and values of P
 // earlier positions of layer l: the queries sit at positions P..P+T-1 and also attend to them.
-static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w, int B, int T, const KVPrefix *prefix,
-                            int l) {
+static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w, const int32_t *inputs, int B, int T,
+                            const KVPrefix *prefix, int l) {
     const Kernels *K = kernels_for(m->precision);
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, H = c->n_head, Hkv = c->n_kv_head, D = c->head_dim;
@@ -334,6 +375,7 @@ static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w,
     linear(K, a->q_rot, a->xn1, w->c_q, N, H * D, C, 0);
     linear(K, a->k_rot, a->xn1, w->c_k, N, Hkv * D, C, 0);
     linear(K, a->v, a->xn1, w->c_v, N, Hkv * D, C, 0);
+    if (w->ve) recipe_ve_fwd(m, a, w, inputs, N);
     if (c->qk_norm) {  // rotate q_rot, k_rot in place, then q, k = their per-head RMSNorm
         K->rope_rmsnorm_fwd(a->q, a->rstd_q, a->q_rot, cos, sin, B, T, H, D);
         K->rope_rmsnorm_fwd(a->k, a->rstd_k, a->k_rot, cos, sin, B, T, Hkv, D);
@@ -384,14 +426,17 @@ static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, KVPref
                 B, T, P, s->B, s->T, c->seq_len);
         abort();
     }
-    K->embedding_fwd(s->emb, inputs, m->wte, N, C);
-    K->rmsnorm_fwd(c->lambdas ? s->x0 : s->layer[0].x, s->rstd0, s->emb, N, C);
+    recipe_input_fwd(m, s, prefix, inputs, B, T, c->lambdas ? s->x0 : s->layer[0].x);
+    if (store) {  // what the position after the prefix needs of its last: its token, its pre-smear embedding
+        store->last_token = inputs[N - 1];
+        if (c->smear) memcpy(store->last_xe, s->xe + (size_t)(N - 1) * C, (size_t)C * sizeof *store->last_xe);
+    }
     for (int l = 0; l < L; l++) {
         if (c->lambdas)  // x = resid_lambdas[l]·(the last block's output) + x0_lambdas[l]·x0
             model_residual_mix(s->layer[l].x, l ? s->layer[l].xr : s->x0, s->x0, m->resid_lambdas[l],
                                m->x0_lambdas[l], (size_t)N * C);
         prof_begin("attention", "layer", l);
-        attention_block(m, &s->layer[l], &m->w[l], B, T, prefix, l);
+        attention_block(m, &s->layer[l], &m->w[l], inputs, B, T, prefix, l);
         if (store) {
             size_t kvd = (size_t)c->n_kv_head * c->head_dim, off = (size_t)l * store->cap * kvd;
             memcpy(store->k + off, s->layer[l].k, (size_t)N * kvd * sizeof *store->k);
@@ -517,7 +562,7 @@ static void mlp_block_bwd(const Model *m, RunState *s, LayerActs *a, const Layer
 }
 
 static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const LayerWeights *w, LayerWeights *dw,
-                                int B, int T, int l) {
+                                const int32_t *inputs, int B, int T, int l) {
     const Kernels *K = kernels_for(m->precision);
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, H = c->n_head, Hkv = c->n_kv_head, D = c->head_dim;
@@ -545,38 +590,8 @@ static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const
     K->matmul_nn(s->dxn, s->dk, w->c_k, N, C, Hkv * D, 1);
     K->matmul_tn(dw->c_v, s->dv, a->xn1, Hkv * D, C, N, 1);
     K->matmul_nn(s->dxn, s->dv, w->c_v, N, C, Hkv * D, 1);
+    if (w->ve) recipe_ve_bwd(m, s, a, w, dw, inputs, N);
     K->rmsnorm_bwd(s->dx, s->dxn, a->x, a->rstd1, N, C, 1);      // + residual: d x
-}
-
-// Σ a·b over (N, C) in double: each row's sum by one thread into row_sums, then the rows in
-// order, so the value does not depend on the thread count.
-static double dot_rows(const float *a, const float *b, int N, int C, double *row_sums) {
-#pragma omp parallel for schedule(static)
-    for (int n = 0; n < N; n++) {
-        const float *x = a + (size_t)n * C, *y = b + (size_t)n * C;
-        double acc = 0;
-        for (int j = 0; j < C; j++) acc += (double)x[j] * y[j];
-        row_sums[n] = acc;
-    }
-    double total = 0;
-    for (int n = 0; n < N; n++) total += row_sums[n];
-    return total;
-}
-
-// Back through block l's x = r·xr + a·x0 (s->dx: d x): d r += Σ dx·xr, d a += Σ dx·x0,
-// d x0 += a·dx, and s->dx becomes d xr = r·dx (block 0's xr is x0 itself: all of it joins d x0).
-static void residual_mix_bwd(Model *m, RunState *s, int l, int N, int C) {
-    const float *xr = l ? s->layer[l].xr : s->x0;
-    float r = m->resid_lambdas[l], a = m->x0_lambdas[l];
-    size_t NC = (size_t)N * C;
-    m->dresid_lambdas[l] += (float)dot_rows(s->dx, xr, N, C, s->row_sums);
-    m->dx0_lambdas[l] += (float)dot_rows(s->dx, s->x0, N, C, s->row_sums);
-#pragma omp parallel for simd schedule(static) if (NC > 65536)
-    for (size_t i = 0; i < NC; i++) {
-        float g = s->dx[i];
-        s->dx0[i] += a * g + (l == 0 ? r * g : 0.0f);
-        s->dx[i] = r * g;
-    }
 }
 
 void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, float grad_scale) {
@@ -596,7 +611,7 @@ void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
     size_t NC = (size_t)N * C;
     K->rmsnorm_bwd(s->dx, s->dxn, c->backout ? s->x_back : s->x_final, s->rstd_final, N, C, 0);
     if (c->backout) {  // d backout_lambda = -Σ d x_back · x_half; d x_half joins at its block below
-        m->dbackout_lambda[0] -= (float)dot_rows(s->dx, s->x_half, N, C, s->row_sums);
+        m->dbackout_lambda[0] -= (float)recipe_dot_rows(s->dx, s->x_half, N, C, s->row_sums);
         memcpy(s->dx_back, s->dx, NC * sizeof *s->dx);
     }
     if (c->lambdas) memset(s->dx0, 0, NC * sizeof *s->dx0);
@@ -610,12 +625,11 @@ void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
         mlp_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], N);
         prof_end(0, 0);
         prof_begin("attention_bwd", "layer", l);
-        attention_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], B, T, l);
+        attention_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], inputs, B, T, l);
         prof_end(0, 0);
-        if (c->lambdas) residual_mix_bwd(m, s, l, N, C);  // s->dx: d(the residual before the mix)
+        if (c->lambdas) recipe_residual_mix_bwd(m, s, l, N, C);  // s->dx: d(the residual before the mix)
     }
-    K->rmsnorm_bwd(s->dxn, c->lambdas ? s->dx0 : s->dx, s->emb, s->rstd0, N, C, 0);
-    K->embedding_bwd(m->dwte, s->dxn, inputs, N, C);
+    recipe_input_bwd(m, s, inputs, c->lambdas ? s->dx0 : s->dx);
     prof_end(0, 0);
 }
 
@@ -626,6 +640,7 @@ void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
 void kvprefix_free(KVPrefix *p) {
     free(p->k);
     free(p->v);
+    free(p->last_xe);
     memset(p, 0, sizeof *p);
 }
 
@@ -639,6 +654,7 @@ void model_prefill(Model *m, RunState *s, KVPrefix *p, const int32_t *tokens, in
         p->k = xaligned_alloc((size_t)L * p->cap * kvd * sizeof *p->k);
         p->v = xaligned_alloc((size_t)L * p->cap * kvd * sizeof *p->v);
     }
+    if (c->smear && !p->last_xe) p->last_xe = xaligned_alloc((size_t)c->n_embd * sizeof *p->last_xe);
     p->P = 0;
     if (P == 0) return;
     prof_begin("prefill", "phase", -1);

@@ -1,6 +1,8 @@
 // model/model.h — the GPT (nanochat's baseline): weights in one flat buffer, forward and backward.
 //
 //   wte (V,C) -> RMSNorm -> L x [ x += Attn(norm(x)); x += MLP(norm(x)) ] -> RMSNorm -> lm_head
+//   (nanochat's recipe, each off by default: ModelConfig's lambdas, backout, qk_scale, value_embeds,
+//   smear, and the speedrun's bigram hash embedding)
 //   Attn: q,k,v projections, RoPE on q,k, QK-norm, causal softmax (scale 1/sqrt(D)), c_proj.
 //   MLP: c_proj(relu(c_fc(x))²), the ReLU² inside c_proj's product. Logits softcapped in fp32,
 //   then cross-entropy.
@@ -8,6 +10,7 @@
 // Every op goes through kernels_for(m->precision) (kernels/kernels.h), one call per layer op, in the order
 // below; backward mirrors it in reverse. Activations for one micro-batch live in RunState.
 #pragma once
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +25,8 @@ typedef struct {
     float *attn_proj; // (C, H*D)
     float *c_fc;      // (F, C), F = mlp_ratio*C
     float *mlp_proj;  // (C, F)
+    float *ve;        // (V, Hkv*D) value_embeds.<l>.weight; NULL where model_config_has_ve is 0
+    float *ve_gate;   // (Hkv, MODEL_VE_GATE_CHANNELS) its gate; NULL likewise
 } LayerWeights;
 
 typedef struct {
@@ -37,6 +42,9 @@ typedef struct {
     float *resid_lambdas, *dresid_lambdas;    // (L) cfg.lambdas
     float *x0_lambdas, *dx0_lambdas;          // (L) cfg.lambdas
     float *backout_lambda, *dbackout_lambda;  // (1) cfg.backout
+    float *smear_gate, *dsmear_gate;          // (MODEL_SMEAR_CHANNELS) cfg.smear
+    float *smear_lambda, *dsmear_lambda;      // (1) cfg.smear
+    float *bigram, *dbigram;                  // (cfg.bigram, C) cfg.bigram
     float *rope_cos;       // (T, D/2) cos(t * base^(-2j/D))
     float *rope_sin;       // (T, D/2)
     KernelPrecision precision;  // of every product it runs (kernels_for): KP_FP32 from model_build;
@@ -63,6 +71,7 @@ typedef struct {
     float *fc;        // (N, F) c_fc output (relu(fc)² is never stored: relu2_linear_fwd/bwd form it)
     float *xr;        // (N, C) cfg.lambdas: the residual before the mix into x (layer 0: RunState.x0,
                       // so NULL there, except in a forward-only state whose layers all share it)
+    float *ve_sig;    // (N, Hkv) value-embedding layers: sigmoid of the gate's logits (gate = 3·it)
 } LayerActs;
 
 typedef struct {
@@ -74,8 +83,11 @@ typedef struct {
     int head_done;     // model_forward_train already did the head's backward (dxn, dlm_head),
     float head_scale;  // for this grad_scale
     int head_rows;     // positions per lm_head chunk (runstate_head_rows; tests may lower it)
-    float *emb;        // (N, C) wte[inputs], before the first norm
+    float *emb;        // (N, C) wte[inputs] (+ bigram[bigram_rows]), before the first norm
     float *rstd0;      // (N)
+    int32_t *bigram_rows; // (N) cfg.bigram: each position's row of the bigram table
+    float *xe;         // (N, C) cfg.smear: norm(emb), before the smear
+    float *smear_sig;  // (N) cfg.smear: sigmoid(smear_gate · xe[n][:24]) (0 where no previous token)
     float *x0;         // (N, C) cfg.lambdas: norm(emb), mixed into every block's input
     float *x_half;     // (N, C) cfg.backout: the residual after block backout_layer
     float *x_back;     // (N, C) cfg.backout: x_final - backout_lambda · x_half, the final norm's input
@@ -93,6 +105,7 @@ typedef struct {
     float *dfc;        // (N, F)
     float *dx0;        // (N, C) cfg.lambdas: d x0, summed over the blocks
     float *dx_back;    // (N, C) cfg.backout: d x_back, kept until block backout_layer's turn
+    float *dve_z;      // (N, Hkv) cfg.value_embeds: d(the gate's logits) of the layer in hand
     double *row_sums;  // (N) per-row partial sums of the scalars' gradients (a fixed order)
 } RunState;
 
@@ -101,6 +114,30 @@ typedef struct {
 static inline void model_residual_mix(float *x, const float *xr, const float *x0, float r, float a, size_t n) {
 #pragma omp parallel for simd schedule(static) if (n > 65536)
     for (size_t i = 0; i < n; i++) x[i] = r * xr[i] + a * x0[i];
+}
+
+// Smear at one position: x0 = xe + lambda·sig·xe_prev over C floats, sig = sigmoid(gate ·
+// xe[:MODEL_SMEAR_CHANNELS]) returned (the trainer's forward and the sampler's: the same bits).
+static inline float model_smear_row(float *x0, const float *xe, const float *xe_prev, const float *gate,
+                                    float lambda, int C) {
+    float z = 0;
+    for (int j = 0; j < MODEL_SMEAR_CHANNELS; j++) z += gate[j] * xe[j];
+    float sig = 1.0f / (1.0f + expf(-z)), g = lambda * sig;
+    for (int c = 0; c < C; c++) x0[c] = xe[c] + g * xe_prev[c];
+    return sig;
+}
+
+// Value embedding at one position: per kv head h, sig[h] = sigmoid(gate[h] · xn[:12]) and
+// v[h] += 3·sig[h]·ve_row[h] (v, ve_row: (Hkv, D); gate: (Hkv, 12)).
+static inline void model_ve_row(float *v, float *sig, const float *xn, const float *gate, const float *ve_row,
+                                int Hkv, int D) {
+    for (int h = 0; h < Hkv; h++) {
+        float z = 0;
+        for (int j = 0; j < MODEL_VE_GATE_CHANNELS; j++) z += gate[h * MODEL_VE_GATE_CHANNELS + j] * xn[j];
+        float s = 1.0f / (1.0f + expf(-z)), g = 3.0f * s;
+        sig[h] = s;
+        for (int d = 0; d < D; d++) v[h * D + d] += g * ve_row[h * D + d];
+    }
 }
 
 int model_build(Model *m, const ModelConfig *cfg);  // allocates (zeroed); -1 + err on a bad config
@@ -172,6 +209,8 @@ void model_extend_context(Model *m, int T);
 typedef struct {
     int P, cap;    // positions held / room (grown by model_prefill, never shrunk)
     float *k, *v;  // (L, cap, Hkv*D) each layer's keys (after RoPE and QK-norm) and values
+    int32_t last_token; // the prefix's last token: the bigram row of the position after it
+    float *last_xe;     // (C) cfg.smear: its norm(embedding), which smear adds to the next position
 } KVPrefix;        // zero-initialise; free with kvprefix_free
 
 void kvprefix_free(KVPrefix *p);

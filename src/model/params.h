@@ -9,11 +9,13 @@
 typedef enum {
     PARAM_WTE,      // token embedding (V, C): AdamW, embedding group
     PARAM_LM_HEAD,  // unembedding (V, C): AdamW, lm_head group
-    PARAM_MATRIX,   // a 2-D matrix inside a block: Muon
+    PARAM_MATRIX,   // a 2-D matrix inside a block (ve_gate included, as nanochat): Muon
     // nanochat's scalars, each its own AdamW group:
     PARAM_RESID_LAMBDAS,  // resid_lambdas (L)
     PARAM_X0_LAMBDAS,     // x0_lambdas (L)
-    PARAM_GATE_SCALARS,   // backout_lambda (1) (and smear's, in nanochat's group)
+    PARAM_GATE_SCALARS,   // backout_lambda (1), smear_gate.weight (1, 24), smear_lambda (1)
+    PARAM_VALUE_EMBED,    // value_embeds.<l>.weight (V, Hkv*D): AdamW at half the embedding lr
+    PARAM_BIGRAM,         // bigram_embed.weight (rows, C): AdamW, the embedding group's settings
 } ParamKind;
 
 typedef struct {

@@ -199,7 +199,8 @@ Optimizer *optim_new_shard(const OptimConfig *cfg, const ParamTable *params, int
         if (p->rows <= 0 || p->cols <= 0)
             return err_set("optimizer: tensor %s has shape (%d, %d)", p->name, p->rows, p->cols), NULL;
         if (p->kind != PARAM_WTE && p->kind != PARAM_LM_HEAD && p->kind != PARAM_MATRIX &&
-            p->kind != PARAM_RESID_LAMBDAS && p->kind != PARAM_X0_LAMBDAS && p->kind != PARAM_GATE_SCALARS)
+            p->kind != PARAM_RESID_LAMBDAS && p->kind != PARAM_X0_LAMBDAS && p->kind != PARAM_GATE_SCALARS &&
+            p->kind != PARAM_VALUE_EMBED && p->kind != PARAM_BIGRAM)
             return err_set("optimizer: tensor %s has unknown kind %d", p->name, (int)p->kind), NULL;
     }
 
@@ -213,6 +214,7 @@ Optimizer *optim_new_shard(const OptimConfig *cfg, const ParamTable *params, int
     const double batch_scale = sqrt((double)batch_tokens / (double)cfg->ref_batch_tokens);
     const double dmodel_scale = pow((double)n_embd / cfg->ref_width, -0.5);
     o->lr_wte = (float)(cfg->wte_lr * dmodel_scale * batch_scale);
+    o->lr_ve = 0.5f * o->lr_wte;
     o->lr_lm_head = (float)(cfg->lm_head_lr * dmodel_scale * batch_scale);
     o->lr_muon = (float)(cfg->muon_lr * batch_scale);
     o->lr_resid = (float)(0.01 * cfg->scalar_lr * batch_scale);
@@ -232,12 +234,14 @@ Optimizer *optim_new_shard(const OptimConfig *cfg, const ParamTable *params, int
         s->s1 = -1;
         switch (p->kind) {
         case PARAM_WTE:
+        case PARAM_BIGRAM:
+        case PARAM_VALUE_EMBED:
         case PARAM_LM_HEAD: {
-            int wte = p->kind == PARAM_WTE;
-            s->lr = wte ? &o->lr_wte : &o->lr_lm_head;
+            int wte = p->kind != PARAM_LM_HEAD;  // the bigram table and the value embeddings: wte's betas
+            s->lr = p->kind == PARAM_VALUE_EMBED ? &o->lr_ve : wte ? &o->lr_wte : &o->lr_lm_head;
             s->beta1 = wte ? cfg->wte_beta1 : cfg->lm_head_beta1;
             s->beta2 = wte ? cfg->wte_beta2 : cfg->lm_head_beta2;
-            s->wd = wte ? cfg->wte_wd : cfg->lm_head_wd;
+            s->wd = p->kind == PARAM_VALUE_EMBED ? 0.01f : wte ? cfg->wte_wd : cfg->lm_head_wd;
             s->s0 = add_state(o, p->name, "exp_avg", p->rows, p->cols);
             s->s1 = add_state(o, p->name, "exp_avg_sq", p->rows, p->cols);
             break;

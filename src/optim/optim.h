@@ -8,7 +8,7 @@
 //
 // Per step, for every tensor (lr = effective base lr × the schedule's lr multiplier):
 //
-// AdamW (PARAM_WTE, PARAM_LM_HEAD), t = step number from 1:
+// AdamW (PARAM_WTE, PARAM_LM_HEAD, the value embeddings, the bigram table, the scalars), t = step from 1:
 //   p *= 1 - lr·wd                                   decoupled decay, applied first
 //   m  = b1·m + (1-b1)·g ;  v = b2·v + (1-b2)·g²
 //   p -= (lr / (1 - b1^t)) · m / (sqrt(v / (1 - b2^t)) + eps)
@@ -123,6 +123,7 @@ typedef struct {
     size_t *state_bounds;    // (world+1) each rank's slice of the full state layout
     long long step;          // optim_step calls so far (AdamW's t of the last step); save it too
     float lr_wte;            // effective base lrs: 0.3 · (C/768)^-0.5 · sqrt(B/2^19), ...
+    float lr_ve;             // the value embeddings': lr_wte / 2 (betas wte's, wd 0.01)
     float lr_lm_head;
     float lr_muon;
     float lr_resid, lr_x0, lr_gate;  // the scalars' (optim.h's OptimConfig: scalar_lr, gate_lr)

@@ -83,8 +83,9 @@ static void test_decode_matches_forward_gqa(void **state) {
 
 static void test_decode_matches_forward_recipe(void **state) {
     (void)state;
-    ModelConfig c = tiny_config(2, 1, 15.0f);  // nanochat's residual-stream recipe, backout mid-depth
-    c.depth = 3, c.lambdas = 1, c.backout = 1, c.qk_scale = 1.2f;
+    ModelConfig c = tiny_config(2, 1, 15.0f);  // nanochat's recipe, backout mid-depth, every feature on:
+    c.depth = 3, c.lambdas = 1, c.backout = 1, c.qk_scale = 1.2f;  // smear and the bigram rows read the
+    c.value_embeds = 1, c.smear = 1, c.bigram = 37;                // previous position from the cache
     check_against_forward(&c);
 }
 

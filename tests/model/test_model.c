@@ -229,14 +229,18 @@ static double model_obj(const float *x, void *vctx) {
 }
 
 // nanochat's residual-stream recipe on: resid/x0 lambdas, backout (depth 3, so the residual it
-// subtracts is a middle block's, not the last's, which the final norm would make invisible) and
-// the q/k scale.
+// subtracts is a middle block's, not the last's, which the final norm would make invisible), the
+// q/k scale, value embeddings (layers 0 and 2), smear, and a bigram table small enough (37 rows)
+// that pairs share rows.
 static ModelConfig recipe_config(int Hkv) {
     ModelConfig c = tiny_config(Hkv);
     c.depth = 3;
     c.lambdas = 1;
     c.backout = 1;
     c.qk_scale = 1.2f;
+    c.value_embeds = 1;
+    c.smear = 1;
+    c.bigram = 37;
     return c;
 }
 
@@ -286,9 +290,36 @@ static void test_model_grad_recipe(void **state) {
     assert_float_equal(m.x0_lambdas[0], 0.20f, 1e-6);
     assert_float_equal(m.x0_lambdas[2], 0.05f, 1e-6);
     assert_float_equal(m.backout_lambda[0], 0.2f, 1e-7);
+    // value embeddings on layers 0 and 2 (alternating, ending with the last), with their gates
+    assert_non_null(m.w[0].ve);
+    assert_null(m.w[1].ve);
+    assert_null(m.w[1].ve_gate);
+    const ParamTensor *ve = param_table_find(&m.params, "value_embeds.2.weight");
+    const ParamTensor *g = param_table_find(&m.params, "transformer.h.2.attn.ve_gate.weight");
+    assert_non_null(ve);
+    assert_non_null(g);
+    assert_int_equal(ve->rows, 50);
+    assert_int_equal(ve->cols, 16);  // Hkv·D
+    assert_int_equal(g->rows, 1);
+    assert_int_equal(g->cols, MODEL_VE_GATE_CHANNELS);
+    assert_int_equal(g->kind, PARAM_MATRIX);  // Muon, as nanochat's transformer.h parameters
+    const ParamTensor *sg = param_table_find(&m.params, "smear_gate.weight");
+    const ParamTensor *sl = param_table_find(&m.params, "smear_lambda");
+    const ParamTensor *bg = param_table_find(&m.params, "bigram_embed.weight");
+    assert_true(sg && sl && bg);
+    assert_true(!sg->vector && sl->vector);
+    assert_int_equal(bg->rows, 37);
+    assert_int_equal(m.smear_lambda[0], 0.0f);  // smear starts off, the bigram table at zero
+    for (size_t i = 0; i < bg->numel; i++) assert_true(m.bigram[i] == 0.0f);
+    for (int j = 0; j < MODEL_SMEAR_CHANNELS; j++) assert_true(m.smear_gate[j] >= 0.0f && m.smear_gate[j] < 0.02f);
+    for (int j = 0; j < MODEL_VE_GATE_CHANNELS; j++) assert_true(m.w[2].ve_gate[j] >= 0.0f && m.w[2].ve_gate[j] < 0.02f);
     ModelConfig plain = c;
-    plain.lambdas = plain.backout = 0;
-    assert_int_equal(model_config_num_params(&c) - model_config_num_params(&plain), 2 * 3 + 1);
+    plain.lambdas = plain.backout = plain.value_embeds = plain.smear = plain.bigram = 0;
+    assert_int_equal(model_config_num_params(&c) - model_config_num_params(&plain),
+                     2 * 3 + 1 + 2 * (50 * 16 + 12) + 24 + 1 + 37 * 32);
+    size_t numel = 0;  // the count agrees with the tensors built
+    for (int i = 0; i < m.params.n; i++) numel += m.params.t[i].numel;
+    assert_int_equal(model_config_num_params(&c), numel);
     model_free(&m);
     ModelConfig off = tiny_config(1);
     assert_int_equal(model_build(&m, &off), 0);

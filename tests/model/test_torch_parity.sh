@@ -3,8 +3,8 @@
 # (tests/model/torch_ref.py, float64): on real data, step 0's loss and every gradient, 10 steps
 # of Muon + AdamW (the loss trajectory), and the val_bpb of a checkpoint written by frontier's
 # own checkpoint writer on the first 100,000 validation target positions (|diff| <= 1e-4); then
-# the same with nanochat's residual-stream recipe on (resid/x0 lambdas, backout, q/k scale 1.2;
-# depth 3), its scalars in their own AdamW groups. Tolerances are documented in torch_ref.py.
+# the same with every recipe feature on (resid/x0 lambdas, backout, q/k scale 1.2, value embeddings
+# with their gates, smear, a 1021-row bigram table; depth 3), each in its own optimizer group. Tolerances are documented in torch_ref.py.
 # Takes about 2 minutes (Debian's torch is slow in fp64).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -59,17 +59,21 @@ static cJSON *step_json(const Model *m, const Optimizer *o, const OptimSchedule 
     cJSON_AddNumberToObject(j, "lm_head_beta2", o->cfg.lm_head_beta2);
     cJSON_AddNumberToObject(j, "lm_head_wd", o->cfg.lm_head_wd);
     cJSON_AddNumberToObject(j, "adam_eps", o->cfg.adam_eps);
-    // nanochat's scalar groups, where the model has them
-    static const char *const groups[][2] = {{"resid", "resid_lambdas"}, {"x0", "x0_lambdas"}, {"gate", "backout_lambda"}};
-    for (int g = 0; g < 3; g++) {
-        float lr, b1, b2, wd;
-        if (!param_table_find(&m->params, groups[g][1])) continue;
-        if (optim_adamw_hparams(o, groups[g][1], &lr, &b1, &b2, &wd) != 0) die();
+    // the other AdamW groups, where the model has them: one set of keys per group
+    for (int i = 0; i < m->params.n; i++) {
+        const ParamTensor *p = &m->params.t[i];
+        const char *group = p->kind == PARAM_RESID_LAMBDAS ? "resid" : p->kind == PARAM_X0_LAMBDAS ? "x0"
+                          : p->kind == PARAM_GATE_SCALARS ? "gate" : p->kind == PARAM_VALUE_EMBED ? "ve"
+                          : p->kind == PARAM_BIGRAM ? "bigram" : NULL;
         char key[32];
-        snprintf(key, sizeof key, "%s_lr", groups[g][0]), cJSON_AddNumberToObject(j, key, (double)(lr * s->lr_mult));
-        snprintf(key, sizeof key, "%s_beta1", groups[g][0]), cJSON_AddNumberToObject(j, key, b1);
-        snprintf(key, sizeof key, "%s_beta2", groups[g][0]), cJSON_AddNumberToObject(j, key, b2);
-        snprintf(key, sizeof key, "%s_wd", groups[g][0]), cJSON_AddNumberToObject(j, key, wd);
+        snprintf(key, sizeof key, "%s_lr", group ? group : "");
+        if (!group || cJSON_GetObjectItemCaseSensitive(j, key)) continue;
+        float lr, b1, b2, wd;
+        if (optim_adamw_hparams(o, p->name, &lr, &b1, &b2, &wd) != 0) die();
+        cJSON_AddNumberToObject(j, key, (double)(lr * s->lr_mult));
+        snprintf(key, sizeof key, "%s_beta1", group), cJSON_AddNumberToObject(j, key, b1);
+        snprintf(key, sizeof key, "%s_beta2", group), cJSON_AddNumberToObject(j, key, b2);
+        snprintf(key, sizeof key, "%s_wd", group), cJSON_AddNumberToObject(j, key, wd);
     }
     return j;
 }
@@ -198,6 +202,7 @@ int main(int argc, char **argv) {
                       .qk_norm = 1, .window_pattern = "S", .window = 16};
     if (argc == 4) {  // nanochat's residual-stream recipe; depth 3, so backout subtracts block 1's output
         mc.depth = 3, mc.lambdas = 1, mc.backout = 1, mc.qk_scale = 1.2f;
+        mc.value_embeds = 1, mc.smear = 1, mc.bigram = 1021;  // value embeddings on layers 0 and 2
         snprintf(mc.window_pattern, sizeof mc.window_pattern, "SL");
     }
     Model m;
@@ -210,10 +215,15 @@ int main(int argc, char **argv) {
         // of either sign (fp32 and fp64 then part ways at once).
         Rng r;
         rng_seed(&r, 99);
-        for (int i = 0; i < m.params.n; i++)
-            if (strstr(m.params.t[i].name, "c_proj"))
-                for (size_t k = 0; k < m.params.t[i].numel; k++)
-                    m.param[m.params.t[i].offset + k] = (float)(0.02 * (2.0 * rng_uniform(&r) - 1.0));
+        // Likewise smear_lambda and the bigram table, which start at zero: smear's gate would get no
+        // gradient, and the table would be checked only through its own.
+        for (int i = 0; i < m.params.n; i++) {
+            const ParamTensor *t = &m.params.t[i];
+            double a = strstr(t->name, "c_proj") ? 0.02 : !strcmp(t->name, "smear_lambda") ? 0.5
+                     : t->kind == PARAM_BIGRAM ? 0.1 : 0.0;
+            for (size_t k = 0; a > 0 && k < t->numel; k++)
+                m.param[t->offset + k] = (float)(a * (2.0 * rng_uniform(&r) - 1.0));
+        }
     }
     OptimConfig oc = optim_defaults();
     oc.ref_batch_tokens = DUMP_G * DUMP_B * DUMP_T;  // batch scale 1: the learning rates are big enough to matter

@@ -6,8 +6,13 @@ frontier baseline GPT and its Muon + AdamW optimizers, and compares them against
 the C program dumps.  All math runs in float64 by default so this side is the "truth"; pass
 ``--dtype float32`` to see what an fp32 implementation with PyTorch's summation order gives.
 
-Model (SPEC §1, exactly; no value embeddings or smear):
+Model (SPEC §1, exactly):
   x = norm(wte[idx]); for each block: x += attn(norm(x)); x += mlp(norm(x)); x = norm(x)
+  With `bigram` (R rows): wte[idx] + bigram_embed[row(prev, idx)] before the first norm, row() a
+  64-bit mix of (prev, token) mod R (prev = V at a row's first position). With `smear`: for t >= 1,
+  x[t] += smear_lambda*sigmoid(x[t, :24] . smear_gate)*x[t-1] (x: the normed embedding, pre-smear).
+  With `value_embeds`: on layers i % 2 == (depth-1) % 2, v += 3*sigmoid(norm(x)[:12] @ ve_gate^T)
+  (one gate per kv head) * value_embeds[i][idx].
   With the config's `lambdas` (nanochat's resid/x0 lambdas): x0 = norm(wte[idx]) and before block
   i, x = resid_lambdas[i]*x + x0_lambdas[i]*x0. With `backout`: h = x after block depth//2, and
   the final norm sees x - backout_lambda*h. `qk_scale` multiplies q and k after the QK-norm.
@@ -24,7 +29,7 @@ Optimizers (SPEC §2), with per-step lr/momentum/wd/betas taken from the dump (n
   X = G' / (||G'||_F*1.01 + 1e-6); 5 Polar Express iterations (wide/square: A = X X^T,
   B = bA + cA A, X = aX + BX; tall: A = X^T X, X = aX + XB);
   W <- W - lr_eff*X - lr_eff*wd*W (W on the right = pre-update W), lr_eff = lr*max(1, out/in)^0.5.
-  AdamW (wte, lm_head, and the scalars' groups resid/x0/gate): p *= 1 - lr*wd; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+  AdamW (wte, lm_head, and the groups resid/x0/gate/ve/bigram): p *= 1 - lr*wd; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
   p -= lr/(1-b1^t) * m / (sqrt(v/(1-b2^t)) + eps), t = 1, 2, ...
 
 Dump contract: see tests/model/README.md (config.json, model.safetensors, batches.safetensors,
@@ -77,6 +82,7 @@ import torch
 import torch.nn.functional as F
 
 RMS_EPS = 1.1920929e-7
+VE_GATE_CHANNELS, SMEAR_CHANNELS = 12, 24
 POLAR_EXPRESS = (
     (8.156554524902461, -22.48329292557795, 15.878769915207462),
     (4.042929935166739, -2.808917465908714, 0.5000178451051316),
@@ -183,6 +189,9 @@ class Cfg:
             self.lambdas = bool(d.get("lambdas", 0))
             self.backout = bool(d.get("backout", 0))
             self.qk_scale = float(d.get("qk_scale", 1.0)) or 1.0
+            self.value_embeds = bool(d.get("value_embeds", 0))
+            self.smear = bool(d.get("smear", 0))
+            self.bigram = int(d.get("bigram", 0))
         except (TypeError, ValueError) as e:
             raise DumpError(f"config.json: bad model value: {e}")
         self.hidden = int(round(self.mlp_ratio * self.n_embd))
@@ -219,7 +228,19 @@ class Cfg:
             s["x0_lambdas"] = (self.depth,)
         if self.backout:
             s["backout_lambda"] = (1,)
+        for i in range(self.depth):
+            if self.has_ve(i):
+                s[f"value_embeds.{i}.weight"] = (V, Hkv * D)
+                s[f"transformer.h.{i}.attn.ve_gate.weight"] = (Hkv, VE_GATE_CHANNELS)
+        if self.smear:
+            s["smear_gate.weight"] = (1, SMEAR_CHANNELS)
+            s["smear_lambda"] = (1,)
+        if self.bigram:
+            s["bigram_embed.weight"] = (self.bigram, C)
         return s
+
+    def has_ve(self, i):
+        return self.value_embeds and i % 2 == (self.depth - 1) % 2
 
 
 def is_muon(name):
@@ -284,12 +305,31 @@ def causal_attention_loop(q, k, v, window=0):
     return out
 
 
+def bigram_rows(idx, V, R):
+    """The bigram table's row of each position: k = prev*65537 + token in 64-bit arithmetic
+    (prev = V where a row starts), k ^= k >> 31, k *= 0x9E3779B97F4A7C15, k ^= k >> 29, k mod R."""
+    a = idx.numpy().astype(np.uint64)
+    prev = np.concatenate([np.full((a.shape[0], 1), V, dtype=np.uint64), a[:, :-1]], axis=1)
+    with np.errstate(over="ignore"):
+        k = prev * np.uint64(65537) + a
+        k ^= k >> np.uint64(31)
+        k *= np.uint64(0x9E3779B97F4A7C15)
+        k ^= k >> np.uint64(29)
+    return torch.from_numpy((k % np.uint64(R)).astype(np.int64))
+
+
 def forward_logits(P, cfg, idx, attn_fn=causal_attention):
     B, T = idx.shape
     H, Hkv, D = cfg.n_head, cfg.n_kv_head, cfg.head_dim
     wte = P["transformer.wte.weight"]
     cos, sin = rope_tables(T, D, cfg.rope_base, wte.dtype)
-    x = rms_norm(F.embedding(idx, wte))
+    e = F.embedding(idx, wte)
+    if cfg.bigram:
+        e = e + F.embedding(bigram_rows(idx, cfg.vocab_size, cfg.bigram), P["bigram_embed.weight"])
+    x = rms_norm(e)
+    if cfg.smear:  # each position takes in the previous one's (pre-smear) embedding
+        g = P["smear_lambda"][0] * torch.sigmoid(x[:, 1:, :SMEAR_CHANNELS] @ P["smear_gate.weight"].t())
+        x = torch.cat([x[:, :1], x[:, 1:] + g * x[:, :-1]], dim=1)
     x0, x_half = x, None
     for i in range(cfg.depth):
         p = f"transformer.h.{i}."
@@ -298,7 +338,11 @@ def forward_logits(P, cfg, idx, attn_fn=causal_attention):
         h = rms_norm(x)
         q = (h @ P[p + "attn.c_q.weight"].t()).view(B, T, H, D).transpose(1, 2)
         k = (h @ P[p + "attn.c_k.weight"].t()).view(B, T, Hkv, D).transpose(1, 2)
-        v = (h @ P[p + "attn.c_v.weight"].t()).view(B, T, Hkv, D).transpose(1, 2)
+        v = (h @ P[p + "attn.c_v.weight"].t()).view(B, T, Hkv, D)
+        if cfg.has_ve(i):
+            gate = 3 * torch.sigmoid(h[..., :VE_GATE_CHANNELS] @ P[p + "attn.ve_gate.weight"].t())  # (B, T, Hkv)
+            v = v + gate[..., None] * F.embedding(idx, P[f"value_embeds.{i}.weight"]).view(B, T, Hkv, D)
+        v = v.transpose(1, 2)
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         if cfg.qk_norm:
             q, k = rms_norm(q), rms_norm(k)
@@ -397,14 +441,21 @@ class Optimizer:
                 lr_eff = lr * max(1.0, W.shape[0] / W.shape[1]) ** 0.5
                 P[n] = W - lr_eff * X - lr_eff * wd * W
             else:
-                key = {"transformer.wte.weight": "wte", "lm_head.weight": "lm_head", "resid_lambdas": "resid",
-                       "x0_lambdas": "x0", "backout_lambda": "gate"}[n]
+                key = adamw_group(n)
                 lr, b1, b2, wd = (hp[key + "_lr"], hp[key + "_beta1"], hp[key + "_beta2"], hp[key + "_wd"])
                 W = W * (1 - lr * wd)
                 st["m"] = b1 * st["m"] + (1 - b1) * g
                 st["v"] = b2 * st["v"] + (1 - b2) * g * g
                 denom = torch.sqrt(st["v"] / (1 - b2 ** t)) + hp["adam_eps"]
                 P[n] = W - (lr / (1 - b1 ** t)) * st["m"] / denom
+
+
+def adamw_group(name):
+    if name.startswith("value_embeds."):
+        return "ve"
+    return {"transformer.wte.weight": "wte", "lm_head.weight": "lm_head", "resid_lambdas": "resid",
+            "x0_lambdas": "x0", "backout_lambda": "gate", "smear_gate.weight": "gate", "smear_lambda": "gate",
+            "bigram_embed.weight": "bigram"}[name]
 
 
 def train(P, cfg, inputs, targets, steps_hp, max_steps=None, first=None):
@@ -441,9 +492,8 @@ def load_dump(d):
     if not isinstance(steps, list):
         raise DumpError(f"{path}: 'steps' must be a list")
     for i, s in enumerate(steps):
-        keys = STEP_KEYS + tuple(f"{g}_{h}" for g, t in (("resid", "resid_lambdas"), ("x0", "x0_lambdas"),
-                                                            ("gate", "backout_lambda")) if t in cfg.shapes()
-                                 for h in ("lr", "beta1", "beta2", "wd"))
+        groups = sorted({adamw_group(n) for n in cfg.shapes() if not is_muon(n)} - {"wte", "lm_head"})
+        keys = STEP_KEYS + tuple(f"{g}_{h}" for g in groups for h in ("lr", "beta1", "beta2", "wd"))
         miss = [k for k in keys if k not in s] if isinstance(s, dict) else list(keys)
         if miss:
             raise DumpError(f"{path}: steps[{i}] lacks {miss}")

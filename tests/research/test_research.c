@@ -24,7 +24,8 @@ static const char BASE[] =
     "\"device-batch\":16,\"lr-batch-ref\":4096,\"matrix-lr\":0.02,\"embedding-lr\":0.3,\"unembedding-lr\":0.008,"
     "\"weight-decay\":0.2,\"momentum-start\":0.85,\"momentum-end\":0.95,\"warmup-steps\":10,\"warmdown\":0.5,"
     "\"final-lr-frac\":0.05,\"ortho\":\"polar-express\",\"normuon\":0,\"muon-eq\":0,\"cautious-wd\":0,\"seed\":42,"
-    "\"eval-tokens\":0,\"threads\":0,\"quiet\":false,\"precision\":\"fp32\",\"window-pattern\":\"L\",\"window\":0,\"qk-scale\":1,\"lambdas\":0,\"backout\":0}";
+    "\"eval-tokens\":0,\"threads\":0,\"quiet\":false,\"precision\":\"fp32\",\"window-pattern\":\"L\",\"window\":0,\"qk-scale\":1,\"lambdas\":0,\"backout\":0,"
+    "\"value-embeds\":0,\"smear\":0,\"bigram\":0,\"scalar-lr\":0.5}";
 
 static cJSON *base_config(void) {
     cJSON *b = cJSON_Parse(BASE);

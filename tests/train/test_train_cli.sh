@@ -67,7 +67,29 @@ vw=$($F eval --ckpt "$tmp/w1" --eval-tokens 3000 2>/dev/null | tail -1 | sed 's/
 sw=$(sed -n 's/.*"val_bpb":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$tmp/w1/summary.json")
 [ -n "$vw" ] && [ "$vw" = "$sw" ] && ok "eval of the windowed checkpoint: val_bpb $vw = summary" || bad "windowed eval $vw vs summary $sw"
 
-# 3b. steady-state training allocates nothing: the timed steps of the default preset take no page
+# 3b. every recipe feature on (lambdas, backout, q/k scale, value embeddings, smear, bigram table):
+# recorded in config.json, resumes bit-exactly, `eval` reproduces the summary's val_bpb, and
+# `sample` and CORE (scored through the prefix cache) run on the checkpoint
+RC=(--depth 3 --n-embd 64 --n-head 2 --head-dim 32 --seq-len 64 --device-batch 4 --batch-tokens 512
+    --eval-tokens 3000 --quiet --threads 1 --steps 8 --lambdas 1 --backout 1 --qk-scale 1.2 --value-embeds 1
+    --smear 1 --bigram 1021)
+$F train "${RC[@]}" --run-dir "$tmp/r1" > /dev/null 2>&1 || bad "train, recipe on"
+$F train "${RC[@]}" --stop-after 4 --run-dir "$tmp/r2" > /dev/null 2>&1 || bad "train, recipe on, --stop-after"
+$F train --resume "$tmp/r2" --stop-after 0 --threads 1 --quiet > /dev/null 2>&1 || bad "resume, recipe on"
+for k in '"value-embeds":[[:space:]]*1' '"smear":[[:space:]]*1' '"bigram":[[:space:]]*1021'; do
+  grep -q "$k" "$tmp/r1/config.json" || bad "config.json lacks $k"
+done
+cmp -s <(losses "$tmp/r1") <(losses "$tmp/r2") && ok "recipe on: 8 steps == 4 + resume + 4" || bad "recipe resume differs"
+same_tensors "$tmp/r1/model.safetensors" "$tmp/r2/model.safetensors" && ok "recipe on: resumed weights bit-identical" || bad "recipe on: resumed weights differ"
+vr=$($F eval --ckpt "$tmp/r1" --eval-tokens 3000 2>/dev/null | tail -1 | sed 's/.*"val_bpb":\([0-9.e+-]*\).*/\1/')
+sr=$(sed -n 's/.*"val_bpb":[[:space:]]*\([0-9.e+-]*\).*/\1/p' "$tmp/r1/summary.json")
+[ -n "$vr" ] && [ "$vr" = "$sr" ] && ok "eval of the recipe checkpoint: val_bpb $vr = summary" || bad "recipe eval $vr vs summary $sr"
+$F sample --ckpt "$tmp/r1" --prompt "The" -n 8 --seed 1 > "$tmp/r1.sample" 2>&1 && [ -s "$tmp/r1.sample" ] \
+  && ok "sample from the recipe checkpoint" || bad "sample, recipe on: $(tail -2 "$tmp/r1.sample")"
+$F eval --ckpt "$tmp/r1" --core --tasks hellaswag_zeroshot,copa --max-per-task 8 > "$tmp/r1.core" 2>&1 \
+  && grep -q '"core"' "$tmp/r1/core.json" && ok "CORE subset on the recipe checkpoint" || bad "CORE, recipe on: $(tail -2 "$tmp/r1.core")"
+
+# 3c. steady-state training allocates nothing: the timed steps of the default preset take no page
 # faults (summary.json's page_faults_per_step; each costs ~10 us on a VM). The fp32 attention
 # once allocated its packed K and V per call: ~2,000 faults a step (docs/profiling.md).
 for prec in fp32 auto; do
