@@ -6,8 +6,8 @@
 # difference from the first with its standard error, and writes the table into
 # docs/training.md between <!-- bench:recipe_ablation --> markers.
 #
-#   BUDGET=5m SEEDS=3 bash bench/recipe_ablation.sh    # default, all on, all on minus each
-#   ARMS='base=|lambdas=--lambdas 1|all=--lambdas 1 --backout 1 --qk-scale 1.2' bash bench/recipe_ablation.sh
+#   BUDGET=5m SEEDS=3 bash bench/recipe_ablation.sh    # plain block, the recipe, the recipe minus each
+#   BUDGET=30m SEEDS=2 ARMS='recipe=|no-lambdas=--lambdas 0' bash bench/recipe_ablation.sh
 #
 # Never run it beside another benchmark or test: the budget is wall-clock, so a busy CPU trains
 # fewer steps and the comparison is off.
@@ -17,12 +17,17 @@ source bench/lib.sh
 BUDGET=${BUDGET:-5m}
 SEEDS=${SEEDS:-3}
 PRESET=${PRESET:-cpu}
-ALL='--lambdas 1 --backout 1 --qk-scale 1.2 --value-embeds 1 --smear 1 --bigram 40960'
-# today's default, every feature on, and every feature on but one (backout left in: at the cpu
-# preset's depth 2 it is inert, docs/training.md)
-ARMS=${ARMS:-"default=|all-on=$ALL|no-lambdas=${ALL/--lambdas 1 /}|no-qk-scale=${ALL/--qk-scale 1.2 /}|no-value-embeds=${ALL/--value-embeds 1 /}|no-smear=${ALL/--smear 1 /}|no-bigram=${ALL/ --bigram 40960/}"}
+# The plain block (each feature off; the default before the recipe was measured), the recipe (the
+# default), and the recipe but one (backout left in: at the cpu preset's depth 2 it is inert,
+# docs/training.md)
+PLAIN='--lambdas 0 --backout 0 --qk-scale 1 --value-embeds 0 --smear 0 --bigram 0'
+ARMS=${ARMS:-"plain=$PLAIN|recipe=|no-lambdas=--lambdas 0|no-qk-scale=--qk-scale 1|no-value-embeds=--value-embeds 0|no-smear=--smear 0|no-bigram=--bigram 0"}
+# The binary: a copy keeps a long sitting's arms on one build while the tree is rebuilt.
+FRONTIER=${FRONTIER:-./frontier}
+# The docs/training.md section the table goes to (a 30-minute sitting gets its own).
+SECTION=${SECTION:-recipe_ablation}
 OUT=${OUT:-runs/recipe_ablation}
-[ -x ./frontier ] || { echo "build ./frontier first (make)"; exit 1; }
+[ -x "$FRONTIER" ] || { echo "build $FRONTIER first (make)"; exit 1; }
 mkdir -p "$OUT"
 IFS='|' read -r -a arms <<<"$ARMS"
 results="$OUT/results.tsv"
@@ -34,7 +39,7 @@ for seed in $(seq 1 "$SEEDS"); do
     if [ -f "$dir/summary.json" ] && grep -q "^$name	$seed	" "$results"; then continue; fi  # done in an earlier sitting
     rm -rf "$dir"
     # shellcheck disable=SC2086
-    ./frontier train --preset "$PRESET" --budget "$BUDGET" --seed "$seed" --quiet --run-dir "$dir" $flags > "$dir.log" 2>&1 \
+    "$FRONTIER" train --preset "$PRESET" --budget "$BUDGET" --seed "$seed" --quiet --run-dir "$dir" $flags > "$dir.log" 2>&1 \
       || { echo "train $name seed $seed failed:"; tail -5 "$dir.log"; exit 1; }
     /usr/bin/python3 - "$dir/summary.json" "$name" "$seed" >> "$results" <<'PY'
 import json, sys
@@ -46,7 +51,7 @@ PY
 done
 table=$(mktemp)
 {
-  echo "$(bench_machine); \`BUDGET=$BUDGET SEEDS=$SEEDS PRESET=$PRESET ARMS='$ARMS' bash bench/recipe_ablation.sh\`"
+  echo "$(bench_machine), git $(git rev-parse --short HEAD 2>/dev/null || echo '?'); \`SECTION=$SECTION BUDGET=$BUDGET SEEDS=$SEEDS PRESET=$PRESET ARMS='$ARMS' bash bench/recipe_ablation.sh\`"
   echo
   /usr/bin/python3 - "$results" "$ARMS" <<'PY'
 import math, statistics as st, sys
@@ -79,7 +84,7 @@ PY
 } > "$table"
 cat "$table"
 # into docs/training.md
-doc=docs/training.md begin='<!-- bench:recipe_ablation -->' end='<!-- /bench:recipe_ablation -->'
+doc=docs/training.md begin="<!-- bench:$SECTION -->" end="<!-- /bench:$SECTION -->"
 tmp=$(mktemp)
 if grep -qF "$begin" "$doc"; then
   awk -v b="$begin" -v e="$end" -v f="$table" '

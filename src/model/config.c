@@ -26,7 +26,15 @@ ModelConfig model_config_from_depth(int depth, int vocab_size, int seq_len) {
         .qk_norm = 1,
         .window_pattern = "L",
         .window = model_config_default_window(seq_len),
-        .qk_scale = 1.0f,
+        // The recipe on: at the budget it beat the plain block on every seed
+        // (bench/recipe_ablation.sh, docs/training.md). A config file without these fields still
+        // reads as the plain block (RECIPE_FIELDS below).
+        .lambdas = 1,
+        .backout = 1,
+        .qk_scale = 1.2f,
+        .value_embeds = 1,
+        .smear = 1,
+        .bigram = MODEL_BIGRAM_PER_VOCAB * vocab_size,
     };
 }
 
@@ -79,10 +87,10 @@ int model_config_validate(const ModelConfig *c) {
     if ((c->value_embeds != 0 && c->value_embeds != 1) || (c->smear != 0 && c->smear != 1))
         return err_usage("--value-embeds and --smear are 0 or 1 (got %d, %d)", c->value_embeds, c->smear);
     if (c->value_embeds && c->n_embd < MODEL_VE_GATE_CHANNELS)
-        return err_usage("--value-embeds 1: its gate reads %d channels, so --n-embd must be at least %d (got %d)",
+        return err_usage("--value-embeds 1: its gate reads %d channels, so --n-embd must be at least %d (got %d; or --value-embeds 0)",
                          MODEL_VE_GATE_CHANNELS, MODEL_VE_GATE_CHANNELS, c->n_embd);
     if (c->smear && c->n_embd < MODEL_SMEAR_CHANNELS)
-        return err_usage("--smear 1: its gate reads %d channels, so --n-embd must be at least %d (got %d)",
+        return err_usage("--smear 1: its gate reads %d channels, so --n-embd must be at least %d (got %d; or --smear 0)",
                          MODEL_SMEAR_CHANNELS, MODEL_SMEAR_CHANNELS, c->n_embd);
     if (c->bigram < 0 || c->bigram > (1 << 22))
         return err_usage("--bigram must be in [0, 4194304] rows (0 = off; e.g. 5 x the vocabulary), got %d", c->bigram);

@@ -19,7 +19,7 @@ typedef struct {
     // itself); the last layer is always L. Default "L" (every layer full).
     char window_pattern[17];
     int window;       // keys before the query an S layer sees (default ceil(T/4/128)·128: 512 at T 2048)
-    // nanochat's residual-stream recipe (each off by default; tensors only when on):
+    // nanochat's residual-stream recipe (model_config_from_depth turns each on; tensors only when on):
     int lambdas;      // before block i, x = resid_lambdas[i]·x + x0_lambdas[i]·x0 (x0: the normed embedding)
     int backout;      // before the final norm, x -= backout_lambda · (the residual after block depth/2)
     float qk_scale;   // q and k multiplied by this after the QK-norm (nanochat: 1.2; 1 = off; 0, as
@@ -32,6 +32,8 @@ typedef struct {
 
 // Channels of norm(x) the value-embedding gate reads, and of the normed embedding smear's gate reads.
 enum { MODEL_VE_GATE_CHANNELS = 12, MODEL_SMEAR_CHANNELS = 24 };
+// The default bigram table: this many rows per vocabulary entry (40,960 at V 8192, as measured).
+enum { MODEL_BIGRAM_PER_VOCAB = 5 };
 
 // nanochat's value-embedding layers: alternating, ending with the last (l % 2 == (L-1) % 2).
 static inline int model_config_has_ve(const ModelConfig *cfg, int l) {

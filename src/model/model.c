@@ -131,7 +131,11 @@ void model_free(Model *m) {
     memset(m, 0, sizeof *m);
 }
 
-void model_zero_grad(Model *m) { memset(m->grad, 0, m->params.total * sizeof *m->grad); }
+void model_zero_grad(Model *m) {
+    prof_begin("zero_grad", "op", -1);
+    memset(m->grad, 0, m->params.total * sizeof *m->grad);
+    prof_end(0, (double)m->params.total * sizeof *m->grad);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Init, as nanochat's. One RNG stream per tensor (seed, tensor index), so adding a tensor or

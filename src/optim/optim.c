@@ -3,12 +3,14 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dist/dist.h"
 #include "kernels/kernels.h"
+#include "profile/profile.h"
 #include "util/error.h"
 #include "util/mem.h"
 
@@ -322,8 +324,14 @@ static void update_tensor(Optimizer *o, int i, float *params, const float *grads
     if (sl->kind == PARAM_MATRIX)
         muon_update(kernels_for(o->precision), &o->cfg, w, g, s0, s1, p->rows, p->cols, lr, s->muon_momentum, s->muon_wd,
                     o->scratch + (size_t)worker * o->scratch_floats, o->dscratch + (size_t)worker * o->dscratch_doubles);
-    else
+    else {
+        // an op span of its own: the embedding tables' updates (wte, value embeddings, the bigram
+        // table) are a large share of a small model's optimizer time
+        prof_begin("adamw", "op", -1);
+        prof_shape((int)(p->numel < INT32_MAX ? p->numel : INT32_MAX), 0, 0);
         adamw_update(w, g, s0, s1, p->numel, lr, sl->beta1, sl->beta2, o->cfg.adam_eps, sl->wd, t);
+        prof_end(ADAMW_FLOPS_PER_ELEM * (double)p->numel, ADAMW_BYTES_PER_ELEM * (double)p->numel);
+    }
     kernels_repack_weight(w);  // pinned copies (kernels.h) packed while w is in cache, on this thread
 }
 

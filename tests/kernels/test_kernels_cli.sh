@@ -26,7 +26,9 @@ check "info names the ablations"   0 "ablated:        tn_pairs,pinned_weights (F
 check "info with an override"      0 "ref,matmul_nt=ref"                env FRONTIER_KERNELS=ref,matmul_nt=ref $F info
 want=fp32; grep -qw avx512_bf16 /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && want=bf16
 check "info says the default precision" 0 "precision:      $want by default" $F info
-if [ $want = bf16 ]; then check "info names the bf16 twins" 0 "attention_fwd    avx512  (bf16 training: avx512_bf16)" $F info
+# the twin: AMX's tiles where the CPU has them (and Linux grants them: it has since 5.16), else AVX512_BF16
+twin=avx512_bf16; grep -qw amx_bf16 /proc/cpuinfo && twin=amx_bf16
+if [ $want = bf16 ]; then check "info names the bf16 twins" 0 "attention_fwd    avx512  (bf16 training: $twin)" $F info
 else skip_part_hardware "this CPU lacks AVX-512 BF16: info's bf16 twins and AMX's bf16 GEMMs (emulated) are not checked"; fi
 check "check covers the bf16 matmuls" 0 "ref_bf16"                      $F kernels check --quick --op matmul_nt
 if ! $F info | grep -q "amx (no:"; then

@@ -609,7 +609,12 @@ static void test_init_statistics(void **state) {
     assert_int_equal(numel, model_config_num_params(&cfg));
     model_free(&m);
     ModelConfig d10 = model_config_from_depth(10, 8192, 1024);
-    assert_int_equal(model_config_num_params(&d10), 59637760);  // the kit baseline
+    // The recipe's tensors: 2L lambdas, backout, 5 value-embedding tables (V, C) with their (Hkv, 12)
+    // gates, smear's 24 + 1, the bigram table (5V, C).
+    assert_int_equal(model_config_num_params(&d10),
+                     59637760 + 20 + 1 + 5 * (8192 * 640 + 5 * 12) + 25 + 5 * 8192 * 640);
+    d10.lambdas = d10.backout = d10.value_embeds = d10.smear = d10.bigram = 0, d10.qk_scale = 1.0f;
+    assert_int_equal(model_config_num_params(&d10), 59637760);  // the kit baseline: the plain block
 }
 
 // Sliding windows in the config: nanochat's layer rule, the FLOPs convention, JSON round trip

@@ -12,8 +12,10 @@ cd "$(dirname "$0")/../.."
 F=./frontier
 source tests/lib.sh
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# the recipe on (its tensors are in every checkpoint), with a small bigram table: the default's
+# 40,960 rows would make each of the many checkpoints below 50 MiB
 TINY=(--depth 1 --n-embd 64 --n-head 2 --head-dim 32 --seq-len 64 --device-batch 4 --batch-tokens 1024
-      --eval-tokens 2048 --quiet --threads 1)
+      --bigram 4096 --eval-tokens 2048 --quiet --threads 1)
 STEPS=(--steps 16 --save-every 3steps --keep-checkpoints 2)
 
 losses() { sed 's/.*"loss":\([^,]*\),.*/\1/' "$1/metrics.jsonl"; }
@@ -118,11 +120,11 @@ check_full "ENOSPC in the 3rd checkpoint's write" "$dir" env FRONTIER_FAIL_AT=wr
 $F train --resume "$dir" --threads 1 --quiet > /dev/null 2>&1 && cmp -s <(losses "$tmp/ref") <(losses "$dir") \
   && ok "after ENOSPC: resumed to the uninterrupted run's losses" || bad "after ENOSPC: resume failed or differs"
 check_full "metrics.jsonl write fails" "$tmp/mfail" env FRONTIER_FAIL_AT=metrics:7 $F train "${TINY[@]}" "${STEPS[@]}" --run-dir "$tmp/mfail"
-if mkdir -p "$tmp/small" && mount -t tmpfs -o size=34m tmpfs "$tmp/small" 2>/dev/null; then
-  # each checkpoint of this model is ~14 MiB: the third does not fit beside the two kept
+if mkdir -p "$tmp/small" && mount -t tmpfs -o size=52m tmpfs "$tmp/small" 2>/dev/null; then
+  # each checkpoint of this model is ~21.4 MiB: the third does not fit beside the two kept
   out=$($F train "${TINY[@]}" --steps 16 --save-every 3steps --keep-checkpoints 2 --run-dir "$tmp/small/run" 2>&1); rc=$?
   if [ $rc = 1 ] && [ -n "$(readlink "$tmp/small/run/latest")" ] && no_temps "$tmp/small/run"; then
-    ok "a real full disk (34 MiB tmpfs): exit 1, latest -> $(readlink "$tmp/small/run/latest"): $(grep -o 'not enough disk space[^:]*' <<<"$out" | head -1)"
+    ok "a real full disk (52 MiB tmpfs): exit 1, latest -> $(readlink "$tmp/small/run/latest"): $(grep -o 'not enough disk space[^:]*' <<<"$out" | head -1)"
   else bad "a real full disk: exit $rc: $(tail -2 <<<"$out")"; fi
   umount "$tmp/small"
   mount -t tmpfs -o size=8m tmpfs "$tmp/small"
