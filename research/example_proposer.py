@@ -3,7 +3,7 @@
 #
 #   frontier research --budget-per-trial 2m --trials 20 --proposer "/usr/bin/python3 research/example_proposer.py"
 #
-# Reads the bundle (JSON on stdin: protocol, space, base, best, baseline, threshold, ledger), picks
+# Reads the bundle (JSON on stdin: protocol, space, base, best, baseline, keep_rule, ledger), picks
 # one param of the space at random, draws a new valid value for it (on its grid, inside its range,
 # different from the best config's value), checks the space's constraints the way frontier does
 # (derived settings recomputed first), and prints one JSON object: {"change": {...}, "description":

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "research/report.h"
 #include "research/research.h"
+#include "research/trial.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"
@@ -98,18 +99,21 @@ static int cmd_research_report(int argc, char **argv) {
 
 static const char SUMMARY[] =
     "  frontier research --budget-per-trial TIME (--trials N | --hours H) [--strategy greedy|random|halving]\n"
-    "                    [--space FILE] [--base CONFIG.json] [--out DIR] [--proposer CMD] [--threshold X] [--confirm]\n"
+    "                    [--space FILE] [--base CONFIG.json] [--out DIR] [--proposer CMD] [--alpha P] [--max-seeds N]\n"
+    "                    [--trainer CMD] [--launcher TEMPLATE]\n"
     "  frontier research report DIR\n\n"
     "Unattended experiments in the manner of karpathy/autoresearch: each trial trains a config from scratch "
     "for the same wall-clock budget (a separate `frontier train` process; a crash ends only that trial, a hang "
     "is killed at twice the budget plus the evaluation allowance) and is scored by val_bpb on the pinned "
-    "validation set. First the base config runs with --baseline-seeds seeds (the seed spread is the noise "
-    "estimate); then the strategy proposes changes from the search space: greedy (one setting moved from the "
+    "validation set. First the base config runs with --baseline-seeds seeds; then the strategy proposes changes from the search space: greedy (one setting moved from the "
     "best), random (every param drawn afresh), halving (successive halving: a bracket of greedy candidates at "
     "budget/eta^(rungs-1), the best 1/eta promoted rung by rung to the full budget), or an external agent "
     "(--proposer CMD gets research/program.md, the space and the ledger as JSON on stdin and prints one JSON "
-    "change). A change is kept only if it beats the best by more than --threshold (auto: the seed spread), "
-    "with --confirm only after a re-run with another seed agrees. Every trial is a row of DIR/results.tsv "
+    "change). Each candidate is compared with the incumbent on the same seeds (paired: what a seed does to "
+    "both cancels), one seed at a time: it is discarded as soon as it is clearly worse or no better on "
+    "average, runs another seed while promising, and is kept only when the paired improvement is "
+    "significant at --alpha (a sequential one-sided test over at most --max-seeds seeds; the spread of the "
+    "differences is pooled over the research). Every trial is a row of DIR/results.tsv "
     "(fsync'ed); DIR/best.json is the best full config (`frontier train --config DIR/best.json` reproduces "
     "it). Rerunning the same command continues after the last recorded trial. See docs/research.md.\n\n"
     "  frontier research report DIR    the progress chart (HTML) and summary.md of a research folder";
@@ -117,8 +121,9 @@ static const char SUMMARY[] =
 int cmd_research(int argc, char **argv) {
     if (argc >= 1 && !strcmp(argv[0], "report")) return cmd_research_report(argc - 1, argv + 1);
     const char *budget = NULL, *hours = NULL, *space = NULL, *strategy = NULL, *out = "runs/research", *base = NULL;
-    const char *proposer = NULL, *proposer_timeout = "10m", *program = NULL, *threshold = "auto", *eval_margin = "5m";
-    int trials = 0, confirm = 0, baseline_seeds = 2, eta = 3, rungs = 2, bracket = 0, keep_weights = 0;
+    const char *proposer = NULL, *proposer_timeout = "10m", *program = NULL, *threshold = "0", *eval_margin = "5m";
+    const char *alpha = "0.05", *trainer = NULL, *launcher = NULL;
+    int trials = 0, baseline_seeds = 3, max_seeds = 6, eta = 3, rungs = 2, bracket = 0, keep_weights = 0;
     int64_t seed = 1;
     Option opts[] = {
         {"budget-per-trial", OPT_STRING, &budget, "TIME", "training budget of a trial: 90s, 2m, 5m (required)", 0, 0, 0},
@@ -132,14 +137,17 @@ int cmd_research(int argc, char **argv) {
         {"proposer", OPT_STRING, &proposer, "CMD", "agent mode: run CMD via /bin/sh -c for each proposal", 0, 0, 0},
         {"proposer-timeout", OPT_STRING, &proposer_timeout, "TIME", "kill the proposer after this long (its proposal is rejected)", 0, 0, 0},
         {"program", OPT_STRING, &program, "FILE", "the protocol sent to the proposer (default research/program.md)", 0, 0, 0},
-        {"threshold", OPT_STRING, &threshold, "X|auto", "keep a change only if val_bpb < best - X; auto = the baseline's seed spread", 0, 0, 0},
-        {"confirm", OPT_FLAG, &confirm, NULL, "re-run a winning change with seed + 1; keep it only if the mean of both wins", 0, 0, 0},
-        {"baseline-seeds", OPT_INT, &baseline_seeds, "N", "seeds the baseline runs with (2 or more measures the noise)", 1, 100, 0},
+        {"alpha", OPT_STRING, &alpha, "P", "the keep rule's one-sided level: a change with no effect is kept with probability at most P (default 0.05)", 0, 0, 0},
+        {"max-seeds", OPT_INT, &max_seeds, "N", "seeds a candidate runs at most before it is discarded (default 6)", 2, 64, 0},
+        {"threshold", OPT_STRING, &threshold, "X", "a keep must also improve the mean paired val_bpb by more than X (default 0)", 0, 0, 0},
+        {"baseline-seeds", OPT_INT, &baseline_seeds, "N", "seeds the base config runs with first (default 3; at least 3: they are the noise estimate the first candidates are judged with)", 3, 64, 0},
+        {"trainer", OPT_STRING, &trainer, "CMD", "run each trial as the shell command CMD with `--config FILE --run-dir DIR --quiet` appended, instead of this frontier's train; it must leave DIR/summary.json with val_bpb", 0, 0, 0},
+        {"launcher", OPT_STRING, &launcher, "TEMPLATE", "run each trial through a cluster launcher: {cmd} becomes the trial's command, {trial} its number, {dir} its folder, e.g. 'mpirun -np 1 --host node3 {cmd}' or 'srun -N1 -n1 -c2 {cmd}' (docs/research.md)", 0, 0, 0},
         {"eta", OPT_INT, &eta, "N", "halving: keep the best 1/N of each rung; budgets grow N-fold per rung", 2, 100, 0},
         {"rungs", OPT_INT, &rungs, "N", "halving: rungs, the last at the full budget", 1, 8, 0},
         {"bracket", OPT_INT, &bracket, "N", "halving: candidates per bracket at the first rung (0 = eta^(rungs-1))", 0, 10000, 0},
         {"eval-margin", OPT_STRING, &eval_margin, "TIME", "least time allowed for start-up + evaluation before a trial counts as hung", 0, 0, 0},
-        {"keep-weights", OPT_FLAG, &keep_weights, NULL, "keep every trial's weights (default: only kept and pending trials')", 0, 0, 0},
+        {"keep-weights", OPT_FLAG, &keep_weights, NULL, "keep every trial's weights (default: only kept trials')", 0, 0, 0},
         {0, 0, 0, 0, 0, 0, 0, 0},
     };
     const char *usage = "frontier research [options]";
@@ -156,13 +164,17 @@ int cmd_research(int argc, char **argv) {
         o.hours = strtod(hours, &end);
         if (end == hours || *end || !(o.hours > 0) || !isfinite(o.hours)) return usage_error("--hours '%s': expected a positive number of hours", hours);
     }
-    if (!strcmp(threshold, "auto")) o.threshold = -1;
-    else {
+    {
         char *end;
         o.threshold = strtod(threshold, &end);
         if (end == threshold || *end || !(o.threshold >= 0) || !(o.threshold <= 1e3))
-            return usage_error("--threshold '%s': expected a number of bits per byte in [0, 1000], or auto", threshold);
+            return usage_error("--threshold '%s': expected a number of bits per byte in [0, 1000]", threshold);
+        o.alpha = strtod(alpha, &end);
+        if (end == alpha || *end || !(o.alpha > 0) || !(o.alpha < 0.5))
+            return usage_error("--alpha '%s': expected a probability in (0, 0.5), e.g. 0.05", alpha);
     }
+    if (trainer && !*trainer) return usage_error("--trainer is empty: give a command");
+    if (launcher && trial_check_launcher(launcher) != 0) return usage_error("%s", err_msg());
     if (!strategy || !strcmp(strategy, "greedy")) o.strategy = STRAT_GREEDY;
     else if (!strcmp(strategy, "random")) o.strategy = STRAT_RANDOM;
     else if (!strcmp(strategy, "halving")) o.strategy = STRAT_HALVING;
@@ -186,7 +198,8 @@ int cmd_research(int argc, char **argv) {
     char *space_path = space ? xstrdup(space) : shipped_file("research/space.json");
     char *program_path = program ? xstrdup(program) : shipped_file("research/program.md");
     o.out_dir = out, o.space_path = space_path, o.base_path = base, o.proposer = proposer, o.program_path = program_path;
-    o.max_trials = trials, o.seed = (uint64_t)seed, o.confirm = confirm, o.baseline_seeds = baseline_seeds;
+    o.max_trials = trials, o.seed = (uint64_t)seed, o.baseline_seeds = baseline_seeds, o.max_seeds = max_seeds;
+    o.trainer = trainer, o.launcher = launcher;
     o.eta = eta, o.rungs = rungs, o.keep_weights = keep_weights, o.exe = "/proc/self/exe";
     o.bracket = bracket;
     if (!o.bracket) {

@@ -16,9 +16,13 @@
 #include "util/mem.h"
 
 const char LEDGER_HEADER[] =
+    "trial\tparent\tkind\tbudget_s\tseed\tchange\tval_bpb\tpaired\tz\ttokens\ttok_per_s\tmfu\tpeak_mb\twall_s\tstatus\t"
+    "description\n";
+// The ledger of the threshold rule (before paired seeds): refused with a message that says so.
+static const char OLD_HEADER[] =
     "trial\tparent\tkind\tbudget_s\tchange\tval_bpb\ttokens\ttok_per_s\tmfu\tpeak_mb\twall_s\tstatus\tdescription\n";
 
-enum { N_COLS = 13 };
+enum { N_COLS = 16, COL_CHANGE = 5, COL_STATUS = 14, COL_DESC = 15 };
 
 static const char *const STATUSES[] = {"keep", "discard", "pending", "screen", "replicate", "crash", "timeout", "rejected", NULL};
 
@@ -28,7 +32,7 @@ int ledger_status_ok(const char *status) {
 }
 
 static int known_kind(const char *k) {
-    static const char *const kinds[] = {"baseline", "greedy", "random", "agent", "final", "confirm", NULL};
+    static const char *const kinds[] = {"baseline", "greedy", "random", "agent", "final", "seed", "pair", NULL};
     for (int i = 0; kinds[i]; i++)
         if (!strcmp(k, kinds[i])) return 1;
     if (strncmp(k, "rung", 4) || !k[4]) return 0;
@@ -55,11 +59,14 @@ static char *clean_field(const char *s) {
 }
 
 char *ledger_format_row(const LedgerRow *r) {
-    char parent[16], budget[32], val[32], tok[32], tps[32], mfu[32], mem[32], wall[32];
+    char parent[16], budget[32], seed[32], val[32], paired[32], z[32], tok[32], tps[32], mfu[32], mem[32], wall[32];
     if (r->parent > 0) snprintf(parent, sizeof parent, "%d", r->parent);
     else snprintf(parent, sizeof parent, "-");
     put_num(budget, sizeof budget, r->budget_s, "%.6g");
+    put_num(seed, sizeof seed, r->seed, "%.0f");
     put_num(val, sizeof val, r->val_bpb, "%.6f");
+    put_num(paired, sizeof paired, r->paired, "%.6f");
+    put_num(z, sizeof z, r->z, "%.3f");
     put_num(tok, sizeof tok, r->tokens, "%.0f");
     put_num(tps, sizeof tps, r->tok_per_s, "%.1f");
     put_num(mfu, sizeof mfu, r->mfu, "%.5f");
@@ -68,8 +75,8 @@ char *ledger_format_row(const LedgerRow *r) {
     char *change = clean_field(r->change && *r->change ? r->change : "{}"), *desc = clean_field(r->description);
     size_t n = strlen(change) + strlen(desc) + 512;
     char *line = xmalloc(n);
-    snprintf(line, n, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r->trial, parent, r->kind, budget, change,
-             val, tok, tps, mfu, mem, wall, r->status, desc);
+    snprintf(line, n, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r->trial, parent, r->kind,
+             budget, seed, change, val, paired, z, tok, tps, mfu, mem, wall, r->status, desc);
     free(change);
     free(desc);
     return line;
@@ -110,32 +117,36 @@ static int parse_row(char *line, LedgerRow *r, int expect_trial, const char *ori
     if (!known_kind(f[2]) || strlen(f[2]) >= sizeof r->kind) return err_usage("%s:%d: unknown kind \"%s\"", origin, lineno, f[2]);
     int st = -1;
     for (int i = 0; STATUSES[i]; i++)
-        if (!strcmp(f[11], STATUSES[i])) st = i;
-    if (st < 0) return err_usage("%s:%d: unknown status \"%s\"", origin, lineno, f[11]);
-    cJSON *ch = cJSON_Parse(f[4]);
+        if (!strcmp(f[COL_STATUS], STATUSES[i])) st = i;
+    if (st < 0) return err_usage("%s:%d: unknown status \"%s\"", origin, lineno, f[COL_STATUS]);
+    cJSON *ch = cJSON_Parse(f[COL_CHANGE]);
     int bad_change = !cJSON_IsObject(ch);
     cJSON_Delete(ch);
-    if (bad_change) return err_usage("%s:%d: change \"%.60s\" is not a JSON object", origin, lineno, f[4]);
-    double *nums[] = {&r->budget_s, &r->val_bpb, &r->tokens, &r->tok_per_s, &r->mfu, &r->peak_mb, &r->wall_s};
-    const int cols[] = {3, 5, 6, 7, 8, 9, 10};
-    static const char *const names[] = {"budget_s", "val_bpb", "tokens", "tok_per_s", "mfu", "peak_mb", "wall_s"};
-    for (int i = 0; i < 7; i++) {
+    if (bad_change) return err_usage("%s:%d: change \"%.60s\" is not a JSON object", origin, lineno, f[COL_CHANGE]);
+    double *nums[] = {&r->budget_s, &r->seed, &r->val_bpb, &r->paired, &r->z, &r->tokens, &r->tok_per_s, &r->mfu,
+                      &r->peak_mb, &r->wall_s};
+    const int cols[] = {3, 4, 6, 7, 8, 9, 10, 11, 12, 13};
+    static const char *const names[] = {"budget_s", "seed", "val_bpb", "paired", "z", "tokens", "tok_per_s", "mfu",
+                                        "peak_mb", "wall_s"};
+    for (int i = 0; i < 10; i++) {
         if (parse_num(f[cols[i]], nums[i], 1) != 0)
             return err_usage("%s:%d: %s \"%s\" is not a finite number (or \"-\" for none)", origin, lineno, names[i],
                              f[cols[i]]);
         // A bits-per-byte of 0 or below, or a negative count or time, cannot come from a trial: a row
         // that says so was edited or written by something else, and would steer the search.
-        if (*nums[i] < 0 || (nums[i] == &r->val_bpb && *nums[i] == 0))
+        // (z, a test statistic, has either sign)
+        int bpb = nums[i] == &r->val_bpb || nums[i] == &r->paired;
+        if (nums[i] != &r->z && (*nums[i] < 0 || (bpb && *nums[i] == 0)))
             return err_usage("%s:%d: %s %s is not %s; fix or remove the row", origin, lineno, names[i], f[cols[i]],
-                             nums[i] == &r->val_bpb ? "a bits-per-byte (it must be > 0)" : "a count or time (it must be >= 0)");
+                             bpb ? "a bits-per-byte (it must be > 0)" : "a count, seed or time (it must be >= 0)");
     }
-    if (ledger_status_ok(f[11]) && !isfinite(r->val_bpb))
-        return err_usage("%s:%d: status %s needs a val_bpb", origin, lineno, f[11]);
+    if (ledger_status_ok(f[COL_STATUS]) && !isfinite(r->val_bpb))
+        return err_usage("%s:%d: status %s needs a val_bpb", origin, lineno, f[COL_STATUS]);
     r->trial = (int)trial, r->parent = (int)parent;
     snprintf(r->kind, sizeof r->kind, "%s", f[2]);
-    snprintf(r->status, sizeof r->status, "%s", f[11]);
-    r->change = xstrdup(f[4]);
-    r->description = xstrdup(f[12]);
+    snprintf(r->status, sizeof r->status, "%s", f[COL_STATUS]);
+    r->change = xstrdup(f[COL_CHANGE]);
+    r->description = xstrdup(f[COL_DESC]);
     return 0;
 }
 
@@ -153,7 +164,11 @@ int ledger_parse(const char *text, size_t len, const char *origin, LedgerRow **r
         line[ll] = 0;
         lineno++;
         if (lineno == 1) {
-            if (ll + 1 != sizeof LEDGER_HEADER - 1 || memcmp(text + pos, LEDGER_HEADER, ll + 1) != 0)
+            if (ll + 1 == sizeof OLD_HEADER - 1 && memcmp(text + pos, OLD_HEADER, ll + 1) == 0)
+                rc = err_usage("%s:1: a ledger of the threshold keep rule (13 columns, before paired seeds): its "
+                               "decisions cannot be replayed by the paired rule; start a new research with "
+                               "another --out (the old folder's report still reads)", origin);
+            else if (ll + 1 != sizeof LEDGER_HEADER - 1 || memcmp(text + pos, LEDGER_HEADER, ll + 1) != 0)
                 rc = err_usage("%s:1: not a frontier research ledger (the header line differs)", origin);
         } else {
             GROW(rows, cap, (size_t)n + 1);

@@ -2,23 +2,28 @@
 //
 // One header line, then one tab-separated row per trial, in trial order (1, 2, 3, ...):
 //
-//   trial parent kind budget_s change val_bpb tokens tok_per_s mfu peak_mb wall_s status description
+//   trial parent kind budget_s seed change val_bpb paired z tokens tok_per_s mfu peak_mb wall_s
+//   status description
 //
 // parent: the trial whose config this one changes ("-" for the first baseline); kind: baseline,
 // greedy, random, agent, rung0..rungN (successive-halving screens), final (the full-budget rung),
-// confirm; change: compact JSON of the settings that differ from the parent's config (derived
-// ones included); numbers are "-" when there is none (a crash, a rejected proposal); status:
-// keep, discard, pending, screen, replicate, crash, timeout, rejected (docs/research.md).
-// Tabs and newlines in the description become spaces.
+// seed (another seed of the candidate that is its parent), pair (the incumbent, its parent, on a
+// seed it had not run, for a candidate to be paired with); seed: the training seed; change:
+// compact JSON of the settings that differ from the parent's config (derived ones included);
+// paired: the incumbent's val_bpb on the same seed (candidate rows); z: the paired test
+// statistic of the candidate after this row (research/stats.h); numbers are "-" when there is
+// none (a crash, a rejected proposal); status: keep, discard, pending, screen, replicate, crash,
+// timeout, rejected (docs/research.md). Tabs and newlines in the description become spaces.
 //
 // Durability: a row is written with one write() and fsync'ed before the next trial starts. A row
 // cut short (the process killed mid-write: no final newline) is dropped on load and reported via
 // *valid_len, so the caller can truncate the file there before appending again. Any other
 // malformed row is an err_usage error (exit 2) naming file and line: the ledger is never silently
-// rewritten. A row is malformed when it has other than 13 fields, a trial number out of sequence,
+// rewritten (nor is the 13-column ledger of the earlier threshold rule read). A row is malformed
+// when it has other than 16 fields, a trial number out of sequence,
 // a parent that is not an earlier trial, an unknown kind or status, a change that is not a JSON
-// object, a number column that is neither "-" nor a finite number, a val_bpb <= 0, another number
-// < 0, or a finished status (keep, discard, ...) without a val_bpb.
+// object, a number column that is neither "-" nor a finite number, a val_bpb or paired <= 0,
+// another number but z < 0, or a finished status (keep, discard, ...) without a val_bpb.
 #pragma once
 #include <stddef.h>
 
@@ -26,8 +31,11 @@ typedef struct {
     int trial, parent;  // parent 0 = none
     char kind[16];
     double budget_s;
+    double seed;        // the training seed (NaN = "-")
     char *change;       // compact JSON object
     double val_bpb, tokens, tok_per_s, mfu, peak_mb, wall_s;  // NaN = "-"
+    double paired;      // the incumbent's val_bpb on the same seed (candidate rows), NaN = "-"
+    double z;           // the candidate's paired test statistic after this row, NaN = "-"
     char status[16];
     char *description;
 } LedgerRow;

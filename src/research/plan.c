@@ -34,7 +34,41 @@ static cJSON *merge(const cJSON *parent, const char *change_json, int trial) {
     return c;
 }
 
-static void note_baseline(PlanState *st, const LedgerRow *r, int i) {
+static double row_seed(const PlanState *st, int i) {
+    if (isfinite(st->rows[i].seed)) return st->rows[i].seed;
+    return st->configs[i] ? plan_config_seed(st->configs[i]) : NAN;
+}
+
+static int is_candidate_head(const char *kind) {
+    return !strcmp(kind, "greedy") || !strcmp(kind, "random") || !strcmp(kind, "agent") || !strcmp(kind, "final");
+}
+
+double plan_config_seed(const cJSON *c) {
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(c, "seed");
+    return cJSON_IsNumber(s) ? s->valuedouble : 42;
+}
+
+double plan_value_at(const PlanState *st, int g, double seed) {
+    for (int i = 0; i < st->n; i++)
+        if (st->group[i] == g && ledger_status_ok(st->rows[i].status) && strncmp(st->rows[i].kind, "rung", 4) &&
+            row_seed(st, i) == seed)
+            return st->rows[i].val_bpb;
+    return NAN;
+}
+
+int plan_paired_diffs(const PlanState *st, int g, int inc, double base_seed, double *d, int cap) {
+    int n = 0;
+    for (; n < cap; n++) {
+        double c = plan_value_at(st, g, base_seed + n), b = plan_value_at(st, inc, base_seed + n);
+        if (!isfinite(c) || !isfinite(b)) break;
+        d[n] = c - b;
+    }
+    return n;
+}
+
+enum { MAX_SEEDS = 64 };  // the --max-seeds bound (cmd_research.c checks it)
+
+static void note_baseline(PlanState *st, int i) {
     double lo = INFINITY, hi = -INFINITY, sum = 0;
     st->n_baseline++;
     for (int k = 0; k <= i; k++)
@@ -44,36 +78,66 @@ static void note_baseline(PlanState *st, const LedgerRow *r, int i) {
         }
     st->baseline_mean = sum / st->n_baseline;
     st->spread = st->n_baseline >= 2 ? hi - lo : 0;
-    if (st->best < 0 && r->parent == 0) st->best = i;
-    if (st->best >= 0 && !strcmp(st->rows[st->best].kind, "baseline")) st->best_score = st->baseline_mean;
+    if (st->best < 0) st->best = 0;
+}
+
+// The incumbent's mean over the seeds it has run.
+static void note_best(PlanState *st) {
+    double sum = 0;
+    int k = 0;
+    for (int i = 0; i < st->n; i++)
+        if (st->group[i] == st->best && ledger_status_ok(st->rows[i].status) && strncmp(st->rows[i].kind, "rung", 4))
+            sum += st->rows[i].val_bpb, k++;
+    st->best_score = k ? sum / k : NAN, st->best_seeds = k;
 }
 
 int plan_state_build(const PlanCtx *ctx, const LedgerRow *rows, int n, PlanState *st) {
     memset(st, 0, sizeof *st);
-    st->rows = rows, st->n = n, st->best = -1, st->best_score = NAN, st->baseline_mean = NAN;
+    st->rows = rows, st->n = n, st->best = -1, st->open = -1, st->best_score = NAN, st->baseline_mean = NAN;
     st->configs = xcalloc((size_t)n + 1, sizeof *st->configs);
+    st->group = xcalloc((size_t)n + 1, sizeof *st->group);
+    stats_seq_init(&st->seq, ctx->alpha, ctx->max_seeds);
+    const double s0 = plan_config_seed(ctx->base);
+    double d[MAX_SEEDS];
     for (int i = 0; i < n; i++) {
         const LedgerRow *r = &rows[i];
+        st->group[i] = !strcmp(r->kind, "baseline") ? 0
+                       : (!strcmp(r->kind, "seed") || !strcmp(r->kind, "pair")) && r->parent ? st->group[r->parent - 1]
+                                                                                              : i;
         if (!strcmp(r->status, "rejected")) continue;
         const cJSON *parent = r->parent ? st->configs[r->parent - 1] : ctx->base;
         if (!parent) return err_set("trial %d: its parent %d has no config", r->trial, r->parent);
         if (!(st->configs[i] = merge(parent, r->change, r->trial))) return -1;
-        if (!ledger_status_ok(r->status)) continue;
-        if (!strcmp(r->kind, "baseline")) note_baseline(st, r, i);
-        else if (!strcmp(r->status, "keep") && !strcmp(r->kind, "confirm")) {
-            st->best = r->parent - 1;
-            st->best_score = 0.5 * (rows[r->parent - 1].val_bpb + r->val_bpb);
-        } else if (!strcmp(r->status, "keep")) {
-            st->best = i, st->best_score = r->val_bpb;
+        if (!strcmp(r->kind, "baseline")) {
+            if (ledger_status_ok(r->status)) note_baseline(st, i);
+            continue;
         }
+        int g = st->group[i], cand = is_candidate_head(st->rows[g].kind) && strcmp(r->kind, "pair");
+        if (!cand) continue;
+        if (!strcmp(r->status, "pending")) {
+            st->open = g;
+            continue;
+        }
+        if (st->open == g) st->open = -1;  // decided, crashed or timed out: the candidate is closed
+        if (strcmp(r->status, "keep") && strcmp(r->status, "discard")) continue;
+        int k = plan_paired_diffs(st, g, st->best, s0, d, MAX_SEEDS);
+        stats_pool_add_candidate(&st->pool, d, k);
+        if (!strcmp(r->status, "keep")) st->best = g, stats_pool_new_incumbent(&st->pool);
     }
-    st->threshold = ctx->threshold >= 0 ? ctx->threshold : st->spread;
+    // the baseline's seeds as single runs: var(a - b) <= 2 var(a), the bound pairing improves on
+    double base[MAX_SEEDS];
+    int nb = 0;
+    for (int i = 0; i < n && nb < MAX_SEEDS; i++)
+        if (!strcmp(rows[i].kind, "baseline") && ledger_status_ok(rows[i].status)) base[nb++] = rows[i].val_bpb;
+    stats_pool_add(&st->pool, base, nb, 2);
+    if (st->best >= 0) note_best(st);
     return 0;
 }
 
 void plan_state_free(PlanState *st) {
     for (int i = 0; i < st->n; i++) cJSON_Delete(st->configs[i]);
     free(st->configs);
+    free(st->group);
     memset(st, 0, sizeof *st);
 }
 
@@ -161,11 +225,6 @@ static int seed_change(TrialPlan *p, const cJSON *from, double seed) {
     cJSON_ReplaceItemInObjectCaseSensitive(p->config, "seed", cJSON_CreateNumber(seed));
     p->diff = cJSON_Duplicate(p->change, 1);
     return 0;
-}
-
-static double config_seed(const cJSON *c) {
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(c, "seed");
-    return cJSON_IsNumber(s) ? s->valuedouble : 42;
 }
 
 static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -313,13 +372,45 @@ static int plan_baseline(const PlanCtx *ctx, const PlanState *st, TrialPlan *p, 
         p->change = cJSON_CreateObject();
         p->config = cJSON_Duplicate(ctx->base, 1);
         p->diff = cJSON_CreateObject();
-        p->description = xprintf("baseline (seed %.0f)", config_seed(ctx->base));
+        p->description = xprintf("baseline (seed %.0f)", plan_config_seed(ctx->base));
         return 0;
     }
-    double seed = config_seed(ctx->base) + nb;
+    double seed = plan_config_seed(ctx->base) + nb;
     set_kind(p, "baseline", 1, ctx->budget_s);
     seed_change(p, st->configs[0], seed);
     p->description = xprintf("baseline, seed %.0f (measures the seed spread)", seed);
+    return 0;
+}
+
+// Whether group g has a crashed or timed-out run on seed.
+static int failed_at(const PlanState *st, int g, double seed) {
+    for (int i = 0; i < st->n; i++)
+        if (st->group[i] == g && (!strcmp(st->rows[i].status, "crash") || !strcmp(st->rows[i].status, "timeout")) &&
+            row_seed(st, i) == seed)
+            return 1;
+    return 0;
+}
+
+// The open candidate's next run: the incumbent on the next seed first if it has not run it
+// ("pair"), else the candidate on it ("seed"). 1 when the candidate cannot go on (the
+// incumbent's run on that seed failed): it stays pending in the ledger and research moves on.
+static int plan_next_seed(const PlanCtx *ctx, const PlanState *st, TrialPlan *p) {
+    const double s0 = plan_config_seed(ctx->base);
+    double d[MAX_SEEDS];
+    int g = st->open, n = plan_paired_diffs(st, g, st->best, s0, d, MAX_SEEDS);
+    double seed = s0 + n;
+    const LedgerRow *head = &st->rows[g];
+    if (!isfinite(plan_value_at(st, st->best, seed))) {
+        if (failed_at(st, st->best, seed)) return 1;
+        set_kind(p, "pair", st->rows[st->best].trial, head->budget_s);
+        seed_change(p, st->configs[st->best], seed);
+        p->description = xprintf("incumbent #%d on seed %.0f, to pair with #%d", st->rows[st->best].trial, seed,
+                                 head->trial);
+        return 0;
+    }
+    set_kind(p, "seed", head->trial, head->budget_s);
+    seed_change(p, st->configs[g], seed);
+    p->description = xprintf("#%d on seed %.0f (seed %d of at most %d)", head->trial, seed, n + 1, ctx->max_seeds);
     return 0;
 }
 
@@ -332,15 +423,7 @@ int plan_next(const PlanCtx *ctx, const PlanState *st, TrialPlan *p) {
                        "trials/0001/train.log) and start again with another --out",
                        st->rows[0].status);
     if (nb < ctx->baseline_seeds) return plan_baseline(ctx, st, p, nb);
-    const LedgerRow *last = st->n ? &st->rows[st->n - 1] : NULL;
-    if (ctx->confirm && last && !strcmp(last->status, "pending")) {
-        const cJSON *cand = st->configs[st->n - 1];
-        double seed = config_seed(cand) + 1;
-        set_kind(p, "confirm", last->trial, last->budget_s);
-        seed_change(p, cand, seed);
-        p->description = xprintf("confirm #%d with seed %.0f", last->trial, seed);
-        return 0;
-    }
+    if (st->open >= 0 && plan_next_seed(ctx, st, p) == 0) return 0;
     const cJSON *best = st->configs[st->best];
     int best_id = st->rows[st->best].trial, rc = 0;
     switch (ctx->strategy) {
@@ -394,25 +477,58 @@ void plan_free(TrialPlan *p) {
 // ---------------------------------------------------------------------------------------------
 
 void plan_decide(const PlanCtx *ctx, const PlanState *st, const TrialPlan *p, double val, const char *failed,
-                 char status[16], char **verdict) {
-    double bar = st->best_score - st->threshold;
+                 PlanVerdict *v) {
+    v->paired = v->z = NAN;
+    v->text = NULL;
     if (failed) {
-        snprintf(status, 16, "%s", failed);
-        *verdict = xprintf("%s", failed);
-    } else if (!strcmp(p->kind, "baseline")) {
-        snprintf(status, 16, "%s", p->parent ? "replicate" : "keep");
-        *verdict = p->parent ? xprintf("%.4f (first seed %.4f: spread %.4f)", val, st->rows[0].val_bpb,
-                                       fabs(val - st->rows[0].val_bpb))
-                             : xprintf("%.4f", val);
-    } else if (rung_of(ctx, p->kind) >= 0 && strcmp(p->kind, "final")) {
-        snprintf(status, 16, "screen");
-        *verdict = xprintf("%.4f at %g s", val, p->budget_s);
-    } else if (!strcmp(p->kind, "confirm")) {
-        double mean = 0.5 * (st->rows[p->parent - 1].val_bpb + val);
-        snprintf(status, 16, "%s", mean < bar ? "keep" : "discard");
-        *verdict = xprintf("mean with #%d %.4f vs best %.4f - threshold %.4f", p->parent, mean, st->best_score, st->threshold);
-    } else {
-        snprintf(status, 16, "%s", val < bar ? (ctx->confirm ? "pending" : "keep") : "discard");
-        *verdict = xprintf("%.4f vs best %.4f - threshold %.4f", val, st->best_score, st->threshold);
+        snprintf(v->status, sizeof v->status, "%s", failed);
+        v->text = xprintf("%s", failed);
+        return;
     }
+    if (!strcmp(p->kind, "baseline")) {
+        snprintf(v->status, sizeof v->status, "%s", p->parent ? "replicate" : "keep");
+        v->text = p->parent ? xprintf("%.4f (first seed %.4f: spread %.4f)", val, st->rows[0].val_bpb,
+                                      fabs(val - st->rows[0].val_bpb))
+                            : xprintf("%.4f", val);
+        return;
+    }
+    if (rung_of(ctx, p->kind) >= 0 && strcmp(p->kind, "final")) {
+        snprintf(v->status, sizeof v->status, "screen");
+        v->text = xprintf("%.4f at %g s", val, p->budget_s);
+        return;
+    }
+    if (!strcmp(p->kind, "pair")) {
+        snprintf(v->status, sizeof v->status, "replicate");
+        v->text = xprintf("%.4f", val);
+        return;
+    }
+    // a candidate's run: its paired differences so far, this one last
+    const double s0 = plan_config_seed(ctx->base), seed = plan_config_seed(p->config);
+    double d[MAX_SEEDS];
+    int g = !strcmp(p->kind, "seed") ? st->group[p->parent - 1] : -1;
+    int n = g >= 0 ? plan_paired_diffs(st, g, st->best, s0, d, MAX_SEEDS - 1) : 0;
+    v->paired = plan_value_at(st, st->best, seed);
+    if (!isfinite(v->paired) || seed != s0 + n) {  // planned so that this cannot happen
+        snprintf(v->status, sizeof v->status, "discard");
+        v->text = xprintf("%.4f: no incumbent run on seed %.0f to pair with", val, seed);
+        return;
+    }
+    d[n++] = val - v->paired;
+    double sd = stats_pool_sd(&st->pool), df = stats_pool_df(&st->pool), z, pv, half, mean = 0;
+    for (int i = 0; i < n; i++) mean += d[i];
+    mean /= n;
+    SeqDecision dec = isfinite(sd) && sd > 0 ? stats_seq_decide(&st->seq, d, n, sd, df, &z, &pv, &half) : SEQ_CONTINUE;
+    if (!(isfinite(sd) && sd > 0)) z = pv = half = NAN, dec = n >= st->seq.max_seeds ? SEQ_DISCARD : SEQ_CONTINUE;
+    const char *why = "";
+    if (dec == SEQ_KEEP && !(mean < -ctx->threshold)) dec = SEQ_DISCARD, why = " (significant, but not beyond --threshold)";
+    else if (dec == SEQ_DISCARD && n >= st->seq.max_seeds && mean < 0) why = " (the seed cap)";
+    else if (dec == SEQ_DISCARD && z < -STATS_CLEARLY_WORSE) why = " (clearly worse)";
+    else if (dec == SEQ_DISCARD) why = " (no better on average)";
+    v->z = z;
+    snprintf(v->status, sizeof v->status, "%s", dec == SEQ_KEEP ? "keep" : dec == SEQ_DISCARD ? "discard" : "pending");
+    char bar[48] = "a keep needs a second seed";
+    if (n >= 2) snprintf(bar, sizeof bar, "keep above %.2f", stats_t_quantile(stats_norm_cdf(st->seq.boundary), df));
+    v->text = xprintf("%.4f vs incumbent %.4f on seed %.0f: d %+.4f +- %.4f over %d seed%s (z %.2f, %s, p %.4f; "
+                      "pooled sd %.4f, %.0f df)%s",
+                      val, v->paired, seed, mean, half, n, n == 1 ? "" : "s", z, bar, pv, sd, df, why);
 }

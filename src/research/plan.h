@@ -8,14 +8,16 @@
 // running then was never recorded and is planned again: the same trial id, and for the built-in
 // strategies the same proposal, since proposals draw from a generator seeded by (seed, trial id)).
 //
-// The protocol (docs/research.md):
-//   1. baseline: the base config with seeds s, s+1, ... (--baseline-seeds, default 2); the best
-//      score starts as their mean, the seed spread (max - min) is the noise estimate.
-//   2. a candidate (greedy: one setting moved from the best; random: every param drawn afresh
-//      from the space, applied to the base; agent: the proposer's change to the best; halving:
-//      the finalist of a bracket) is kept only if val_bpb < best - threshold (threshold "auto" =
-//      the seed spread). With --confirm it is first "pending" and re-run with seed + 1; the mean
-//      of both runs must then beat the same bar ("keep" goes on the confirm row).
+// The protocol (docs/research.md), paired seeds judged by research/stats.h's sequential rule:
+//   1. baseline: the base config on seeds s, s+1, ... (--baseline-seeds, default 3): the first
+//      incumbent, and (as single runs) the noise estimate the pool starts from.
+//   2. a candidate (greedy: one setting moved from the incumbent; random: every param drawn
+//      afresh, applied to the base; agent: the proposer's change to the incumbent; halving: the
+//      finalist of a bracket) trains on seed s, then on s+1, s+2, ... ("seed" rows) while the
+//      rule says continue; each of its runs is paired with the incumbent's run on the same seed,
+//      and where the incumbent has none yet a "pair" row trains it first. The candidate's last
+//      row says keep (significant at --alpha, and better by more than --threshold) or discard;
+//      its earlier rows say pending. A kept candidate is the new incumbent, its runs its seeds.
 //   3. successive halving: a bracket of --bracket greedy-style candidates runs at budget /
 //      eta^(rungs-1); the best 1/eta of each rung (by val_bpb) move up, until the last rung
 //      ("final") runs at the full budget and is judged as in 2. Lower rungs are "screen" rows.
@@ -24,6 +26,7 @@
 
 #include "research/ledger.h"
 #include "research/space.h"
+#include "research/stats.h"
 
 struct cJSON;
 
@@ -33,8 +36,9 @@ typedef struct {
     Strategy strategy;
     double budget_s;             // the full budget of a trial
     int baseline_seeds;          // >= 1
-    double threshold;            // >= 0, or < 0 for auto (the baseline's seed spread)
-    int confirm;
+    double threshold;            // >= 0: the least mean improvement a keep needs (besides significance)
+    double alpha;                // the keep rule's one-sided level, (0, 0.5)
+    int max_seeds;               // the cap on seeds per candidate, >= 2
     int eta, rungs, bracket;     // successive halving
     uint64_t seed;               // for proposals
     const Space *space;
@@ -45,12 +49,25 @@ typedef struct {
     const LedgerRow *rows;
     int n;
     struct cJSON **configs;      // the full config of each row (NULL for a rejected one)
-    int best;                    // row index whose config is the best so far (-1: none yet)
-    double best_score;           // its val_bpb (mean over its seeds for the baseline / a confirmed one)
+    int *group;                  // (n) each row's candidate: the row index of its first run (baseline
+                                 // rows: 0; seed rows: their candidate's; pair rows: their incumbent's)
+    int best;                    // the incumbent: its first row's index (-1: none yet)
+    double best_score;           // its mean val_bpb over its seeds
+    int best_seeds;              // how many
+    int open;                    // the candidate still running seeds (its first row's index), -1: none
     double baseline_mean, spread;
     int n_baseline;              // finished baseline runs
-    double threshold;            // in effect
+    StatsPool pool;              // the paired differences' spread (research/stats.h)
+    SeqTest seq;
 } PlanState;
+
+// The val_bpb of candidate g (a first row's index) on seed, NaN when it has no finished run there.
+double plan_value_at(const PlanState *st, int g, double seed);
+// Candidate g's paired differences against incumbent inc, in seed order from the base seed:
+// d[k] = g's run on seed s+k minus inc's (stops at the first seed either lacks). Returns the count.
+int plan_paired_diffs(const PlanState *st, int g, int inc, double base_seed, double *d, int cap);
+// The seed a config trains with (its "seed", default 42).
+double plan_config_seed(const struct cJSON *config);
 
 int plan_state_build(const PlanCtx *ctx, const LedgerRow *rows, int n, PlanState *st);
 void plan_state_free(PlanState *st);
@@ -76,10 +93,17 @@ int plan_next(const PlanCtx *ctx, const PlanState *st, TrialPlan *p);
 int plan_take_proposal(const PlanCtx *ctx, const PlanState *st, TrialPlan *p, const struct cJSON *change, const char *desc);
 void plan_free(TrialPlan *p);
 
-// The status of finished trial p: val is its val_bpb, or NaN with failed = "crash"/"timeout".
-// *verdict (malloc'ed) explains it, e.g. "2.0123 vs best 2.0200 - threshold 0.0040".
+// What a finished trial means for the ledger.
+typedef struct {
+    char status[16];
+    char *text;      // malloc'ed, e.g. "d -0.0123 +- 0.0051 over 2 seeds (z 3.41 > 2.17, p 0.0003)"
+    double paired;   // the incumbent's val_bpb on the trial's seed (candidate rows), else NaN
+    double z;        // the candidate's test statistic after this run, else NaN
+} PlanVerdict;
+
+// The verdict on finished trial p: val is its val_bpb, or NaN with failed = "crash"/"timeout".
 void plan_decide(const PlanCtx *ctx, const PlanState *st, const TrialPlan *p, double val, const char *failed,
-                 char status[16], char **verdict);
+                 PlanVerdict *v);
 
 // Budget of halving rung r (0 = the shortest).
 double plan_rung_budget(const PlanCtx *ctx, int r);

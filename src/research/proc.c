@@ -45,7 +45,8 @@ static void redirect(int fd, const char *path, int flags) {
 
 static void child(const ProcSpec *s, pid_t parent) {
     setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // a launcher gets SIGTERM when the research dies, so that it stops what it started
+    prctl(PR_SET_PDEATHSIG, s->grace_s > 0 ? SIGTERM : SIGKILL);
     if (getppid() != parent) _exit(127);  // the parent died before prctl took effect
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
@@ -88,6 +89,11 @@ int proc_run(const ProcSpec *s, ProcResult *r) {
         int over = s->limit_s > 0 && now_seconds() - t0 > s->limit_s;
         if (over || g_interrupted) {
             r->timed_out = over && !g_interrupted, r->interrupted = g_interrupted != 0;
+            if (s->grace_s > 0) {
+                kill(-pid, SIGTERM);
+                double t1 = now_seconds();
+                while (waitpid(pid, &status, WNOHANG) == 0 && now_seconds() - t1 < s->grace_s) sleep_ms(50);
+            }
             kill(-pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
             break;

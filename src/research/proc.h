@@ -2,7 +2,7 @@
 //
 // Each trial (and each proposer call) is a separate process: a crash ends only that process, a
 // hang is killed — the whole process group, so a shell's children die too — when the limit
-// passes. The child also gets PR_SET_PDEATHSIG = SIGKILL, so killing the research process (even
+// passes (after SIGTERM and a grace period when the spec asks for one). The child also gets PR_SET_PDEATHSIG = SIGKILL, so killing the research process (even
 // with kill -9) never leaves a trial training on in the background. SIGINT/SIGTERM sent to the
 // research process (proc_catch_signals) kill the running child and make proc_run report
 // `interrupted`, so the loop can stop without recording that trial.
@@ -15,6 +15,10 @@ typedef struct {
     const char *stderr_path;  // NULL: the same file as stdout
     int append;               // open stdout/stderr for appending instead of truncating
     double limit_s;           // kill the process group after this many seconds (<= 0: no limit)
+    double grace_s;           // > 0: at the limit (or an interrupt) SIGTERM the group first and
+                              // SIGKILL it only after this many seconds, so a launcher (mpirun,
+                              // srun) can stop what it started on other hosts; then the
+                              // death signal (research killed) is SIGTERM too
     const char *fault;        // tests only: "crash" (exit 1 with a message), "signal" (killed by
                               // SIGKILL), "hang" (sleeps forever) instead of running argv
 } ProcSpec;

@@ -11,6 +11,8 @@
 
 #include "report/svg.h"
 #include "research/ledger.h"
+#include "research/plan.h"
+#include "research/stats.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"
@@ -30,11 +32,17 @@ typedef struct {
     const char *dir;
     LedgerRow *rows;
     int n;
-    double *running;          // best score after each row (NaN before the baseline)
-    double baseline, spread;  // mean of the baseline runs, their max - min
+    int *group;               // (n) each row's candidate, as research/plan.h groups them
+    double *running;          // (n) the incumbent's mean val_bpb after each row (NaN before the baseline)
+    double *noise;            // (n) the pooled sd of a paired difference after each row (NaN: none yet)
+    double *kept_d;           // (n) a kept candidate's mean paired difference from the incumbent it beat
+    double *kept_half;        // (n) and the half-width of its confidence interval (NaN: not a keep)
+    int *kept_seeds;          // (n) over how many seeds
+    double baseline, spread;  // mean of the baseline runs, their max - min (NaN below 2 runs)
     int n_baseline;
     double best;
-    int best_row;             // row holding the best config (-1: none)
+    int best_row;             // the incumbent's first row (-1: none)
+    double alpha;             // the keep rule's level (research.json; 0.05 when absent)
     cJSON *settings, *base, *best_cfg;
 } Progress;
 
@@ -50,51 +58,75 @@ static cJSON *optional_json(const char *dir, const char *name) {
     return j;
 }
 
-// The same replay as research/plan.c, numbers only.
-static void replay(Progress *p) {
-    double lo = INFINITY, hi = -INFINITY, sum = 0;
-    p->best = p->baseline = p->spread = NAN, p->best_row = -1;
-    for (int i = 0; i < p->n; i++) {
+static double setting_num(const Progress *p, const char *key, double dflt) {
+    const cJSON *v = p->settings ? cJSON_GetObjectItemCaseSensitive(p->settings, key) : NULL;
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+// The ledger replayed by research/plan.c itself, one prefix at a time, so the page shows what the
+// loop decided and why: the incumbent after each row, the noise estimate it judged with, and for
+// each keep the paired evidence (the same test statistic the loop computed).
+static int replay(Progress *p) {
+    PlanCtx ctx = {.alpha = p->alpha, .max_seeds = (int)setting_num(p, "max_seeds", 6), .base = p->base};
+    PlanState prev, st;
+    if (plan_state_build(&ctx, p->rows, 0, &prev) != 0) return -1;
+    const double s0 = plan_config_seed(p->base);
+    int rc = 0;
+    for (int i = 0; i < p->n && rc == 0; i++) {
+        if ((rc = plan_state_build(&ctx, p->rows, i + 1, &st)) != 0) break;
+        p->group[i] = st.group[i];
+        p->running[i] = st.best >= 0 ? st.best_score : NAN;
+        p->noise[i] = stats_pool_sd(&st.pool);
+        p->kept_d[i] = p->kept_half[i] = NAN;
         const LedgerRow *r = &p->rows[i];
-        if (ledger_status_ok(r->status)) {
-            if (!strcmp(r->kind, "baseline")) {
-                lo = fmin(lo, r->val_bpb), hi = fmax(hi, r->val_bpb), sum += r->val_bpb;
-                p->n_baseline++;
-                p->baseline = sum / p->n_baseline, p->spread = p->n_baseline > 1 ? hi - lo : NAN;
-                if (p->best_row < 0 || !strcmp(p->rows[p->best_row].kind, "baseline")) {
-                    if (p->best_row < 0) p->best_row = i;
-                    p->best = p->baseline;
-                }
-            } else if (!strcmp(r->status, "keep") && !strcmp(r->kind, "confirm") && r->parent > 0) {
-                p->best_row = r->parent - 1, p->best = 0.5 * (p->rows[r->parent - 1].val_bpb + r->val_bpb);
-            } else if (!strcmp(r->status, "keep")) {
-                p->best_row = i, p->best = r->val_bpb;
-            }
+        if (!strcmp(r->status, "keep") && strcmp(r->kind, "baseline") && prev.best >= 0) {
+            double d[64], z, pv, half = NAN, mean = 0;
+            int k = plan_paired_diffs(&st, st.group[i], prev.best, s0, d, 64);
+            for (int j = 0; j < k; j++) mean += d[j] / k;
+            double sd = stats_pool_sd(&prev.pool), df = stats_pool_df(&prev.pool);
+            if (k > 0 && isfinite(sd) && sd > 0) stats_seq_decide(&prev.seq, d, k, sd, df, &z, &pv, &half);
+            p->kept_d[i] = k > 0 ? mean : NAN, p->kept_half[i] = half, p->kept_seeds[i] = k;
         }
-        p->running[i] = p->best;
+        if (i == p->n - 1) {
+            p->best_row = st.best, p->best = st.best >= 0 ? st.best_score : NAN;
+            p->baseline = st.baseline_mean, p->n_baseline = st.n_baseline;
+            p->spread = st.n_baseline >= 2 ? st.spread : NAN;
+        }
+        plan_state_free(&prev);
+        prev = st;
     }
+    plan_state_free(&prev);
+    return rc;
 }
 
 static int progress_load(Progress *p, const char *dir) {
     memset(p, 0, sizeof *p);
     p->dir = dir;
+    p->best = p->baseline = p->spread = NAN, p->best_row = -1;
     char *path = path_join(dir, "results.tsv");
     int rc = 0;
     if (!path_exists(path)) rc = err_set("%s: no ledger there (results.tsv); is it a `frontier research --out` folder?", dir);
     else rc = ledger_load(path, &p->rows, &p->n, NULL);
     free(path);
     if (rc != 0) return -1;
-    p->running = xcalloc((size_t)p->n + 1, sizeof *p->running);
-    replay(p);
     p->settings = optional_json(dir, "research.json");
     p->base = optional_json(dir, "base.json");
     p->best_cfg = optional_json(dir, "best.json");
-    return 0;
+    p->alpha = setting_num(p, "alpha", 0.05);
+    size_t m = (size_t)p->n + 1;
+    p->group = xcalloc(m, sizeof *p->group), p->kept_seeds = xcalloc(m, sizeof *p->kept_seeds);
+    p->running = xcalloc(m, sizeof *p->running), p->noise = xcalloc(m, sizeof *p->noise);
+    p->kept_d = xcalloc(m, sizeof *p->kept_d), p->kept_half = xcalloc(m, sizeof *p->kept_half);
+    if (p->n > 0 && !p->base)
+        return err_set("%s/base.json: missing or not JSON; the ledger's changes are relative to it, so the research "
+                       "cannot be replayed (it is written before the first trial: was the folder copied in part?)",
+                       dir);
+    return p->n > 0 ? replay(p) : 0;
 }
 
 static void progress_free(Progress *p) {
     ledger_free(p->rows, p->n);
-    free(p->running);
+    free(p->group), free(p->running), free(p->noise), free(p->kept_d), free(p->kept_half), free(p->kept_seeds);
     cJSON_Delete(p->settings);
     cJSON_Delete(p->base);
     cJSON_Delete(p->best_cfg);
@@ -110,9 +142,16 @@ static char *what_of(const LedgerRow *r, size_t max) {
     return s;
 }
 
-// The change a kept row stands for: a confirmation stands for its candidate.
-static const LedgerRow *kept_source(const Progress *p, const LedgerRow *r) {
-    return !strcmp(r->kind, "confirm") && r->parent > 0 ? &p->rows[r->parent - 1] : r;
+// The change a kept row stands for: its candidate's first run (a later seed of it only repeats it).
+static const LedgerRow *kept_source(const Progress *p, int i) { return &p->rows[p->group[i]]; }
+
+// "-0.0123 +- 0.0051 (90% CI, 3 seeds)" for kept row i.
+static void kept_text(const Progress *p, int i, char *buf, size_t n) {
+    if (!isfinite(p->kept_d[i])) snprintf(buf, n, "?");
+    else if (!isfinite(p->kept_half[i])) snprintf(buf, n, "%+.4f (%d seeds)", p->kept_d[i], p->kept_seeds[i]);
+    else
+        snprintf(buf, n, "%+.4f +- %.4f (%.0f%% CI, %d seeds)", p->kept_d[i], p->kept_half[i], 100 * (1 - 2 * p->alpha),
+                 p->kept_seeds[i]);
 }
 
 static int is_screen(const LedgerRow *r) { return !strcmp(r->status, "screen"); }
@@ -213,7 +252,7 @@ static void chart_points(StrBuf *o, const Frame *f, const Progress *p) {
         snprintf(tip, sizeof tip, "#%d %s %s %.4f", r->trial, r->kind, r->status, r->val_bpb);
         if (off) sb_printf(o, "<path d=\"M%.1f %.1fl4 7h-8z\" fill=\"" C_GREY "\">", x, y);
         else if (!strcmp(r->status, "keep")) sb_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5.5\" fill=\"" C_GREEN "\" stroke=\"#fff\">", x, y);
-        else if (!strcmp(r->status, "pending"))  // awaiting its confirmation run
+        else if (!strcmp(r->status, "pending"))  // a candidate awaiting its next seed
             sb_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"#fff\" stroke=\"" C_GREEN "\" stroke-width=\"1.6\">", x, y);
         else if (is_screen(r)) sb_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#fff\" stroke=\"" C_BLUE "\" stroke-width=\"1.4\">", x, y);
         else sb_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"" C_GREY "\">", x, y);
@@ -229,7 +268,7 @@ static void chart_labels(StrBuf *o, const Frame *f, const Progress *p) {
     for (int i = 0; i < p->n; i++) {
         const LedgerRow *r = &p->rows[i];
         if (strcmp(r->status, "keep") || !ledger_status_ok(r->status)) continue;
-        char *label = what_of(kept_source(p, r), 38);
+        char *label = what_of(kept_source(p, i), 38);
         double x = fx(f, i + 1) + 4, y = fy(f, fmin(r->val_bpb, f->y1)) - 8;
         char attrs[160];
         snprintf(attrs, sizeof attrs, "font-size=\"10.5\" fill=\"" C_GREEN "\" transform=\"rotate(-28 %.1f %.1f)\"", x, y);
@@ -277,6 +316,37 @@ static void draw_chart(StrBuf *o, const Progress *p) {
     sb_puts(o, "</svg>\n");
 }
 
+// The noise the loop judged with: the pooled sd of a paired difference after each trial. It
+// starts from the baseline's seeds (twice their variance, the unpaired bound) and moves as
+// candidates' first two seeds add paired evidence; a drift up means the research sees more
+// noise than it assumed at the start.
+static void draw_noise_chart(StrBuf *o, const Progress *p) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < p->n; i++)
+        if (isfinite(p->noise[i])) lo = fmin(lo, p->noise[i]), hi = fmax(hi, p->noise[i]);
+    if (!(lo <= hi)) return;
+    const double W = 960, H = 240;
+    sb_printf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"noise\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
+                 "height=\"%.0f\" role=\"img\" aria-label=\"noise estimate per trial\" font-family=\"" FONT "\" "
+                 "font-size=\"11\">\n",
+              W, H, W, H);
+    svg_text(o, 12, 20, "start", "font-size=\"13.5\" font-weight=\"600\" fill=\"" C_TEXT "\"",
+             "noise estimate: pooled sd of a paired difference after each trial");
+    Ticks ty = nice_ticks(0, hi * 1.1, 4);
+    Frame f = {0.5, fmax(p->n, 1) + 0.5, ty.lo, ty.hi, 64, 40, W - 64 - 200, H - 40 - 48};
+    chart_axes(o, &f, ty, p->n);
+    sb_puts(o, "<path fill=\"none\" stroke=\"" C_BLUE "\" stroke-width=\"2\" d=\"");
+    int pen = 0;
+    for (int i = 0; i < p->n; i++) {
+        if (!isfinite(p->noise[i])) continue;
+        double x = fx(&f, i + 1), y = fy(&f, p->noise[i]);
+        if (pen) sb_printf(o, "H%.1f V%.1f", x, y);
+        else sb_printf(o, "M%.1f %.1f", x, y);
+        pen = 1;
+    }
+    sb_puts(o, "\"/>\n</svg>\n");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Numbers shared by both documents
 // ---------------------------------------------------------------------------------------------
@@ -317,8 +387,12 @@ static char *best_change_json(const Progress *p) {
     return s;
 }
 
-// The previous best before row i (for the "vs previous best" column).
-static double prev_best(const Progress *p, int i) { return i > 0 ? p->running[i - 1] : NAN; }
+// "... level 0.05, at most 6 seeds per candidate, least improvement 0"
+static const char *keep_rule_text(const Progress *p, char *buf, size_t n) {
+    snprintf(buf, n, "paired sequential test at one-sided level %g, at most %g seeds per candidate, least improvement %g",
+             p->alpha, setting_num(p, "max_seeds", 6), setting_num(p, "threshold", 0));
+    return buf;
+}
 
 static const char *const STATUS_ORDER[] = {"keep", "discard", "pending", "screen", "replicate", "crash", "timeout", "rejected", NULL};
 
@@ -353,19 +427,25 @@ static void write_md(StrBuf *o, const Progress *p) {
         sb_printf(o, "| improvement over the baseline | %+.4f (%+.2f%%) |\n", p->best - p->baseline,
                   100 * (p->best - p->baseline) / p->baseline);
     if (isfinite(p->spread)) sb_printf(o, "| seed spread of the baseline (max - min) | %.4f |\n", p->spread);
-    sb_printf(o, "| keep threshold | %s |\n\n", setting_text(p, "threshold", a, sizeof a));
+    char rule[192];
+    sb_printf(o, "| keep rule | %s |\n", keep_rule_text(p, rule, sizeof rule));
+    double noise = p->n ? p->noise[p->n - 1] : NAN;
+    if (isfinite(noise)) sb_printf(o, "| pooled sd of a paired difference | %.4f |\n", noise);
+    sb_puts(o, "\n");
     char *ch = best_change_json(p);
     sb_printf(o, "## Best config\n\nChanges from the base: `%s`\n\nFull config: `%s/best.json`; reproduce it with "
                  "`frontier train --config %s/best.json`.\n\n", ch, p->dir, p->dir);
     free(ch);
-    sb_puts(o, "## Kept changes\n\n| trial | kind | change | val_bpb | vs previous best |\n|---|---|---|---|---|\n");
+    sb_puts(o, "## Kept changes\n\n| trial | kind | change | val_bpb (mean over its seeds) | paired difference from the "
+               "incumbent |\n|---|---|---|---|---|\n");
     for (int i = 0; i < p->n; i++) {
         const LedgerRow *r = &p->rows[i];
         if (strcmp(r->status, "keep") || (!strcmp(r->kind, "baseline"))) continue;
-        char *w = what_of(kept_source(p, r), 200);
-        sb_printf(o, "| %d | %s | ", r->trial, r->kind);
+        char *w = what_of(kept_source(p, i), 200), ci[96];
+        kept_text(p, i, ci, sizeof ci);
+        sb_printf(o, "| %d | %s | ", kept_source(p, i)->trial, kept_source(p, i)->kind);
         md_cell(o, w);
-        sb_printf(o, " | %.4f | %+.4f |\n", p->running[i], p->running[i] - prev_best(p, i));
+        sb_printf(o, " | %.4f | %s |\n", p->running[i], ci);
         free(w);
     }
     sb_puts(o, "\n## Results\n\nThe full ledger is `results.tsv`; the progress chart is in `report.html`.\n");
@@ -426,7 +506,12 @@ static void html_numbers(StrBuf *o, const Progress *p) {
         snprintf(b, sizeof b, "%.4f", p->spread);
         html_kv(o, "seed spread of the baseline (max - min)", b);
     }
-    html_kv(o, "keep threshold", setting_text(p, "threshold", a, sizeof a));
+    html_kv(o, "keep rule", keep_rule_text(p, b, sizeof b));
+    double noise = p->n ? p->noise[p->n - 1] : NAN;
+    if (isfinite(noise)) {
+        snprintf(b, sizeof b, "%.4f", noise);
+        html_kv(o, "pooled sd of a paired difference", b);
+    }
     sb_puts(o, "</table>\n");
 }
 
@@ -450,18 +535,20 @@ static void html_row(StrBuf *o, const LedgerRow *r) {
 }
 
 static void html_tables(StrBuf *o, const Progress *p) {
-    sb_puts(o, "<h2>Kept changes</h2><table><tr><th>trial</th><th>kind</th><th>change</th><th>val_bpb</th>"
-               "<th>vs previous best</th></tr>\n");
+    sb_puts(o, "<h2>Kept changes</h2><table><tr><th>trial</th><th>kind</th><th>change</th><th>val_bpb (mean over its "
+               "seeds)</th><th>paired difference from the incumbent</th></tr>\n");
     for (int i = 0; i < p->n; i++) {
         const LedgerRow *r = &p->rows[i];
         if (strcmp(r->status, "keep")) continue;
-        char *w = what_of(kept_source(p, r), 300);
-        sb_printf(o, "<tr class=\"keep\"><td class=\"n\">%d</td><td>%s</td><td>", r->trial, r->kind);
+        if (!strcmp(r->kind, "baseline")) continue;
+        char *w = what_of(kept_source(p, i), 300), ci[96];
+        kept_text(p, i, ci, sizeof ci);
+        sb_printf(o, "<tr class=\"keep\"><td class=\"n\">%d</td><td>%s</td><td>", kept_source(p, i)->trial,
+                  kept_source(p, i)->kind);
         sb_html(o, w);
         sb_puts(o, "</td>");
         html_num(o, p->running[i], "%.4f");
-        html_num(o, p->running[i] - prev_best(p, i), "%+.4f");
-        sb_puts(o, "</tr>\n");
+        sb_printf(o, "<td class=\"n\">%s</td></tr>\n", ci);
         free(w);
     }
     sb_puts(o, "</table>\n<h2>Best config</h2>\n");
@@ -490,9 +577,11 @@ static void write_html(StrBuf *o, const Progress *p) {
     sb_printf(o, "</title><style>%s</style></head><body>\n<h1>frontier research: ", CSS);
     sb_html(o, p->dir);
     sb_puts(o, "</h1><p class=\"muted\">Every trial trains from scratch under the same wall-clock budget and is scored by "
-               "val_bpb on the pinned validation set; a change is kept only if it beats the best by more than the "
-               "threshold.</p>\n");
+               "val_bpb on the pinned validation set. A candidate runs on the incumbent's seeds, one at a time, and is "
+               "kept only when its paired improvement is significant (research/stats.h: a one-sided sequential test "
+               "on the differences, judged with the noise pooled over the research).</p>\n");
     draw_chart(o, p);
+    draw_noise_chart(o, p);
     html_numbers(o, p);
     html_tables(o, p);
     sb_puts(o, "</body></html>\n");

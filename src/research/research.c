@@ -120,6 +120,9 @@ static cJSON *settings_json(const Research *R) {
     cJSON_AddNumberToObject(s, "budget_s", o->budget_s);
     cJSON_AddNumberToObject(s, "seed", (double)o->seed);
     cJSON_AddNumberToObject(s, "baseline_seeds", o->baseline_seeds);
+    // the keep rule's level and seed cap: the ledger's decisions were made with them
+    cJSON_AddNumberToObject(s, "alpha", o->alpha);
+    cJSON_AddNumberToObject(s, "max_seeds", o->max_seeds);
     if (o->strategy == STRAT_HALVING) {
         cJSON_AddNumberToObject(s, "eta", o->eta);
         cJSON_AddNumberToObject(s, "rungs", o->rungs);
@@ -128,18 +131,18 @@ static cJSON *settings_json(const Research *R) {
     cJSON_AddItemToObject(s, "space", cJSON_Duplicate(R->space.json, 1));
     cJSON_AddItemToObject(s, "base", cJSON_Duplicate(R->user_base, 1));
     // Informational (may change between invocations; the ledger records what each trial used):
-    if (o->threshold >= 0) cJSON_AddNumberToObject(s, "threshold", o->threshold);
-    else cJSON_AddStringToObject(s, "threshold", "auto");
-    cJSON_AddBoolToObject(s, "confirm", o->confirm);
+    cJSON_AddNumberToObject(s, "threshold", o->threshold);
     if (o->proposer) cJSON_AddStringToObject(s, "proposer", o->proposer);
+    if (o->trainer) cJSON_AddStringToObject(s, "trainer", o->trainer);
+    if (o->launcher) cJSON_AddStringToObject(s, "launcher", o->launcher);
     return s;
 }
 
 // research.json: written once the base is resolved (so a base that does not train can be fixed
 // and the same command rerun); later invocations must define the same search.
 static int check_settings(Research *R, int write) {
-    static const char *const fixed[] = {"strategy", "budget_s", "seed", "baseline_seeds", "eta", "rungs", "bracket",
-                                        "space", "base", NULL};
+    static const char *const fixed[] = {"strategy", "budget_s", "seed", "baseline_seeds", "alpha", "max_seeds", "eta",
+                                        "rungs", "bracket", "space", "base", NULL};
     char *path = dir_file(R, "research.json");
     cJSON *now = settings_json(R), *then = NULL;
     int rc = 0;
@@ -176,7 +179,7 @@ static int probe_base(Research *R, const char *base_path) {
     argv[a++] = "--run-dir", argv[a++] = run, argv[a++] = "--quiet", argv[a] = NULL;
     printf("research: resolving the base config (a one-step run, log in %s)\n", log);
     fflush(stdout);
-    ProcSpec spec = {argv, NULL, log, NULL, 0, 3600, NULL};
+    ProcSpec spec = {argv, NULL, log, NULL, 0, 3600, 0, NULL};
     ProcResult pr;
     if (rc == 0) rc = proc_run(&spec, &pr);
     if (rc == 0 && pr.interrupted) rc = err_set("interrupted");
@@ -336,7 +339,8 @@ static LedgerRow row_for(const TrialPlan *p) {
     memset(&row, 0, sizeof row);
     row.trial = p->trial, row.parent = p->parent, row.budget_s = p->budget_s;
     snprintf(row.kind, sizeof row.kind, "%s", p->kind);
-    row.val_bpb = row.tokens = row.tok_per_s = row.mfu = row.peak_mb = row.wall_s = NAN;
+    row.val_bpb = row.tokens = row.tok_per_s = row.mfu = row.peak_mb = row.wall_s = row.paired = row.z = NAN;
+    row.seed = p->config ? plan_config_seed(p->config) : NAN;
     return row;
 }
 
@@ -359,7 +363,13 @@ static cJSON *agent_bundle(const Research *R, const PlanState *st, const TrialPl
     cJSON *bl = cJSON_AddObjectToObject(b, "baseline");
     cJSON_AddNumberToObject(bl, "val_bpb", st->baseline_mean);
     cJSON_AddNumberToObject(bl, "seed_spread", st->spread);
-    cJSON_AddNumberToObject(b, "threshold", st->threshold);
+    cJSON *rule = cJSON_AddObjectToObject(b, "keep_rule");
+    cJSON_AddNumberToObject(rule, "alpha", st->seq.alpha);
+    cJSON_AddNumberToObject(rule, "max_seeds", st->seq.max_seeds);
+    cJSON_AddNumberToObject(rule, "threshold", R->o->threshold);
+    double sd = stats_pool_sd(&st->pool);
+    if (isfinite(sd)) cJSON_AddNumberToObject(rule, "paired_sd", sd);
+    cJSON_AddNumberToObject(rule, "paired_sd_df", stats_pool_df(&st->pool));
     char *ledger = read_file(R->ledger_path, NULL);
     cJSON_AddStringToObject(b, "ledger", ledger ? ledger : LEDGER_HEADER);
     free(ledger);
@@ -417,18 +427,22 @@ static int run_trial(Research *R, const PlanCtx *ctx, const PlanState *st, Trial
            p->description ? p->description : "");
     fflush(stdout);
     TrialResult tr;
-    int rc = trial_run(o->exe, dir, p->trial, p->config, p->budget_s, limit, &tr);
+    TrialRunner runner = {o->exe, o->trainer, o->launcher};
+    int rc = trial_run(&runner, dir, p->trial, p->config, p->budget_s, limit, &tr);
     if (rc != 0 || tr.interrupted) {
         free(dir);
         return rc != 0 ? -1 : 130;
     }
     LedgerRow row = row_for(p);
-    char *verdict = NULL;
-    plan_decide(ctx, st, p, tr.ok ? tr.val_bpb : NAN, tr.ok ? NULL : tr.timed_out ? "timeout" : "crash", row.status, &verdict);
+    PlanVerdict v;
+    plan_decide(ctx, st, p, tr.ok ? tr.val_bpb : NAN, tr.ok ? NULL : tr.timed_out ? "timeout" : "crash", &v);
+    char *verdict = v.text;
     if (!tr.ok) {  // the status says crash/timeout; the error says why
         free(verdict);
         verdict = xstrdup(tr.error);
     }
+    snprintf(row.status, sizeof row.status, "%s", v.status);
+    row.paired = v.paired, row.z = v.z;
     row.change = cJSON_PrintUnformatted(p->diff);
     row.val_bpb = tr.val_bpb, row.tokens = tr.tokens, row.tok_per_s = tr.tok_per_s, row.mfu = tr.mfu;
     row.peak_mb = tr.peak_mb, row.wall_s = tr.wall_s;
@@ -436,7 +450,7 @@ static int run_trial(Research *R, const PlanCtx *ctx, const PlanState *st, Trial
     printf("trial %d: %s: %s [%.0f s]\n", p->trial, row.status, verdict, tr.wall_s);
     fflush(stdout);
     free(verdict);
-    if (!o->keep_weights && strcmp(row.status, "keep") && strcmp(row.status, "pending")) trial_drop_weights(dir);
+    if (!o->keep_weights && strcmp(row.status, "keep")) trial_drop_weights(dir);
     free(dir);
     return record(R, &row);
 }
@@ -474,8 +488,8 @@ static int limits_reached(const Research *R, const PlanCtx *ctx, const PlanState
 
 static int loop(Research *R) {
     const ResearchOptions *o = R->o;
-    PlanCtx ctx = {o->strategy, o->budget_s, o->baseline_seeds, o->threshold, o->confirm, o->eta, o->rungs, o->bracket,
-                   o->seed, &R->space, R->base};
+    PlanCtx ctx = {o->strategy, o->budget_s, o->baseline_seeds, o->threshold, o->alpha, o->max_seeds, o->eta, o->rungs,
+                   o->bracket, o->seed, &R->space, R->base};
     int rejections = 0, first = 1;
     for (;;) {
         LedgerRow *rows = NULL;

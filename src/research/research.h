@@ -38,13 +38,16 @@ typedef struct {
     int max_trials;               // 0: no limit
     double hours;                 // 0: no limit
     uint64_t seed;
-    double threshold;             // < 0: auto (the baseline's seed spread)
-    int confirm;
+    double threshold;             // the least mean improvement a keep needs (>= 0; besides significance)
+    double alpha;                 // the keep rule's one-sided level (default 0.05)
+    int max_seeds;                // seeds per candidate at most (default 6)
     int baseline_seeds, eta, rungs, bracket;
     double eval_margin_s;         // least allowance for start-up + evaluation in the hang limit
     double proposer_timeout_s;
     int keep_weights;             // keep every trial's weights (default: only kept ones)
     const char *exe;              // the frontier binary for trials ("/proc/self/exe")
+    const char *trainer;          // --trainer: a shell command trials run instead of `exe train` (NULL: none)
+    const char *launcher;         // --launcher: a template with {cmd} each trial runs through (research/trial.h)
 } ResearchOptions;
 
 // Run (or resume) the research. 0 when it ended normally (trial or time limit reached, or the

@@ -34,7 +34,7 @@ double machine_peak_flops_for(KernelPrecision precision) {
     return p.bf16_all > 0 ? p.bf16_all : machine_peak_flops();
 }
 
-static char *git_commit(void) {
+char *train_git_commit(void) {
     FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
     char buf[64] = "";
     if (p) {
@@ -95,7 +95,7 @@ int train_write_summary(const TrainConfig *cfg, const TrainResult *res, const ch
     cJSON_AddBoolToObject(hw, "avx512f", ci->avx512f);
     if (ci->avx512_emulated) cJSON_AddBoolToObject(hw, "avx512_emulated", 1);
     cJSON_AddBoolToObject(hw, "amx_bf16", ci->amx_bf16);
-    char *commit = git_commit();
+    char *commit = train_git_commit();
     cJSON_AddStringToObject(s, "git_commit", commit);
     free(commit);
     char *path = path_join(cfg->run_dir, "summary.json");

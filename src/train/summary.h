@@ -5,5 +5,9 @@
 #pragma once
 #include "train/train.h"
 
+// The checkout's commit (`git rev-parse --short=12 HEAD` in the working directory), "unknown"
+// outside a git checkout (malloc'ed).
+char *train_git_commit(void);
+
 // 0, or -1 + err naming the file.
 int train_write_summary(const TrainConfig *cfg, const TrainResult *res, const char *tokenizer_id);

@@ -92,7 +92,8 @@ declare -A STRING_CLASS=(
   ["research --budget-per-trial"]=duration ["research --hours"]=hours ["research --space"]=infile
   ["research --strategy"]=enum ["research --out"]=outdir ["research --base"]=infile ["research --proposer"]=text
   ["research --proposer-timeout"]=duration ["research --program"]=infile ["research --threshold"]=threshold
-  ["research --eval-margin"]=duration
+  ["research --eval-margin"]=duration ["research --alpha"]=alpha ["research --trainer"]=command
+  ["research --launcher"]=launcher
   ["research report --out"]=outfile ["research report --md"]=outfile
 )
 for c in train run profile; do
@@ -212,6 +213,9 @@ for cmd in "${list[@]}"; do
             probe NOTRUN "$cmd" "$flag" "$tmp/adir";;
       outdir) probe EMPTY "$cmd" "$flag" ""; probe FILE "$cmd" "$flag" "$tmp/afile";;
       outfile) probe EMPTY "$cmd" "$flag" ""; probe DIR "$cmd" "$flag" "$tmp/adir";;
+      alpha) for v in abc "" 0 0.5 -1 nan inf; do probe "${v:-EMPTY}" "$cmd" "$flag" "$v"; done;;
+      command) probe EMPTY "$cmd" "$flag" "";;
+      launcher) for v in "" "mpirun -np 1" "srun -w {host} {cmd}"; do probe "${v:-EMPTY}" "$cmd" "$flag" "$v"; done;;
       text) ;;
       *) bad "unknown class '$class' for $cmd $flag";;
     esac

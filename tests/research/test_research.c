@@ -1,8 +1,8 @@
 // tests/research/test_research.c — the pieces of `frontier research` that need no training: the
 // search space (parsing, errors with key paths, derive, constraints, agent-change validation),
 // proposals (always feasible, within the space, deterministic for a seed), the ledger (format,
-// parse, torn rows, corruption), the planner (baseline seeds, keep/discard with a threshold,
-// --confirm, successive halving, resume = replay), the process runner (exit codes, signals, hang
+// parse, torn rows, corruption), the planner (baseline seeds, the paired sequential keep rule,
+// seed and pair rows, successive halving, resume = replay), the process runner (exit codes, signals, hang
 // limits that kill the whole process group) and the proposer's output parsing.
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -17,6 +17,7 @@
 #include "research/proposer.h"
 #include "research/research.h"
 #include "research/space.h"
+#include "research/trial.h"
 
 static const char BASE[] =
     "{\"preset\":\"cpu\",\"depth\":2,\"n-embd\":128,\"n-head\":1,\"n-kv-head\":1,\"head-dim\":128,\"seq-len\":256,"
@@ -274,6 +275,7 @@ static LedgerRow row(int trial, int parent, const char *kind, const char *change
     memset(&r, 0, sizeof r);
     r.trial = trial, r.parent = parent, r.budget_s = 120, r.val_bpb = val;
     r.tokens = r.tok_per_s = r.mfu = r.peak_mb = NAN, r.wall_s = 200;
+    r.seed = 42, r.paired = NAN, r.z = NAN;
     snprintf(r.kind, sizeof r.kind, "%s", kind);
     snprintf(r.status, sizeof r.status, "%s", status);
     r.change = (char *)change;
@@ -289,13 +291,18 @@ static void test_ledger_roundtrip_and_append(void **state) {
     a.tokens = 933888, a.tok_per_s = 3097.3, a.mfu = 0.0761, a.peak_mb = 583.8;
     a.description = (char *)"tabs\tand\nnewlines become spaces";
     LedgerRow b = row(2, 1, "greedy", "{\"matrix-lr\":0.03}", NAN, "crash");
+    LedgerRow c = row(3, 1, "seed", "{\"seed\":43}", 2.1, "pending");
+    c.seed = 43, c.paired = 2.12, c.z = -0.75;  // z has either sign
     assert_int_equal(ledger_append(path, &a), 0);
     assert_int_equal(ledger_append(path, &b), 0);
+    assert_int_equal(ledger_append(path, &c), 0);
     LedgerRow *rows;
     int n;
     size_t valid;
     assert_int_equal(ledger_load(path, &rows, &n, &valid), 0);
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3);
+    assert_true(rows[2].seed == 43 && fabs(rows[2].paired - 2.12) < 1e-9 && fabs(rows[2].z + 0.75) < 1e-9);
+    assert_true(isnan(rows[0].paired) && isnan(rows[0].z) && rows[0].seed == 42);
     int64_t size;
     file_stat(path, &size, NULL);
     assert_int_equal((int64_t)valid, size);
@@ -336,7 +343,7 @@ static void test_ledger_torn_and_corrupt_rows(void **state) {
     // a row in the middle that is wrong: an error naming the line
     snprintf(text, sizeof text, "%s%s2\t1\tgreedy\n%s", LEDGER_HEADER, la, lb);
     assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), -1);
-    assert_error_contains("r.tsv:3: expected 13 tab-separated fields, got 3");
+    assert_error_contains("r.tsv:3: expected 16 tab-separated fields, got 3");
     // duplicated or missing trial numbers
     snprintf(text, sizeof text, "%s%s%s", LEDGER_HEADER, la, la);
     assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), -1);
@@ -347,6 +354,11 @@ static void test_ledger_torn_and_corrupt_rows(void **state) {
     snprintf(text, sizeof text, "trial\tval_bpb\n%s", la);
     assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), -1);
     assert_error_contains("r.tsv:1: not a frontier research ledger");
+    // the ledger of the earlier threshold rule: refused with what to do
+    snprintf(text, sizeof text, "trial\tparent\tkind\tbudget_s\tchange\tval_bpb\ttokens\ttok_per_s\tmfu\tpeak_mb\twall_s\t"
+                                "status\tdescription\n");
+    assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), -1);
+    assert_error_contains("r.tsv:1: a ledger of the threshold keep rule");
     // a finished status without a val_bpb
     LedgerRow c = row(1, 0, "baseline", "{}", NAN, "keep");
     char *lc = ledger_format_row(&c);
@@ -370,11 +382,12 @@ static void test_ledger_refuses_impossible_numbers(void **state) {
         {"2.500000", "nan", "r.tsv:2: val_bpb \"nan\" is not a finite number"},
         {"2.500000", "2.5x", "r.tsv:2: val_bpb \"2.5x\" is not a finite number"},
         {"2.500000", "", "r.tsv:2: val_bpb \"\" is not a finite number"},
-        {"\t120\t", "\t-120\t", "r.tsv:2: budget_s -120 is not a count or time (it must be >= 0)"},
-        {"\t200.0\t", "\t-1\t", "r.tsv:2: wall_s -1 is not a count or time"},
+        {"\t120\t", "\t-120\t", "r.tsv:2: budget_s -120 is not a count, seed or time (it must be >= 0)"},
+        {"\t200.0\t", "\t-1\t", "r.tsv:2: wall_s -1 is not a count, seed or time"},
         {"\t200.0\t", "\tabc\t", "r.tsv:2: wall_s \"abc\" is not a finite number"},
-        {"\tkeep\t", "\tkeep\textra\t", "r.tsv:2: expected 13 tab-separated fields, got 14"},
-        {"\tkeep\t", "\t", "r.tsv:2: expected 13 tab-separated fields, got 12"},
+        {"\tkeep\t", "\tkeep\textra\t", "r.tsv:2: expected 16 tab-separated fields, got 17"},
+        {"\tkeep\t", "\t", "r.tsv:2: expected 16 tab-separated fields, got 15"},
+        {"\t42\t", "\t-3\t", "r.tsv:2: seed -3 is not a count, seed or time"},
         {"\t{}\t", "\t[]\t", "r.tsv:2: change \"[]\" is not a JSON object"},
     };
     char text[4096];
@@ -444,7 +457,8 @@ static void fixture_init(Fixture *f, Strategy strat) {
     memset(f, 0, sizeof *f);
     f->base = base_config();
     load_default_space(&f->space, f->base);
-    f->ctx = (PlanCtx){strat, 120, 2, -1, 0, 3, 2, 3, 1, &f->space, f->base};
+    // 3 baseline seeds, no least improvement, alpha 0.05, at most 4 seeds; halving eta 3, 2 rungs, 3
+    f->ctx = (PlanCtx){strat, 120, 3, 0, 0.05, 4, 3, 2, 3, 1, &f->space, f->base};
 }
 
 static void fixture_free(Fixture *f) {
@@ -461,10 +475,13 @@ static LedgerRow *step(Fixture *f, double val) {
     TrialPlan p;
     if (plan_next(&f->ctx, &st, &p) != 0) fail_msg("plan_next: %s", err_msg());
     assert_int_equal(p.trial, f->n + 1);
-    char *verdict;
     LedgerRow *r = &f->rows[f->n];
     memset(r, 0, sizeof *r);
-    plan_decide(&f->ctx, &st, &p, val, isnan(val) ? "crash" : NULL, r->status, &verdict);
+    PlanVerdict v;
+    plan_decide(&f->ctx, &st, &p, val, isnan(val) ? "crash" : NULL, &v);
+    char *verdict = v.text;
+    snprintf(r->status, sizeof r->status, "%s", v.status);
+    r->seed = plan_config_seed(p.config), r->paired = v.paired, r->z = v.z;
     r->trial = p.trial, r->parent = p.parent, r->budget_s = p.budget_s, r->val_bpb = val, r->wall_s = p.budget_s + 20;
     r->tokens = r->tok_per_s = r->mfu = r->peak_mb = NAN;
     snprintf(r->kind, sizeof r->kind, "%s", p.kind);
@@ -479,7 +496,9 @@ static LedgerRow *step(Fixture *f, double val) {
     return r;
 }
 
-static void test_plan_baseline_then_greedy_keeps_only_improvements(void **state) {
+// The paired sequential rule through the planner: baseline seeds 42-44, then candidates on 42,
+// 43, ... each paired with the incumbent's run on the same seed.
+static void test_plan_paired_rule(void **state) {
     (void)state;
     Fixture f;
     fixture_init(&f, STRAT_GREEDY);
@@ -489,35 +508,102 @@ static void test_plan_baseline_then_greedy_keeps_only_improvements(void **state)
     assert_string_equal(r->status, "keep");
     assert_string_equal(r->change, "{}");
     r = step(&f, 2.110);
-    assert_string_equal(r->kind, "baseline");
     assert_string_equal(r->change, "{\"seed\":43}");
     assert_string_equal(r->status, "replicate");
-    // best = mean 2.105, threshold auto = spread 0.010: the bar is 2.095
-    r = step(&f, 2.096);
+    r = step(&f, 2.090);
+    assert_true(r->seed == 44);
+    // the pool starts from the baseline as single runs: 2 x ss 0.0002 over 2 df, sd 0.01414
+    // A: a little better on every seed, never significantly: runs to the cap of 4 seeds, and
+    // the 4th needs the incumbent on seed 45 first ("pair")
+    r = step(&f, 2.095);
     assert_string_equal(r->kind, "greedy");
     assert_int_equal(r->parent, 1);
+    assert_string_equal(r->status, "pending");  // one seed never keeps
+    assert_true(fabs(r->paired - 2.100) < 1e-12 && r->seed == 42);
+    int a = r->trial;
+    r = step(&f, 2.104);
+    assert_string_equal(r->kind, "seed");
+    assert_int_equal(r->parent, a);
+    assert_true(r->seed == 43 && fabs(r->paired - 2.110) < 1e-12);
+    assert_string_equal(r->status, "pending");
+    r = step(&f, 2.086);
+    assert_string_equal(r->status, "pending");
+    r = step(&f, 2.105);
+    assert_string_equal(r->kind, "pair");
+    assert_int_equal(r->parent, 1);  // the incumbent: the baseline
+    assert_true(r->seed == 45);
+    assert_string_equal(r->status, "replicate");
+    r = step(&f, 2.100);
+    assert_string_equal(r->kind, "seed");
+    assert_true(fabs(r->paired - 2.105) < 1e-12);
+    assert_string_equal(r->status, "discard");  // the cap
+    assert_non_null(strstr(r->description, "the seed cap"));
+    // B: far worse on its first seed: discarded at once
+    r = step(&f, 2.300);
+    assert_string_equal(r->kind, "greedy");
     assert_string_equal(r->status, "discard");
-    r = step(&f, 2.090);
+    assert_true(r->z < -STATS_CLEARLY_WORSE);
+    // C: much better twice: kept after its second seed
+    r = step(&f, 2.000);
+    assert_string_equal(r->status, "pending");
+    int c = r->trial;
+    r = step(&f, 2.010);
+    assert_int_equal(r->parent, c);
     assert_string_equal(r->status, "keep");
-    int kept = r->trial;
-    r = step(&f, NAN);
-    assert_string_equal(r->status, "crash");
-    assert_int_equal(r->parent, kept);  // greedy moves from the new best
-    r = step(&f, 2.085);  // better, but not by more than the threshold
-    assert_string_equal(r->status, "discard");
+    assert_true(r->z > 5);
     PlanState st;
     assert_int_equal(plan_state_build(&f.ctx, f.rows, f.n, &st), 0);
-    assert_int_equal(st.rows[st.best].trial, kept);
-    assert_true(fabs(st.best_score - 2.090) < 1e-12);
-    assert_true(fabs(st.spread - 0.010) < 1e-12);
-    assert_true(fabs(st.threshold - 0.010) < 1e-12);
-    // every greedy change is one param (plus what derives from it) and differs from the parent
-    for (int i = 2; i < f.n; i++) {
-        cJSON *c = cJSON_Parse(f.rows[i].change);
-        assert_true(cJSON_GetArraySize(c) >= 1);
-        cJSON_Delete(c);
-    }
+    assert_int_equal(st.rows[st.best].trial, c);  // the incumbent is C (its first row's config, seed 42)
+    assert_true(fabs(st.best_score - 2.005) < 1e-12 && st.best_seeds == 2);
+    assert_true(fabs(st.spread - 0.020) < 1e-12);
+    // the pool: the baseline (2 df), and A's and C's d1 - d2 (both judged against the baseline: one
+    // group, 1 df), closed when C was kept
+    assert_true(fabs(stats_pool_df(&st.pool) - 3) < 1e-12);
+    assert_int_equal(st.pool.open_n, 0);
+    assert_int_equal(st.open, -1);
     plan_state_free(&st);
+    // D moves from C and is paired with C's runs; it crashes: closed, the next one starts afresh
+    r = step(&f, NAN);
+    assert_string_equal(r->status, "crash");
+    assert_int_equal(r->parent, c);
+    r = step(&f, 2.004);
+    assert_string_equal(r->kind, "greedy");
+    assert_true(fabs(r->paired - 2.000) < 1e-12);
+    assert_string_equal(r->status, "pending");
+    // its second seed: C ran 43 as a candidate, so no pair row is needed
+    r = step(&f, 2.020);
+    assert_string_equal(r->kind, "seed");
+    assert_true(fabs(r->paired - 2.010) < 1e-12);
+    assert_string_equal(r->status, "discard");  // no better on average
+    // E's third seed needs C on seed 44: the pair run crashes, so E cannot go on and stays pending
+    r = step(&f, 1.990);
+    r = step(&f, 2.005);
+    assert_string_equal(r->status, "pending");
+    r = step(&f, NAN);
+    assert_string_equal(r->kind, "pair");
+    assert_int_equal(r->parent, c);
+    r = step(&f, 2.2);
+    assert_string_equal(r->kind, "greedy");  // moved on
+    // every candidate change is one param (plus what derives from it)
+    for (int i = 3; i < f.n; i++) {
+        cJSON *ch = cJSON_Parse(f.rows[i].change);
+        assert_true(cJSON_GetArraySize(ch) >= 1);
+        cJSON_Delete(ch);
+    }
+    fixture_free(&f);
+}
+
+// --threshold: significant but smaller than the least improvement asked for is discarded.
+static void test_plan_threshold(void **state) {
+    (void)state;
+    Fixture f;
+    fixture_init(&f, STRAT_GREEDY);
+    f.ctx.threshold = 0.2;
+    step(&f, 2.100), step(&f, 2.110), step(&f, 2.090);
+    step(&f, 2.000);
+    LedgerRow *r = step(&f, 2.010);
+    assert_string_equal(r->status, "discard");
+    assert_non_null(strstr(r->description, "not beyond --threshold"));
     fixture_free(&f);
 }
 
@@ -527,7 +613,7 @@ static void test_greedy_moves_the_least_moved_param(void **state) {
     (void)state;
     Fixture f;
     fixture_init(&f, STRAT_GREEDY);
-    step(&f, 2.100), step(&f, 2.110);
+    step(&f, 2.100), step(&f, 2.110), step(&f, 2.090);
     int np = f.ctx.space->n_params, *moved = calloc((size_t)np, sizeof *moved);
     for (int t = 0; t < np; t++) {
         LedgerRow *r = step(&f, 2.5);  // worse than the best: discarded
@@ -555,7 +641,7 @@ static void test_plan_is_deterministic_and_resumable(void **state) {
     Fixture a, b;
     fixture_init(&a, STRAT_GREEDY);
     fixture_init(&b, STRAT_GREEDY);
-    const double vals[] = {2.1, 2.11, 2.2, 2.05, 2.3, 2.0, 2.2};
+    const double vals[] = {2.1, 2.11, 2.09, 2.2, 2.05, 2.03, 2.3};
     for (int i = 0; i < 7; i++) step(&a, vals[i]), step(&b, vals[i]);
     for (int i = 0; i < 7; i++) {
         assert_string_equal(a.rows[i].change, b.rows[i].change);
@@ -584,44 +670,15 @@ static void test_plan_is_deterministic_and_resumable(void **state) {
     fixture_free(&a), fixture_free(&b), fixture_free(&c);
 }
 
-static void test_plan_confirm(void **state) {
-    (void)state;
-    Fixture f;
-    fixture_init(&f, STRAT_GREEDY);
-    f.ctx.confirm = 1, f.ctx.threshold = 0.005, f.ctx.baseline_seeds = 1;
-    step(&f, 2.100);
-    LedgerRow *r = step(&f, 2.050);
-    assert_string_equal(r->status, "pending");
-    int cand = r->trial;
-    r = step(&f, 2.120);  // the re-run disagrees: mean 2.085 still beats 2.100 - 0.005
-    assert_string_equal(r->kind, "confirm");
-    assert_int_equal(r->parent, cand);
-    assert_string_equal(r->change, "{\"seed\":43}");
-    assert_string_equal(r->status, "keep");
-    PlanState st;
-    assert_int_equal(plan_state_build(&f.ctx, f.rows, f.n, &st), 0);
-    assert_int_equal(st.rows[st.best].trial, cand);  // the kept config is the candidate's (its seed)
-    assert_true(fabs(st.best_score - 2.085) < 1e-12);
-    plan_state_free(&st);
-    r = step(&f, 2.070);
-    assert_string_equal(r->status, "pending");
-    r = step(&f, 2.120);  // mean 2.095 > 2.085 - 0.005: discarded
-    assert_string_equal(r->status, "discard");
-    r = step(&f, 2.2);
-    assert_string_equal(r->kind, "greedy");
-    assert_int_equal(r->parent, cand);
-    fixture_free(&f);
-}
-
 static void test_plan_halving(void **state) {
     (void)state;
     Fixture f;
     fixture_init(&f, STRAT_HALVING);
-    f.ctx.baseline_seeds = 1, f.ctx.threshold = 0, f.ctx.eta = 3, f.ctx.rungs = 2, f.ctx.bracket = 5;
+    f.ctx.eta = 3, f.ctx.rungs = 2, f.ctx.bracket = 5;
     assert_true(fabs(plan_rung_budget(&f.ctx, 0) - 40) < 1e-9);
     assert_true(fabs(plan_rung_budget(&f.ctx, 1) - 120) < 1e-9);
     assert_int_equal(plan_rung_size(&f.ctx, 1), 2);
-    step(&f, 2.100);
+    step(&f, 2.100), step(&f, 2.110), step(&f, 2.090);
     const double screen[] = {2.40, 2.30, NAN, 2.35, 2.50};
     for (int i = 0; i < 5; i++) {
         LedgerRow *r = step(&f, screen[i]);
@@ -629,20 +686,27 @@ static void test_plan_halving(void **state) {
         assert_true(fabs(r->budget_s - 40) < 1e-9);
         assert_string_equal(r->status, isnan(screen[i]) ? "crash" : "screen");
     }
-    // the two best screens (#3: 2.30, then #5: 2.35) go to the full budget
-    LedgerRow *r = step(&f, 2.150);
+    // the two best screens (#5: 2.30, then #7: 2.35) go to the full budget, each judged by the
+    // paired rule: the first far worse, the second better on two seeds
+    LedgerRow *r = step(&f, 2.350);
     assert_string_equal(r->kind, "final");
-    assert_int_equal(r->parent, 3);
+    assert_int_equal(r->parent, 5);
     assert_true(fabs(r->budget_s - 120) < 1e-9);
     assert_string_equal(r->change, "{}");
     assert_string_equal(r->status, "discard");
-    r = step(&f, 2.050);
-    assert_int_equal(r->parent, 5);
+    r = step(&f, 2.000);
+    assert_int_equal(r->parent, 7);
+    assert_string_equal(r->status, "pending");
+    int fin = r->trial;
+    r = step(&f, 2.010);
+    assert_string_equal(r->kind, "seed");
+    assert_int_equal(r->parent, fin);
+    assert_true(fabs(r->budget_s - 120) < 1e-9);
     assert_string_equal(r->status, "keep");
     // a new bracket starts from the new best
     r = step(&f, 2.3);
     assert_string_equal(r->kind, "rung0");
-    assert_int_equal(r->parent, 8);
+    assert_int_equal(r->parent, fin);
     fixture_free(&f);
 }
 
@@ -742,7 +806,7 @@ static void test_proc_exit_signal_and_hang(void **state) {
     char *log = path_join(dir, "log"), *pidf = path_join(dir, "pid");
     ProcResult r;
     const char *exit3[] = {"/bin/sh", "-c", "echo out; echo err >&2; exit 3", NULL};
-    ProcSpec s = {exit3, NULL, log, NULL, 0, 10, NULL};
+    ProcSpec s = {exit3, NULL, log, NULL, 0, 10, 0, NULL};
     assert_int_equal(proc_run(&s, &r), 0);
     assert_int_equal(r.exit_code, 3);
     assert_false(r.timed_out);
@@ -768,9 +832,22 @@ static void test_proc_exit_signal_and_hang(void **state) {
     free(text);
     usleep(100000);
     assert_true(bg > 0 && !alive(bg));  // the background sleep is gone too
+    // with a grace period (a launcher) the group gets SIGTERM first and time to clean up; without, none
+    char *clean = path_join(dir, "cleaned");
+    snprintf(cmd, sizeof cmd, "trap 'echo cleaned > %s; exit 0' TERM; sleep 60 & wait", clean);
+    const char *trap_term[] = {"/bin/sh", "-c", cmd, NULL};
+    s.argv = trap_term, s.limit_s = 0.5, s.grace_s = 5;
+    assert_int_equal(proc_run(&s, &r), 0);
+    assert_true(r.timed_out);
+    assert_true(path_exists(clean) && r.wall_s < 5);  // it left as soon as it had cleaned up
+    remove(clean);
+    s.grace_s = 0;
+    assert_int_equal(proc_run(&s, &r), 0);
+    assert_true(r.timed_out && !path_exists(clean));
+    free(clean);
     // the test fault hooks
     const char *none[] = {"/bin/true", NULL};
-    ProcSpec f = {none, NULL, log, NULL, 0, 10, "crash"};
+    ProcSpec f = {none, NULL, log, NULL, 0, 10, 0, "crash"};
     assert_int_equal(proc_run(&f, &r), 0);
     assert_int_equal(r.exit_code, 1);
     f.fault = "hang", f.limit_s = 0.2;
@@ -782,6 +859,16 @@ static void test_proc_exit_signal_and_hang(void **state) {
     assert_int_equal(r.exit_code, 127);
     remove_tree(dir);
     free(log), free(pidf), free(dir);
+}
+
+static void test_launcher_template(void **state) {
+    (void)state;
+    assert_int_equal(trial_check_launcher("mpirun -np 1 --host node3 {cmd}"), 0);
+    assert_int_equal(trial_check_launcher("srun -J fr{trial} -o {dir}/slurm.log {cmd}"), 0);
+    assert_int_equal(trial_check_launcher("mpirun -np 1"), -1);
+    assert_non_null(strstr(err_msg(), "has no {cmd}"));
+    assert_int_equal(trial_check_launcher("srun -w {host} {cmd}"), -1);
+    assert_non_null(strstr(err_msg(), "unknown placeholder at '{host}"));
 }
 
 static void test_proposer_output(void **state) {
@@ -840,15 +927,15 @@ int main(void) {
         cmocka_unit_test(test_ledger_torn_and_corrupt_rows),
         cmocka_unit_test(test_ledger_refuses_impossible_numbers),
         cmocka_unit_test(test_research_refuses_a_locked_folder),
-        cmocka_unit_test(test_plan_baseline_then_greedy_keeps_only_improvements),
+        cmocka_unit_test(test_plan_paired_rule), cmocka_unit_test(test_plan_threshold),
         cmocka_unit_test(test_greedy_moves_the_least_moved_param),
         cmocka_unit_test(test_plan_is_deterministic_and_resumable),
-        cmocka_unit_test(test_plan_confirm),
         cmocka_unit_test(test_plan_halving),
         cmocka_unit_test(test_plan_random_and_failed_baseline),
         cmocka_unit_test(test_plan_agent_proposals),
         cmocka_unit_test(test_trial_limit_scales_with_the_model),
         cmocka_unit_test(test_proc_exit_signal_and_hang),
+        cmocka_unit_test(test_launcher_template),
         cmocka_unit_test(test_proposer_output),
         cmocka_unit_test(test_proposer_run),
     };
