@@ -105,7 +105,7 @@ static Option *train_options(Flags *f, int with_resume) {
         R("qk-norm", OPT_INT, qk_norm, "0|1", "RMSNorm q and k over the head dim", 0, 1),
         O("qk-scale", OPT_DOUBLE, qk_scale, "S", "q and k times S after the QK-norm (nanochat 1.2; 1 = off)"),
         R("lambdas", OPT_INT, lambdas, "0|1", "nanochat's resid and x0 lambdas: block i's input is resid_lambdas[i]*x + x0_lambdas[i]*x0", 0, 1),
-        R("backout", OPT_INT, backout, "0|1", "nanochat's backout: subtract backout_lambda * (the residual after block depth/2) before the final norm", 0, 1),
+        R("backout", OPT_INT, backout, "0|1", "nanochat's backout: subtract backout_lambda * (the residual after block depth/2) before the final norm; on by default from depth 3 (below it that block is the last one)", 0, 1),
         R("value-embeds", OPT_INT, value_embeds, "0|1", "ResFormer value embeddings (nanochat): on alternating layers ending with the last, v += 3*sigmoid(gate(x[:12])) * value_embeds[l][token]", 0, 1),
         R("smear", OPT_INT, smear, "0|1", "nanochat's smear: each position's embedding += smear_lambda * sigmoid(gate(e[:24])) * the previous position's", 0, 1),
         R("bigram", OPT_INT, bigram, "ROWS", "bigram hash embedding (modded-nanogpt): a table of ROWS rows indexed by a hash of (previous token, token), added to wte (0 = off; e.g. 5 x the vocabulary)", 0, 1 << 22),

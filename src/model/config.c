@@ -30,7 +30,10 @@ ModelConfig model_config_from_depth(int depth, int vocab_size, int seq_len) {
         // (bench/recipe_ablation.sh, docs/training.md). A config file without these fields still
         // reads as the plain block (RECIPE_FIELDS below).
         .lambdas = 1,
-        .backout = 1,
+        // Below depth 3 the block backout subtracts (depth / 2) is the last one, so the final norm
+        // sees (1 - backout_lambda) * x: inert while the scalar stays under 1, and a sign flip of
+        // every logit (loss spikes to ~20) when Adam's noise-sized steps carry it across
+        .backout = depth >= 3,
         .qk_scale = 1.2f,
         .value_embeds = 1,
         .smear = 1,

@@ -593,6 +593,9 @@ static void test_prefix_scoring_equals_full_forward(void **state) {
 static void test_init_statistics(void **state) {
     (void)state;
     ModelConfig cfg = model_config_from_depth(2, 1000, 16);
+    // backout only where the block it subtracts is not the last one
+    assert_int_equal(cfg.backout, 0);
+    assert_int_equal(model_config_from_depth(3, 1000, 16).backout, 1);
     Model m;
     model_build(&m, &cfg);
     model_init_weights(&m, 42);
