@@ -11,16 +11,22 @@ replace_section() {
   local name=$1 body=$2 perf=docs/perf.md
   [ -f "$perf" ] || printf '# Measured performance\n\nWritten by `make bench` (bench/run.sh); each section by one benchmark, with its date, machine and command.\n' > "$perf"
   local begin="<!-- bench:$name -->" end="<!-- /bench:$name -->"
+  if grep -qF "$begin" "$perf"; then replace_doc_section "$name" "$body" "$perf"; return; fi
+  { echo; echo "$begin"; cat "$body"; echo "$end"; } >> "$perf"
+}
+
+# replace_doc_section NAME FILE DOC: put FILE's content between the <!-- bench:NAME --> markers of
+# DOC (a docs page whose section a benchmark owns); without the markers, say so and leave DOC as it is
+replace_doc_section() {
+  local name=$1 body=$2 doc=$3
+  local begin="<!-- bench:$name -->" end="<!-- /bench:$name -->"
+  if ! grep -qF "$begin" "$doc"; then echo "$doc has no $begin markers: the table is above" >&2; return 0; fi
   local tmp; tmp=$(mktemp)
-  if grep -qF "$begin" "$perf"; then
-    awk -v b="$begin" -v e="$end" -v f="$body" '
-      $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
-      $0 == e { skip = 0 }
-      !skip { print }' "$perf" > "$tmp"
-  else
-    { cat "$perf"; echo; echo "$begin"; cat "$body"; echo "$end"; } > "$tmp"
-  fi
-  mv "$tmp" "$perf"
+  awk -v b="$begin" -v e="$end" -v f="$body" '
+    $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
+    $0 == e { skip = 0 }
+    !skip { print }' "$doc" > "$tmp"
+  mv "$tmp" "$doc"
 }
 
 # ratio A B -> "A/B" with two decimals

@@ -84,14 +84,4 @@ PY
 } > "$table"
 cat "$table"
 # into docs/training.md
-doc=docs/training.md begin="<!-- bench:$SECTION -->" end="<!-- /bench:$SECTION -->"
-tmp=$(mktemp)
-if grep -qF "$begin" "$doc"; then
-  awk -v b="$begin" -v e="$end" -v f="$table" '
-    $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
-    $0 == e { skip = 0 }
-    !skip { print }' "$doc" > "$tmp"
-  mv "$tmp" "$doc"
-else
-  echo "docs/training.md has no $begin markers: the table is above" >&2
-fi
+replace_doc_section "$SECTION" "$table" docs/training.md

@@ -67,14 +67,4 @@ for a in order:
 PY
 } > "$table"
 cat "$table"
-doc=docs/training.md begin='<!-- bench:recipe_cost -->' end='<!-- /bench:recipe_cost -->'
-out=$(mktemp)
-if grep -qF "$begin" "$doc"; then
-  awk -v b="$begin" -v e="$end" -v f="$table" '
-    $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
-    $0 == e { skip = 0 }
-    !skip { print }' "$doc" > "$out"
-  mv "$out" "$doc"
-else
-  echo "docs/training.md has no $begin markers: the table is above" >&2
-fi
+replace_doc_section "recipe_cost" "$table" docs/training.md

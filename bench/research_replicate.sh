@@ -95,14 +95,4 @@ for keep in dict.fromkeys(r["keep"] for r in rows):
 PY
 } > "$table"
 cat "$table"
-doc=docs/research.md begin="<!-- bench:research_replication -->" end="<!-- /bench:research_replication -->"
-tmp=$(mktemp)
-if grep -qF "$begin" "$doc"; then
-  awk -v b="$begin" -v e="$end" -v f="$table" '
-    $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
-    $0 == e { skip = 0 }
-    !skip { print }' "$doc" > "$tmp"
-  mv "$tmp" "$doc"
-else
-  echo "docs/research.md has no $begin markers: the table is above" >&2
-fi
+replace_doc_section "research_replication" "$table" docs/research.md
