@@ -500,10 +500,13 @@ static int train_like(int argc, char **argv, const char *usage, const char *summ
     cfg.config_json = json;
     TrainResult res;
     rc = train_run(&cfg, &res);
-    if (rc == 0 && mode != MODE_PROFILE) print_summary(&cfg, &res);
-    int code = rc == 0 ? 0 : report_error();
+    int speaks = dist_rank() == 0;  // under mpirun every rank has the result; rank 0 says it once
+    if (rc == 0 && mode != MODE_PROFILE && speaks) print_summary(&cfg, &res);
+    // an error every rank shares (a diverged loss, a failed save) is said once, by rank 0
+    int code = rc == 0 ? 0 : speaks || !dist_exiting_together() ? report_error() : err_exit_code();
     if (rc == 0 && res.stopped_by == STOP_SIGNAL) {
-        fprintf(stderr, "frontier: interrupted by %s at step %lld; the checkpoint is saved: continue with `frontier "
+        if (speaks)
+            fprintf(stderr, "frontier: interrupted by %s at step %lld; the checkpoint is saved: continue with `frontier "
                 "train --resume %s`\n", res.signal == SIGINT ? "SIGINT" : "SIGTERM", (long long)res.steps, cfg.run_dir);
         code = 128 + res.signal;
     }

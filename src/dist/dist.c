@@ -3,12 +3,26 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/mem.h"
 
 static int g_rank = 0, g_world = 1;
+static int g_together;  // dist_exit_together() was called
+
+void dist_exit_together(void) { g_together = 1; }
+int dist_exiting_together(void) { return g_together; }
+
+// The exit codes in one order, so that one MPI_MAX merges them: errors over signals over 0.
+static int exit_rank_key(int rc) { return rc == 0 ? 0 : rc >= 128 ? (1 << 16) + rc : (2 << 16) + rc; }
+static int exit_code_of_key(int key) { return key & 0xffff; }
+
+int dist_exit_code_merge(int a, int b) {
+    int ka = exit_rank_key(a), kb = exit_rank_key(b);
+    return exit_code_of_key(ka > kb ? ka : kb);
+}
 
 int dist_rank(void) { return g_rank; }
 int dist_world(void) { return g_world; }
@@ -42,6 +56,7 @@ void dist_partition(const double *cost, int n, int world, int *first) {
 #include <mpi.h>
 
 static int g_mpi_on;
+static MPI_Comm g_exit_comm;  // a duplicate of COMM_WORLD for the exit agreement alone (see agree_exit)
 static float *g_ring_tmp;  // (largest slice) floats: the slice being received in the reduce ring
 static size_t g_ring_tmp_n;
 
@@ -58,16 +73,48 @@ void dist_init(int *argc, char ***argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &g_world);
     // Errors in a collective (a peer died) must end this process, not return codes we'd ignore.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_dup(MPI_COMM_WORLD, &g_exit_comm);
     g_mpi_on = 1;
+}
+
+static double mono_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// Every rank's code merged into one (dist_exit_code_merge), once all ranks have arrived. A
+// communicator of its own: a rank that gives up waiting (below) may leave others inside a
+// collective on COMM_WORLD, and a second, unmatched collective on that communicator would be an
+// erroneous program. An agreed error waits DIST_EXIT_GRACE_S at most; 0 and signals wait for as
+// long as the others take (they have work of their own to finish, rank 0 its summary).
+static int agree_exit(int rc) {
+    int key = exit_rank_key(rc), merged = 0, done = 0;
+    MPI_Request req;
+    MPI_Iallreduce(&key, &merged, 1, MPI_INT, MPI_MAX, g_exit_comm, &req);
+    int bounded = rc != 0 && rc < 128;
+    double t0 = mono_s();
+    struct timespec pause = {0, 1000000};  // 1 ms: the others are writing files, not spinning
+    for (;;) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done) return exit_code_of_key(merged);
+        if (bounded && mono_s() - t0 > DIST_EXIT_GRACE_S) {
+            fprintf(stderr, "frontier: rank %d: the other ranks did not reach the end within %.0f s: ending the job\n",
+                    g_rank, DIST_EXIT_GRACE_S);
+            MPI_Abort(MPI_COMM_WORLD, rc);
+        }
+        nanosleep(&pause, NULL);
+    }
 }
 
 int dist_exit(int rc) {
     if (!g_mpi_on) return rc;
-    if (rc != 0 && g_world > 1) {
-        fflush(stdout);
-        fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, rc);  // kills the other ranks too: nobody waits forever
-    }
+    fflush(stdout);
+    fflush(stderr);
+    // A failure only this rank knows of: the others may be blocked in a collective waiting for it.
+    if (rc != 0 && !g_together && g_world > 1) MPI_Abort(MPI_COMM_WORLD, rc);
+    if (g_world > 1) rc = agree_exit(rc);
+    MPI_Comm_free(&g_exit_comm);
     MPI_Finalize();
     free(g_ring_tmp);
     g_ring_tmp = NULL, g_ring_tmp_n = 0;

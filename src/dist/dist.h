@@ -9,9 +9,18 @@
 // set OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK): a plain `./frontier train` never pays for, or
 // prints anything from, MPI's start-up.
 //
-// Failure policy (no hangs): a rank that fails calls dist_exit() with a non-zero code, which
-// aborts the whole job (MPI_Abort), so ranks blocked in a collective are killed rather than left
-// waiting; a rank killed by a signal is detected by the launcher, which tears the job down.
+// Leaving (no hangs, nothing cut short). Every command ends in dist_exit(rc). Two kinds of ending:
+//  - Agreed: rc == 0, or an outcome every rank reached through a collective (the training loop
+//    stopped by a signal or the budget, a diverged loss, a failed checkpoint save), marked by
+//    dist_exit_together() where the agreement happens. Every rank will reach dist_exit, so each
+//    waits there for all the others (rank 0 may still be writing summary.json and printing), they
+//    agree on one code and all exit with it after MPI_Finalize. Without this wait a rank that
+//    left first with a non-zero code made mpirun kill rank 0 before its summary was written.
+//  - Local: a non-zero rc on one rank that the others do not know of (they may be blocked in a
+//    collective, waiting for it). That rank aborts the job at once (MPI_Abort): nobody hangs.
+// An agreed error (not 0, not a signal's 128+N) still waits at most DIST_EXIT_GRACE_S for the
+// others and then aborts, so a misplaced dist_exit_together() costs seconds, never a hang. A rank
+// killed by a signal is detected by the launcher, which tears the job down.
 //
 // Work split. A "range" is a contiguous slice [lo, hi) of a flat float buffer; the ranges of the
 // ranks tile the buffer in rank order (rank 0 first), as dist_partition() produces them.
@@ -21,9 +30,17 @@
 
 // Called first thing in main(). Safe to call when not launched by MPI.
 void dist_init(int *argc, char ***argv);
-// Leave: rc == 0 finalises MPI normally; rc != 0 with more than one rank aborts every rank (so
-// none hangs in a collective). Returns rc (for `return dist_exit(rc)` in main).
+// Leave (see above): the agreed code (every rank returns the same: any rank's error over any
+// signal's 128+N over 0), or MPI_Abort for a local failure. Returns it (for `return
+// dist_exit(rc)` in main).
 int dist_exit(int rc);
+// From here on this process's outcome is one every rank shares: dist_exit waits for the others.
+void dist_exit_together(void);
+int dist_exiting_together(void);  // whether it was called (an agreed error is then said by rank 0 alone)
+#define DIST_EXIT_GRACE_S 10.0
+// The code the ranks agree on, given each one's: errors (1..127) over signals (128+N) over 0; among
+// codes of one kind the largest. (Pure: the one-process build and the tests use it too.)
+int dist_exit_code_merge(int a, int b);
 
 int dist_rank(void);   // 0 .. world-1
 int dist_world(void);  // 1 when not launched by MPI (or built without it)

@@ -396,9 +396,11 @@ static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched
     }
     loss /= G * W;
     *loss_out = loss;
-    if (!isfinite(loss))  // the same loss on every rank: they all stop here together
+    if (!isfinite(loss)) {  // the same loss on every rank: they all stop here together
+        dist_exit_together();
         return err_set("loss is %s at step %lld: training diverged. The last good checkpoint (if any) is kept; "
                        "try a lower learning rate", isnan(loss) ? "NaN" : "infinite", (long long)r->ctr.step);
+    }
     // Every pinned copy is marked stale before the update; the optimizer packs each weight it
     // updates again right away (kernels_repack_weight), and the weights other ranks update, which
     // arrive in the all-gather, are packed by the next step's products.
@@ -550,11 +552,18 @@ static int write_profile(const TrainConfig *cfg, double faults_per_step) {
 }
 
 // For the failure tests (tests/dist): FRONTIER_FAULT=RANK:STEP makes that rank fail with an
-// error before that step, as a real error on one rank would (the others are in a collective).
+// error of its own before that step (the others are then inside the step's collectives);
+// FRONTIER_FAULT=RANK:STEP:TERM (or :INT) sends that rank SIGTERM (SIGINT) there, as a `kill`
+// from outside would, at a step the test knows in advance.
 static int injected_fault(const Run *r) {
     const char *f = getenv("FRONTIER_FAULT");
     int rank, step;
-    if (!f || sscanf(f, "%d:%d", &rank, &step) != 2 || rank != r->rank || step != r->ctr.step) return 0;
+    char sig[8] = "";
+    if (!f || sscanf(f, "%d:%d:%7s", &rank, &step, sig) < 2 || rank != r->rank || step != r->ctr.step) return 0;
+    if (!strcmp(sig, "TERM") || !strcmp(sig, "INT")) {
+        raise(!strcmp(sig, "TERM") ? SIGTERM : SIGINT);
+        return 0;
+    }
     return err_set("FRONTIER_FAULT=%s: injected failure on rank %d before step %d", f, rank, step);
 }
 
@@ -685,8 +694,17 @@ static int save_checkpoint(const TrainConfig *cfg, Run *r) {
         if (rc != 0) save_failed(cfg, r);
     }
     free(all);
-    if (rc == 0) dist_barrier(), r->saved_step = r->ctr.step;
-    return rc;
+    // Every rank waits for rank 0's verdict (so none runs ahead of a save that might still fail)
+    // and learns it: a failed save stops all ranks together, each with the error, one exit code.
+    int64_t failed = rc != 0;
+    dist_bcast_i64(&failed, 1, 0);
+    if (failed) {
+        dist_exit_together();
+        if (r->rank != 0) err_set("rank 0 could not save the checkpoint at step %lld (its message says why)", (long long)r->ctr.step);
+        return -1;
+    }
+    r->saved_step = r->ctr.step;
+    return 0;
 }
 
 static int save_due(const TrainConfig *cfg, const Run *r, double last_save) {
@@ -874,6 +892,10 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     double own = (double)res->optim_state_bytes_per_rank;
     dist_allreduce_max_f64(&own, 1);
     res->optim_state_bytes_per_rank = (int64_t)own;
+    // The last collective: every rank now only leaves, rank 0 after the summary below. Each waits
+    // for the others in dist_exit (an interrupted run's 143 included), so that no rank's early
+    // exit makes the launcher end rank 0 before summary.json is written.
+    dist_exit_together();
     res->total_s = now_seconds() - t_start;
     rc = r.rank == 0 ? train_write_summary(cfg, res, r.tok->id) : 0;
 done:

@@ -58,6 +58,19 @@ static ParamTable model_like_table(void) {
     return t;
 }
 
+// The ranks' exit codes merge into one: an error beats a signal beats success, whatever the order.
+static void test_exit_code_merge(void **state) {
+    (void)state;
+    assert_int_equal(dist_exit_code_merge(0, 0), 0);
+    assert_int_equal(dist_exit_code_merge(0, 143), 143);
+    assert_int_equal(dist_exit_code_merge(143, 0), 143);
+    assert_int_equal(dist_exit_code_merge(130, 143), 143);
+    assert_int_equal(dist_exit_code_merge(143, 1), 1);
+    assert_int_equal(dist_exit_code_merge(1, 143), 1);
+    assert_int_equal(dist_exit_code_merge(1, 2), 2);
+    assert_int_equal(dist_exit_code_merge(0, 1), 1);
+}
+
 static void fill(float *x, size_t n, unsigned seed) {
     for (size_t i = 0; i < n; i++) {
         seed = seed * 1664525u + 1013904223u;
@@ -126,6 +139,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_partition_covers_in_order),
         cmocka_unit_test(test_partition_balances),
+        cmocka_unit_test(test_exit_code_merge),
         cmocka_unit_test(test_shards_equal_unsharded),
         cmocka_unit_test(test_state_ptr_only_for_owned),
     };

@@ -6,10 +6,12 @@
 #   2. resume across rank counts: a 2-rank checkpoint resumes on 1 rank and a 1-rank one on 2 ranks,
 #      and both end where the uninterrupted run ends;
 #   3. failure: a rank that errors, and a rank killed with SIGKILL, make the job exit non-zero within
-#      seconds (no hang), and no half-written checkpoint is left;
+#      seconds (no hang), and no half-written checkpoint is left; errors every rank shares (a
+#      diverged loss, a failed save) end every rank with exit 1 in order;
 #   4. a signal to one rank: SIGTERM to rank 1 alone stops both ranks at the same step with one
-#      checkpoint (the ranks agree) and exit 143; resumed on 2 ranks, the run ends with the bits of
-#      the uninterrupted 2-rank run (losses and weights).
+#      checkpoint (the ranks agree), summary.json written, exit 143; resumed on 2 ranks, the run
+#      ends with the bits of the uninterrupted 2-rank run (losses and weights); and SIGTERM from
+#      outside to each rank in turn, at unplanned moments, always leaves summary.json.
 # Skipped (exit 77 with a SKIP line: tests/run.sh reports SKIP, a failure under CI=true) only when
 # mpirun or an MPI build is missing: scripts/setup.sh installs both, and `make test` builds with MPI
 # once they are there.
@@ -135,29 +137,85 @@ else
 fi
 [ ! -e "$tmp/f2/model.safetensors" ] && ok "no checkpoint from the killed run" || bad "killed run left a checkpoint"
 
-# 4. SIGTERM to one rank: the ranks agree to stop, checkpoint once, exit 143; the resume is exact.
+# Errors every rank shares end the job in order, not by MPI_Abort: a diverged loss (the same
+# all-reduced loss on every rank) and a failed checkpoint save on rank 0 (every rank learns it from
+# the save's broadcast): exit 1 from every rank, the message said once, by rank 0.
+agreed_error() {  # label, expected text, command...
+  local label=$1 text=$2; shift 2
+  local out rc; out=$("$@" 2>&1); rc=$?
+  if [ $rc = 1 ] && [ "$(grep -c -- "$text" <<<"$out")" = 1 ] && ! grep -q "MPI_ABORT\|did not reach the end" <<<"$out"; then
+    ok "$label: exit 1, '$text' said once, the ranks left together (no MPI_Abort)"
+  else bad "$label: exit $rc, '$text' said $(grep -c -- "$text" <<<"$out") times"; echo "$out" | head -6; fi
+}
+agreed_error "2 ranks, diverged" "training diverged" "${MPI[@]}" $F train "${TINY[@]}" --steps 100 \
+  --embedding-lr 1000 --unembedding-lr 1000 --matrix-lr 1000 --run-dir "$tmp/div"
+agreed_error "2 ranks, a checkpoint save fails on rank 0 (ENOSPC)" "was not saved" env FRONTIER_FAIL_AT=write:40 \
+  "${MPI[@]}" -x FRONTIER_FAIL_AT $F train "${TINY[@]}" --steps 12 --save-every 3steps --run-dir "$tmp/enospc"
+
+# 4. A signal to one rank. (a) At a known step (FRONTIER_FAULT=1:6:TERM raises SIGTERM in rank 1
+# before step 6, as a kill from outside would): the ranks agree to stop after that step, save one
+# checkpoint there, rank 0 writes summary.json, all exit 143; resumed on 2 ranks, the run ends with
+# the bits of the uninterrupted 2-rank run (losses and weights).
 S4=("${TINY[@]}" --steps 16 --save-every 4steps)
+summary_ok() {  # run_dir -> "" when summary.json says interrupted by SIGTERM with the resume command
+                # and `latest` names the step it stopped at; else what is wrong
+  /usr/bin/python3 - "$1" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+try: s = json.load(open(os.path.join(d, "summary.json")))
+except Exception as e: print(f"no summary.json ({type(e).__name__})"); sys.exit()
+want = {"stopped_by": "interrupted", "signal": "SIGTERM", "resume_command": f"frontier train --resume {d}"}
+bad = [f"{k}={s.get(k)!r}" for k, v in want.items() if s.get(k) != v]
+latest = os.readlink(os.path.join(d, "latest")) if os.path.islink(os.path.join(d, "latest")) else None
+if latest != "checkpoints/step-%08d" % s.get("steps", -1): bad.append(f"latest -> {latest} at steps={s.get('steps')}")
+print("; ".join(bad))
+PY
+}
 "${MPI[@]}" $F train "${S4[@]}" --run-dir "$tmp/s_ref" > "$tmp/s_ref.log" 2>&1 || { bad "2-rank reference (16 steps)"; tail "$tmp/s_ref.log"; }
-"${MPI[@]}" $F train "${S4[@]}" --run-dir "$tmp/s_int" > "$tmp/s_int.log" 2>&1 &
-mpid=$!
-victim=""
-for _ in $(seq 1 150); do  # rank 1 once 6 steps are logged (after the step-4 checkpoint)
-  [ -s "$tmp/s_int/metrics.jsonl" ] && [ "$(wc -l < "$tmp/s_int/metrics.jsonl")" -ge 6 ] \
-    && victim=$(pgrep -P $mpid -f "frontier train" | tail -1) && [ -n "$victim" ] && break
-  sleep 0.1
+FRONTIER_FAULT=1:6:TERM "${MPI[@]}" -x FRONTIER_FAULT $F train "${S4[@]}" --run-dir "$tmp/s_int" > "$tmp/s_int.log" 2>&1; rc=$?
+why=$(summary_ok "$tmp/s_int")
+stopped=$(jget "$tmp/s_int/summary.json" steps 2>/dev/null)
+if [ $rc -eq 143 ] && [ -z "$why" ] && [ "$stopped" = 7 ] && [ "$(grep -c 'continue with `frontier train --resume' "$tmp/s_int.log")" = 1 ]; then
+  ok "SIGTERM to rank 1 before step 6: both ranks stop at step 7 with a checkpoint and summary.json there, exit 143, one resume line"
+else bad "SIGTERM to rank 1 at step 6: exit $rc, stopped at '${stopped:-?}': ${why:-resume line printed $(grep -c 'continue with' "$tmp/s_int.log") times}"; tail -5 "$tmp/s_int.log"; fi
+"${MPI[@]}" $F train --resume "$tmp/s_int" --quiet > "$tmp/s_res.log" 2>&1 || { bad "resume after SIGTERM"; tail "$tmp/s_res.log"; }
+losses "$tmp/s_ref/metrics.jsonl" > "$tmp/ls_ref"; losses "$tmp/s_int/metrics.jsonl" > "$tmp/ls_int"
+if cmp -s "$tmp/ls_ref" "$tmp/ls_int" && same_tensors "$tmp/s_ref/latest/model.safetensors" "$tmp/s_int/latest/model.safetensors"; then
+  ok "resumed on 2 ranks: the uninterrupted run's $(wc -l < "$tmp/ls_ref") losses and weights, bit for bit"
+else bad "resume after SIGTERM differs from the uninterrupted 2-rank run"; diff "$tmp/ls_ref" "$tmp/ls_int" | head -4; fi
+
+# (b) A real kill from outside at an unplanned moment, to each rank in turn, three rounds: whichever
+# rank is signalled, and wherever the other one is (mid-step, in a checkpoint save), the job exits
+# 143 only after rank 0 has written summary.json (interrupted, SIGTERM, the resume command) and the
+# checkpoint `latest` names. (Before the ranks waited for each other at the end, a signalled rank 1
+# left first, mpirun then ended rank 0 mid-summary, and summary.json was missing 3 runs in 4.)
+rank_pid() {  # mpirun pid, rank -> that rank's pid (from its environment), or nothing
+  local p
+  for p in $(pgrep -P "$1" -f "frontier train"); do
+    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return; }
+  done
+}
+kills_ok=0
+for round in 1 2 3; do
+  for rank in 0 1; do
+    d="$tmp/k$round$rank"
+    "${MPI[@]}" $F train "${TINY[@]}" --steps 1000000 --save-every 3steps --run-dir "$d" > "$d.log" 2>&1 &
+    mpid=$!
+    victim=""
+    for _ in $(seq 1 300); do  # until this many steps are logged: 2, 5, 8 by round (a save at every third)
+      [ -s "$d/metrics.jsonl" ] && [ "$(wc -l < "$d/metrics.jsonl")" -ge $((3 * round - 1)) ] \
+        && victim=$(rank_pid $mpid $rank) && [ -n "$victim" ] && break
+      sleep 0.05
+    done
+    if [ -z "$victim" ]; then bad "kill round $round: no rank $rank to signal"; kill -9 $mpid 2>/dev/null; wait $mpid; continue; fi
+    kill -TERM "$victim"
+    for _ in $(seq 1 600); do kill -0 $mpid 2>/dev/null || break; sleep 0.05; done
+    if kill -0 $mpid 2>/dev/null; then bad "kill round $round: job still running 30 s after SIGTERM to rank $rank"; kill -9 $mpid; wait $mpid; continue; fi
+    wait $mpid; rc=$?
+    why=$(summary_ok "$d")
+    if [ $rc -eq 143 ] && [ -z "$why" ]; then kills_ok=$((kills_ok + 1))
+    else bad "SIGTERM to rank $rank (round $round): exit $rc; $why"; tail -4 "$d.log"; fi
+  done
 done
-if [ -z "$victim" ]; then bad "SIGTERM test: no rank to signal"; kill -9 $mpid 2>/dev/null; wait $mpid
-else
-  kill -TERM "$victim"; wait $mpid; rc=$?
-  stopped=$(sed -n 's/.*"steps":[[:space:]]*\([0-9]*\).*/\1/p' "$tmp/s_int/summary.json" 2>/dev/null | head -1)
-  if [ $rc -eq 143 ] && grep -q '"signal":[[:space:]]*"SIGTERM"' "$tmp/s_int/summary.json" 2>/dev/null \
-     && [ "$(readlink "$tmp/s_int/latest")" = "checkpoints/step-$(printf %08d "${stopped:-0}")" ] && [ "${stopped:-16}" -lt 16 ]; then
-    ok "SIGTERM to rank 1 alone: both ranks stop at step $stopped with a checkpoint there, exit 143"
-  else bad "SIGTERM to rank 1: exit $rc, stopped at '${stopped:-?}', latest -> $(readlink "$tmp/s_int/latest")"; tail -5 "$tmp/s_int.log"; fi
-  "${MPI[@]}" $F train --resume "$tmp/s_int" --quiet > "$tmp/s_res.log" 2>&1 || { bad "resume after SIGTERM"; tail "$tmp/s_res.log"; }
-  losses "$tmp/s_ref/metrics.jsonl" > "$tmp/ls_ref"; losses "$tmp/s_int/metrics.jsonl" > "$tmp/ls_int"
-  if cmp -s "$tmp/ls_ref" "$tmp/ls_int" && same_tensors "$tmp/s_ref/latest/model.safetensors" "$tmp/s_int/latest/model.safetensors"; then
-    ok "resumed on 2 ranks: the uninterrupted run's $(wc -l < "$tmp/ls_ref") losses and weights, bit for bit"
-  else bad "resume after SIGTERM differs from the uninterrupted 2-rank run"; diff "$tmp/ls_ref" "$tmp/ls_int" | head -4; fi
-fi
+[ $kills_ok = 6 ] && ok "SIGTERM from outside to rank 0 and rank 1, 3 rounds each: 6 of 6 jobs exit 143 with summary.json (interrupted, the resume command) and the checkpoint it names"
 [ "$fails" -eq 0 ]
