@@ -14,7 +14,11 @@ SIM_SALT) makes each simulated research draw its own noise.
 The same module gives the audit its true effects (true_value), so the test and the trainer cannot
 disagree on what is a real effect.
 """
-import hashlib, json, math, os, random, sys
+import json, math, os, random, sys
+
+# The interpreter's own SHA-256 (the digest hashlib gives), without loading OpenSSL: the simulated
+# researches start this script ~600 times, and its start-up is most of their time.
+from _sha256 import sha256
 
 GOOD = {"matrix-lr": 0.03, "embedding-lr": 0.4, "unembedding-lr": 0.006, "weight-decay": 0.1,
         "warmdown": 0.6, "final-lr-frac": 0.1, "scalar-lr": 0.3, "adam-eps": 1e-9}
@@ -28,7 +32,7 @@ def true_value(config):
 
 
 def normal(*key):
-    h = hashlib.sha256(repr((os.environ.get("SIM_SALT", ""),) + key).encode()).digest()
+    h = sha256(repr((os.environ.get("SIM_SALT", ""),) + key).encode()).digest()
     return random.Random(h).gauss(0, 1)
 
 

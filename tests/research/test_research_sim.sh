@@ -46,7 +46,7 @@ cat > "$tmp/space.json" <<'JSON'
 JSON
 for r in $(seq 1 "$RESEARCHES"); do
   SIM_SALT=$r $F research --strategy greedy --budget-per-trial 1s --trials "$TRIALS" --alpha "$ALPHA" --seed "$r" ${EXTRA:-} \
-    --space "$tmp/space.json" --base "$tmp/base.json" --out "$tmp/r$r" --trainer "/usr/bin/python3 tests/research/sim_trainer.py" \
+    --space "$tmp/space.json" --base "$tmp/base.json" --out "$tmp/r$r" --trainer "/usr/bin/python3 -S tests/research/sim_trainer.py" \
     > "$tmp/r$r.out" 2>&1 || { bad "simulated research $r failed:"; tail -5 "$tmp/r$r.out"; exit 1; }
 done
 ok "$RESEARCHES simulated researches of $TRIALS trials ran through --trainer"

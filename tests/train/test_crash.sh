@@ -67,13 +67,16 @@ for p in step:3 step:8 step:15 ckpt-begin:2 ckpt-state:2 ckpt-model:3 ckpt-renam
   check_crash "$p"
 done
 
-# kill -9 from outside at unplanned instants (a random delay once training is under way), twice
-wait_lines() { for _ in $(seq 300); do [ -s "$1/metrics.jsonl" ] && [ "$(wc -l < "$1/metrics.jsonl")" -ge "$2" ] && return; sleep 0.05; done; }
+# kill -9 from outside at unplanned instants, twice: once a random number of steps is logged (the
+# kill then lands wherever the 50 ms poll finds the run: mid-step, mid-save), so the kills stay
+# inside the 80 steps however fast the machine is (a random delay in seconds did not: a fast
+# machine could finish the resumed run before the second kill)
+wait_lines() { for _ in $(seq 600); do [ -s "$1/metrics.jsonl" ] && [ "$(wc -l < "$1/metrics.jsonl")" -ge "$2" ] && return; sleep 0.05; done; }
 dir="$tmp/ext"
 $F train "${TINY[@]}" --steps 80 --save-every 2steps --run-dir "$dir" > /dev/null 2>&1 &
-pid=$!; wait_lines "$dir" 3; sleep "0.$((RANDOM % 9 + 1))"; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+pid=$!; wait_lines "$dir" $((3 + RANDOM % 30)); kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 $F train --resume "$dir" --threads 1 --quiet > /dev/null 2>&1 &
-pid=$!; n=$(wc -l < "$dir/metrics.jsonl"); wait_lines "$dir" $((n + 2)); sleep "0.$((RANDOM % 9 + 1))"; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+pid=$!; n=$(wc -l < "$dir/metrics.jsonl"); wait_lines "$dir" $((n + 2 + RANDOM % 20)); kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 $F train "${TINY[@]}" --steps 80 --save-every 2steps --run-dir "$tmp/ext_ref" > /dev/null 2>&1
 out=$($F train --resume "$dir" --threads 1 --quiet 2>&1); rc=$?
 if [ $rc = 0 ] && cmp -s <(losses "$tmp/ext_ref") <(losses "$dir") && same_tensors "$tmp/ext_ref/model.safetensors" "$dir/model.safetensors" && no_temps "$dir"; then
@@ -99,15 +102,17 @@ for sig in INT TERM; do
   cmp -s <(losses "$tmp/sig_ref") <(losses "$dir") && same_tensors "$tmp/sig_ref/model.safetensors" "$dir/model.safetensors" \
     && ok "SIG$sig: resumed to the uninterrupted run's 120 losses and weights" || bad "SIG$sig: the resumed run differs"
 done
-# a second signal exits at once, leaving no temp file (and the last periodic checkpoint intact)
+# a second signal exits at once, leaving no temp file and the last periodic checkpoint intact. Both
+# signals at known points (FRONTIER_SIGINT_AT): the first before the 6th step (saves after steps 2
+# and 4), the second inside the save the first one asked for (step 5's), after its first file.
 dir="$tmp/sig2"
-$F train "${TINY[@]}" --steps 120 --save-every 1steps --run-dir "$dir" > "$dir.out" 2>&1 &
-pid=$!
-for _ in $(seq 100); do [ -s "$dir/metrics.jsonl" ] && [ "$(wc -l < "$dir/metrics.jsonl")" -ge 3 ] && break; sleep 0.1; done
-kill -INT $pid; kill -INT $pid; wait $pid; rc=$?
-if [ $rc = 130 ] && no_temps "$dir" && [ -n "$(readlink "$dir/latest")" ]; then ok "two SIGINTs: exit 130 at once, no temp files, latest -> $(readlink "$dir/latest")"
-else bad "two SIGINTs: exit $rc, temps: $(find "$dir" -name '*.tmp-*')"; fi
-$F train --resume "$dir" --threads 1 --quiet > /dev/null 2>&1 && ok "two SIGINTs: the run resumes" || bad "two SIGINTs: resume failed"
+out=$(FRONTIER_SIGINT_AT=step:6,ckpt-model:3 $F train "${TINY[@]}" --steps 120 --save-every 2steps --run-dir "$dir" 2>&1); rc=$?
+if [ $rc = 130 ] && grep -q "interrupted again: exiting now" <<<"$out" && no_temps "$dir" \
+   && [ "$(readlink "$dir/latest")" = checkpoints/step-00000004 ] && [ ! -e "$dir/checkpoints/step-00000005" ]; then
+  ok "a second SIGINT inside the final save: exit 130 at once, no temp files, latest -> step 4 (the save of step 5 abandoned)"
+else bad "two SIGINTs: exit $rc, latest -> $(readlink "$dir/latest"), temps: $(find "$dir" -name '*.tmp-*'): $(tail -2 <<<"$out")"; fi
+$F train --resume "$dir" --threads 1 --quiet > /dev/null 2>&1 && cmp -s <(losses "$tmp/sig_ref") <(losses "$dir") \
+  && ok "two SIGINTs: resumed from step 4 to the uninterrupted run's 120 losses" || bad "two SIGINTs: resume failed or differs"
 
 # a full disk: the failing save is an error (exit 1) and the last checkpoint stays intact
 check_full() {  # description, env/mount setup done by the caller; $1 = run dir

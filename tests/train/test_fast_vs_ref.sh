@@ -18,7 +18,7 @@ F=./frontier
 source tests/lib.sh
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 TINY=(--depth 2 --n-embd 64 --n-head 2 --head-dim 32 --seq-len 64 --device-batch 8 --batch-tokens 512
-      --steps 100 --eval-tokens 20000 --quiet)
+      --steps 50 --eval-tokens 20000 --quiet)
 
 train() {  # name, env..., -- flags...
   local name=$1; shift
@@ -32,7 +32,7 @@ within() {  # what, a, b, relative tolerance
     && ok "$1: $2 vs $3 (within $4)" || bad "$1: $2 vs $3 differ by more than $4"
 }
 compare() {  # a, b
-  within "$1 vs $2 mean loss of steps 91-100" "$(last_loss "$1")" "$(last_loss "$2")" 0.01
+  within "$1 vs $2 mean loss of steps 41-50" "$(last_loss "$1")" "$(last_loss "$2")" 0.01
   within "$1 vs $2 val_bpb" "$(bpb "$1")" "$(bpb "$2")" 0.01
 }
 
