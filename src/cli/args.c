@@ -1,16 +1,16 @@
 // cli/args.c — declarative flag parsing (see args.h).
 #include "cli/args.h"
 
-#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/duration.h"
 #include "util/error.h"
-#include "util/fileio.h"
 #include "util/mem.h"
 
 static void list_push(StringList *l, const char *s) {
@@ -112,6 +112,41 @@ static int set_value(const char *usage, const Option *o, const char *val) {
         else *(int64_t *)o->dest = v;
         return 0;
     }
+    case OPT_FLOAT: {
+        char *end;
+        double d = strtod(val, &end);
+        if (end == val || *end || !isfinite(d) || fabs(d) > FLT_MAX) {
+            fprintf(stderr, "%s: %s%s expects a finite number, got '%s'\n", cmd, DASHES(o), o->name, val);
+            return -1;
+        }
+        *(float *)o->dest = (float)d;
+        return 0;
+    }
+    case OPT_CHARS:
+        if (strlen(val) >= o->cap) {
+            fprintf(stderr, "%s: %s%s '%s' is longer than %zu characters\n", cmd, DASHES(o), o->name, val, o->cap - 1);
+            return -1;
+        }
+        snprintf(o->dest, o->cap, "%s", val);
+        return 0;
+    case OPT_ENUM:
+        for (int k = 0; o->words[k]; k++)
+            if (!strcmp(o->words[k], val)) { *(int *)o->dest = k; return 0; }
+        fprintf(stderr, "%s: %s%s must be ", cmd, DASHES(o), o->name);
+        for (int k = 0; o->words[k]; k++)
+            fprintf(stderr, "%s%s", k == 0 ? "" : o->words[k + 1] ? ", " : " or ", o->words[k]);
+        fprintf(stderr, ", got '%s'\n", val);
+        return -1;
+    case OPT_DURATION: {
+        double d = duration_parse(val);
+        if (d < 0) {
+            fprintf(stderr, "%s: %s%s '%s': expected a duration of at most a year, like 90s, 5m or 1h\n", cmd,
+                    DASHES(o), o->name, val);
+            return -1;
+        }
+        *(double *)o->dest = d;
+        return 0;
+    }
     case OPT_FLAG: return 0;
     }
     return -1;
@@ -186,12 +221,16 @@ static void value_text(const Option *o, char *buf, size_t n) {
     case OPT_STRING:
         if (*(const char **)o->dest) snprintf(buf, n, "%s", *(const char **)o->dest);
         break;
+    case OPT_FLOAT: snprintf(buf, n, "%g", (double)*(float *)o->dest); break;
+    case OPT_CHARS: snprintf(buf, n, "%s", (const char *)o->dest); break;
+    case OPT_ENUM: snprintf(buf, n, "%s", o->words[*(int *)o->dest]); break;
+    case OPT_DURATION: duration_format(*(double *)o->dest, buf, n); break;
     default: break;
     }
 }
 
 void args_print_settings(const Option *opts, FILE *f) {
-    static const char *const TYPE[] = {"flag", "int", "int", "number", "text", "list"};
+    static const char *const TYPE[] = {"flag", "int", "int", "number", "text", "list", "number", "text", "text", "text"};
     fprintf(f, "| setting | type | range | default | meaning |\n|---|---|---|---|---|\n");
     for (const Option *o = opts; o->name; o++) {
         char def[128], range[64] = "";
@@ -220,147 +259,13 @@ void print_help(const char *usage, const char *summary, const Option *opts) {
     printf("  %-26s %s\n", "--help", "show this help");
 }
 
-double args_parse_duration(const char *s) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !isfinite(v) || v < 0 || isspace((unsigned char)*s)) return -1;
-    double mult;
-    if (!strcmp(end, "s") || !*end) mult = 1;
-    else if (!strcmp(end, "m") || !strcmp(end, "min")) mult = 60;
-    else if (!strcmp(end, "h")) mult = 3600;
-    else return -1;
-    return v * mult <= ARGS_MAX_DURATION_S ? v * mult : -1;
-}
-
 int report_error(void) {
     fprintf(stderr, "frontier: error: %s\n", err_msg());
     return err_exit_code();
 }
 
-// ---------------------------------------------------------------------------------------------
-// JSON config files
-// ---------------------------------------------------------------------------------------------
-
 const Option *args_find(const Option *opts, const char *name) {
     for (const Option *o = opts; o->name; o++)
         if (!strcmp(o->name, name)) return o;
     return NULL;
-}
-
-// A string setting read from JSON lives as long as the process, like argv's: the option's
-// destination points into it. Every copy stays listed here so that it is reachable to the end
-// (and no leak checker reports it).
-static const char *keep_string(const char *s) {
-    static char **kept;
-    static size_t n, cap;
-    if (n == cap) kept = xrealloc(kept, (cap = cap ? 2 * cap : 16) * sizeof *kept);
-    return kept[n++] = xstrdup(s);
-}
-
-// A value from a settings file, held to the same rules as on the command line. Every error is a
-// bad-input one (exit 2) naming the file and the key.
-static int set_from_json(Option *o, const cJSON *v, const char *path) {
-    switch (o->type) {
-    case OPT_FLAG:
-        if (!cJSON_IsBool(v)) return err_usage("%s: \"%s\" must be true or false", path, o->name);
-        *(int *)o->dest = cJSON_IsTrue(v);
-        return 0;
-    case OPT_INT:
-    case OPT_INT64: {
-        int64_t lo, hi;
-        int_bounds(o, &lo, &hi);
-        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble))
-            return err_usage("%s: \"%s\" must be an integer", path, o->name);
-        if (!double_is_int64(v->valuedouble) ||
-            (lo < hi && (v->valuedouble < (double)lo || v->valuedouble > (double)hi)))
-            return err_usage("%s: \"%s\" must be between %lld and %lld, got %.15g", path, o->name, (long long)lo,
-                             (long long)hi, v->valuedouble);
-        int64_t x = (int64_t)v->valuedouble;
-        if (lo < hi && (x < lo || x > hi))  // a double next to a bound rounds to it
-            return err_usage("%s: \"%s\" must be between %lld and %lld, got %lld", path, o->name, (long long)lo,
-                             (long long)hi, (long long)x);
-        if (o->type == OPT_INT) *(int *)o->dest = (int)x;
-        else *(int64_t *)o->dest = x;
-        return 0;
-    }
-    case OPT_DOUBLE:
-        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-            return err_usage("%s: \"%s\" must be a finite number", path, o->name);
-        if (o->min < o->max && (v->valuedouble < (double)o->min || v->valuedouble > (double)o->max))
-            return err_usage("%s: \"%s\" must be between %lld and %lld, got %g", path, o->name, (long long)o->min,
-                             (long long)o->max, v->valuedouble);
-        *(double *)o->dest = v->valuedouble;
-        return 0;
-    case OPT_STRING:
-        if (cJSON_IsNull(v)) { *(const char **)o->dest = NULL; return 0; }
-        if (!cJSON_IsString(v)) return err_usage("%s: \"%s\" must be a string", path, o->name);
-        *(const char **)o->dest = keep_string(v->valuestring);
-        return 0;
-    case OPT_LIST: return err_usage("%s: \"%s\" can only be given on the command line", path, o->name);
-    }
-    return -1;
-}
-
-static int load_json(Option *opts, const char *path, int override_seen);
-
-// When the file is the value of one of the table's options (--config FILE), errors name it.
-int args_load_json(Option *opts, const char *path, int override_seen) {
-    int rc = load_json(opts, path, override_seen);
-    if (rc != 0)
-        for (const Option *o = opts; o->name; o++)
-            if (o->type == OPT_STRING && *(const char **)o->dest && !strcmp(*(const char **)o->dest, path)) {
-                err_prefix("--%s", o->name);
-                break;
-            }
-    return rc;
-}
-
-static int load_json(Option *opts, const char *path, int override_seen) {
-    if (!*path) return err_usage("the settings file name is empty: give a path to a JSON object file");
-    if (!path_exists(path)) return err_usage("%s: no such file (a JSON object whose keys are flag names)", path);
-    if (is_dir(path)) return err_usage("%s is a folder, not a JSON settings file", path);
-    size_t len;
-    char *text = read_file(path, &len);
-    if (!text) return err_mark_usage();
-    int rc = args_load_json_text(opts, text, len, path, override_seen);
-    free(text);
-    return rc;
-}
-
-int args_load_json_text(Option *opts, const char *text, size_t len, const char *path, int override_seen) {
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    if (!root || !cJSON_IsObject(root)) {
-        long at = root ? 0 : (long)(cJSON_GetErrorPtr() - text);
-        cJSON_Delete(root);
-        return err_usage("%s: not a JSON object (error near byte %ld)", path, at);
-    }
-    int rc = 0;
-    const cJSON *item;
-    cJSON_ArrayForEach(item, root) {
-        Option *o = find_option(opts, item->string, strlen(item->string));
-        if (!o) { rc = err_usage("%s: unknown setting \"%s\" (settings are the flag names without --)", path, item->string); break; }
-        if (o->seen && !override_seen) continue;  // the command line wins
-        if ((rc = set_from_json(o, item, path)) != 0) break;
-        o->seen = 1;
-    }
-    cJSON_Delete(root);
-    return rc;
-}
-
-cJSON *args_to_json(const Option *opts) {
-    cJSON *o = cJSON_CreateObject();
-    for (const Option *p = opts; p->name; p++) {
-        switch (p->type) {
-        case OPT_FLAG: cJSON_AddBoolToObject(o, p->name, *(int *)p->dest); break;
-        case OPT_INT: cJSON_AddNumberToObject(o, p->name, *(int *)p->dest); break;
-        case OPT_INT64: cJSON_AddNumberToObject(o, p->name, (double)*(int64_t *)p->dest); break;
-        case OPT_DOUBLE: cJSON_AddNumberToObject(o, p->name, *(double *)p->dest); break;
-        case OPT_STRING:
-            if (*(const char **)p->dest) cJSON_AddStringToObject(o, p->name, *(const char **)p->dest);
-            else cJSON_AddNullToObject(o, p->name);
-            break;
-        case OPT_LIST: break;
-        }
-    }
-    return o;
 }

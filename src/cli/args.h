@@ -11,12 +11,16 @@
 #include <stdio.h>
 
 typedef enum {
-    OPT_FLAG,    // bool, no value: int* set to 1
-    OPT_INT,     // int*
-    OPT_INT64,   // int64_t*
-    OPT_DOUBLE,  // double*
-    OPT_STRING,  // const char** (points into argv)
-    OPT_LIST,    // StringList*: repeatable, each use appends
+    OPT_FLAG,      // bool, no value: int* set to 1
+    OPT_INT,       // int*
+    OPT_INT64,     // int64_t*
+    OPT_DOUBLE,    // double*
+    OPT_STRING,    // const char** (points into argv)
+    OPT_LIST,      // StringList*: repeatable, each use appends
+    OPT_FLOAT,     // float* (a finite number that a float holds)
+    OPT_CHARS,     // char[cap]: the value copied (at most cap - 1 characters)
+    OPT_ENUM,      // int*: the index of the value in `words`
+    OPT_DURATION,  // double* seconds: "90s", "5m", "1h", "300" (util/duration.h)
 } OptType;
 
 typedef struct {
@@ -32,7 +36,9 @@ typedef struct {
     const char *help;     // one line; the default is printed from *dest when meaningful
     int64_t min, max;     // inclusive bounds for OPT_INT / OPT_INT64 / OPT_DOUBLE when min < max
                           // (an OPT_INT without them is held to int's range)
-    int seen;             // set by parse_args / args_load_json when the option was given
+    int seen;             // set by parse_args when the option was given
+    size_t cap;           // OPT_CHARS: the destination's size
+    const char *const *words;  // OPT_ENUM: the values, NULL-terminated
 } Option;
 
 enum { ARGS_OK = 0, ARGS_HELP = 1, ARGS_ERROR = -1 };
@@ -49,24 +55,8 @@ void string_list_free(StringList *l);
 // got N arguments" and the usage line to stderr, frees *pos and returns -1 (exit 2).
 int args_expect_one(const char *usage, const char *what, StringList *pos);
 
-// Set options from a JSON object file whose keys are option names (e.g. {"depth": 6,
-// "matrix-lr": 0.02}). Options already seen on the command line win (they are skipped), so
-// `--config f.json --depth 8` means "f.json, but depth 8". Values obey the command line's rules
-// (types, bounds, finite numbers). A missing file, malformed JSON, unknown keys and bad values
-// are bad-input errors (err_usage) naming file and key. OPT_LIST options are not settable from
-// JSON. 0 or -1 + err.
-int args_load_json(Option *opts, const char *path, int override_seen);
-// The same for JSON text held in memory; `path` names its source in messages.
-int args_load_json_text(Option *opts, const char *text, size_t len, const char *path, int override_seen);
-// The current values of all non-list options as a JSON object (caller frees with cJSON_Delete).
-struct cJSON *args_to_json(const Option *opts);
 const Option *args_find(const Option *opts, const char *name);
 
-// The longest duration a flag takes: a year of wall clock (longer is a typo, or 9e18, not a plan).
-#define ARGS_MAX_DURATION_S (365.0 * 86400)
-// "90s", "5m", "1.5m", "1h", "300" (seconds) -> seconds, >= 0 and at most ARGS_MAX_DURATION_S;
-// -1 if malformed (not a finite number with one of the units s, m, min, h or none) or out of range.
-double args_parse_duration(const char *s);
 
 // Print "frontier: error: <err_msg()>" on stderr and return its exit code (err_exit_code(): 2 for
 // a usage / bad-input error, else 1).

@@ -353,24 +353,24 @@ int cmd_eval(int argc, char **argv) {
     int64_t eval_tokens = 0;
     int batch = 0, seq_len = 0, threads = 0, core = 0, max_per_task = 0, allow_missing = 0;
     Option opts[] = {
-        {"core", OPT_FLAG, &core, NULL, "score the CORE benchmark instead of val_bpb (writes RUN_DIR/core.json)", 0, 0, 0},
-        {"tasks", OPT_STRING, &tasks, "A,B", "with --core: only these task labels", 0, 0, 0},
-        {"max-per-task", OPT_INT, &max_per_task, "N", "with --core: at most N rows per task after the shuffle (0 = all)", 0, 1 << 30, 0},
-        {"core-dir", OPT_STRING, &core_dir, "DIR", "with --core: the CORE bundle (default ../shared/data/core)", 0, 0, 0},
+        {"core", OPT_FLAG, &core, NULL, "score the CORE benchmark instead of val_bpb (writes RUN_DIR/core.json)", 0, 0, 0, 0, NULL},
+        {"tasks", OPT_STRING, &tasks, "A,B", "with --core: only these task labels", 0, 0, 0, 0, NULL},
+        {"max-per-task", OPT_INT, &max_per_task, "N", "with --core: at most N rows per task after the shuffle (0 = all)", 0, 1 << 30, 0, 0, NULL},
+        {"core-dir", OPT_STRING, &core_dir, "DIR", "with --core: the CORE bundle (default ../shared/data/core)", 0, 0, 0, 0, NULL},
         {"allow-missing-tasks", OPT_FLAG, &allow_missing, NULL, "with --core: score the tasks that have data when some "
-         "task's data file is missing (else an error), and list the missing ones in the result", 0, 0, 0},
-        {"ckpt", OPT_STRING, &ckpt, "RUN_DIR", "the trained run folder (or its model.safetensors); required", 0, 0, 0},
-        {"input", OPT_LIST, &inputs, "FILE", "score these documents (.jsonl/.txt file or folder; repeatable) instead", 0, 0, 0},
+         "task's data file is missing (else an error), and list the missing ones in the result", 0, 0, 0, 0, NULL},
+        {"ckpt", OPT_STRING, &ckpt, "RUN_DIR", "the trained run folder (or its model.safetensors); required", 0, 0, 0, 0, NULL},
+        {"input", OPT_LIST, &inputs, "FILE", "score these documents (.jsonl/.txt file or folder; repeatable) instead", 0, 0, 0, 0, NULL},
         {"eval-tokens", OPT_INT64, &eval_tokens, "N", "stop after the row reaching N target positions (0 = all)", 0,
-         INT64_MAX, 0},
-        {"batch", OPT_INT, &batch, "B", "rows per forward (0 = the run's --eval-batch, else its --device-batch)", 0, 1 << 20, 0},
-        {"seq-len", OPT_INT, &seq_len, "T", "row length (0 = the model's seq_len; at most that)", 0, 1 << 20, 0},
+         INT64_MAX, 0, 0, NULL},
+        {"batch", OPT_INT, &batch, "B", "rows per forward (0 = the run's --eval-batch, else its --device-batch)", 0, 1 << 20, 0, 0, NULL},
+        {"seq-len", OPT_INT, &seq_len, "T", "row length (0 = the model's seq_len; at most that)", 0, 1 << 20, 0, 0, NULL},
         {"precision", OPT_STRING, &precision, "fp32|bf16|auto", "matmul operands: fp32 (default: scores compare "
          "across runs, whatever trained them) or bf16 (fp32 accumulation, as PyTorch's autocast; 1.5-2x faster "
          "with AVX512_BF16; val_bpb within ~1e-4, near-tied CORE rows may flip); auto = bf16 where the CPU has bf16 "
-         "matmuls", 0, 0, 0},
-        {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+         "matmuls", 0, 0, 0, 0, NULL},
+        {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0, 0, NULL},
+        {0},
     };
     int rc = parse_args("frontier eval [options]",
                         "Score a trained run by bits per byte: on the pinned validation set of the data it was "
@@ -513,14 +513,14 @@ int cmd_sample(int argc, char **argv) {
     double temperature = 0.8;
     int64_t seed = 42;
     Option opts[] = {
-        {"ckpt", OPT_STRING, &ckpt, "RUN_DIR", "the trained run folder (or its model.safetensors); required", 0, 0, 0},
-        {"prompt", OPT_STRING, &prompt, "TEXT", "text to continue (<|bos|> is put in front)", 0, 0, 0},
-        {"n", OPT_INT, &n, "N", "tokens to generate at most", 0, INT32_MAX, 0},
-        {"temperature", OPT_DOUBLE, &temperature, "T", "softmax temperature; 0 = greedy (at most 1000)", 0, 1000, 0},
-        {"top-k", OPT_INT, &top_k, "K", "draw from the K most likely tokens (0 = all)", 0, INT32_MAX, 0},
-        {"seed", OPT_INT64, &seed, "S", "random seed (same seed, same text)", 0, INT64_MAX, 0},
-        {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+        {"ckpt", OPT_STRING, &ckpt, "RUN_DIR", "the trained run folder (or its model.safetensors); required", 0, 0, 0, 0, NULL},
+        {"prompt", OPT_STRING, &prompt, "TEXT", "text to continue (<|bos|> is put in front)", 0, 0, 0, 0, NULL},
+        {"n", OPT_INT, &n, "N", "tokens to generate at most", 0, INT32_MAX, 0, 0, NULL},
+        {"temperature", OPT_DOUBLE, &temperature, "T", "softmax temperature; 0 = greedy (at most 1000)", 0, 1000, 0, 0, NULL},
+        {"top-k", OPT_INT, &top_k, "K", "draw from the K most likely tokens (0 = all)", 0, INT32_MAX, 0, 0, NULL},
+        {"seed", OPT_INT64, &seed, "S", "random seed (same seed, same text)", 0, INT64_MAX, 0, 0, NULL},
+        {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0, 0, NULL},
+        {0},
     };
     int rc = parse_args("frontier sample [options]",
                         "Generate text from a trained run: the prompt, after <|bos|>, goes through the model one token "

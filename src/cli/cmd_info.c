@@ -85,10 +85,10 @@ int cmd_info(int argc, char **argv) {
     int peak = 0, remeasure = 0;
     const char *cache = "cache";
     Option opts[] = {
-        {"peak", OPT_FLAG, &peak, NULL, "also show the measured peaks (cached in CACHE/peak.json; ~2 s to measure)", 0, 0, 0},
-        {"remeasure", OPT_FLAG, &remeasure, NULL, "with --peak: measure again and update the cache", 0, 0, 0},
-        {"cache", OPT_STRING, &cache, "DIR", "cache folder", 0, 0, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+        {"peak", OPT_FLAG, &peak, NULL, "also show the measured peaks (cached in CACHE/peak.json; ~2 s to measure)", 0, 0, 0, 0, NULL},
+        {"remeasure", OPT_FLAG, &remeasure, NULL, "with --peak: measure again and update the cache", 0, 0, 0, 0, NULL},
+        {"cache", OPT_STRING, &cache, "DIR", "cache folder", 0, 0, 0, 0, NULL},
+        {0},
     };
     int rc = parse_args("frontier info [options]",
                         "Show the CPU model, core count, the SIMD/matrix features detected at run time (cpuid + "

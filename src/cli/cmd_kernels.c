@@ -157,11 +157,11 @@ static int kernels_check_cmd(int argc, char **argv) {
     const char *op = NULL, *threads = NULL;
     int quick = 0;
     Option opts[] = {
-        {"variant", OPT_LIST, &variants, "V", "check this table (ref, avx2, avx512, amx, " BF16_LABEL ", amx_bf16 (its emulator where AMX is absent), all); repeatable", 0, 0, 0},
-        {"op", OPT_STRING, &op, "OP", "only this op (e.g. matmul_nt)", 0, 0, 0},
-        {"quick", OPT_FLAG, &quick, NULL, "a smaller grid of shapes (a few seconds)", 0, 0, 0},
-        {"threads", OPT_STRING, &threads, "LIST", "OpenMP thread counts whose results must be identical (default 1,2,3; quick 1,2)", 0, 0, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+        {"variant", OPT_LIST, &variants, "V", "check this table (ref, avx2, avx512, amx, " BF16_LABEL ", amx_bf16 (its emulator where AMX is absent), all); repeatable", 0, 0, 0, 0, NULL},
+        {"op", OPT_STRING, &op, "OP", "only this op (e.g. matmul_nt)", 0, 0, 0, 0, NULL},
+        {"quick", OPT_FLAG, &quick, NULL, "a smaller grid of shapes (a few seconds)", 0, 0, 0, 0, NULL},
+        {"threads", OPT_STRING, &threads, "LIST", "OpenMP thread counts whose results must be identical (default 1,2,3; quick 1,2)", 0, 0, 0, 0, NULL},
+        {0},
     };
     int rc = parse_args("frontier kernels check [options]",
                         "Check kernel tables against the reference on a grid of shapes (ragged ones included): "
@@ -204,15 +204,15 @@ static int kernels_bench_cmd(int argc, char **argv) {
     int rows = 4096, no_bf16 = 0, cold = 0;
     double seconds = 0.3;
     Option opts[] = {
-        {"preset", OPT_STRING, &preset, "NAME", "model preset whose shapes are timed (cpu, kit-d10)", 0, 0, 0},
-        {"rows", OPT_INT, &rows, "N", "tokens per step B*T (rounded down to whole sequences, at least one)", 1, 1 << 24, 0},
-        {"variant", OPT_LIST, &variants, "V", "time this table (ref, avx2, avx512, amx, " BF16_LABEL ", amx_bf16, all); repeatable", 0, 0, 0},
-        {"op", OPT_STRING, &op, "OP", "only this op", 0, 0, 0},
-        {"seconds", OPT_DOUBLE, &seconds, "S", "time per shape and variant (above 0, at most 3600)", 0, 3600, 0},
-        {"no-bf16", OPT_FLAG, &no_bf16, NULL, "leave out the bf16 matmuls", 0, 0, 0},
-        {"cold", OPT_FLAG, &cold, NULL, "evict the caches before every timed call (96 MiB written), so operands come from memory as in training", 0, 0, 0},
-        {"cache", OPT_STRING, &cache, "DIR", "where the measured peak is cached (peak.json)", 0, 0, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+        {"preset", OPT_STRING, &preset, "NAME", "model preset whose shapes are timed (cpu, kit-d10)", 0, 0, 0, 0, NULL},
+        {"rows", OPT_INT, &rows, "N", "tokens per step B*T (rounded down to whole sequences, at least one)", 1, 1 << 24, 0, 0, NULL},
+        {"variant", OPT_LIST, &variants, "V", "time this table (ref, avx2, avx512, amx, " BF16_LABEL ", amx_bf16, all); repeatable", 0, 0, 0, 0, NULL},
+        {"op", OPT_STRING, &op, "OP", "only this op", 0, 0, 0, 0, NULL},
+        {"seconds", OPT_DOUBLE, &seconds, "S", "time per shape and variant (above 0, at most 3600)", 0, 3600, 0, 0, NULL},
+        {"no-bf16", OPT_FLAG, &no_bf16, NULL, "leave out the bf16 matmuls", 0, 0, 0, 0, NULL},
+        {"cold", OPT_FLAG, &cold, NULL, "evict the caches before every timed call (96 MiB written), so operands come from memory as in training", 0, 0, 0, 0, NULL},
+        {"cache", OPT_STRING, &cache, "DIR", "where the measured peak is cached (peak.json)", 0, 0, 0, 0, NULL},
+        {0},
     };
     int rc = parse_args("frontier kernels bench [options]",
                         "Time every op of each kernel table on the shapes a model preset runs: median, p10 and p90 "

@@ -20,17 +20,17 @@ int cmd_prepare(int argc, char **argv) {
     StringList train = {0}, val = {0};
     int quiet = 0;
     Option opts[] = {
-        {"train", OPT_LIST, &train, "PATH", "training corpus file or folder (.jsonl/.txt), repeatable (default ../shared/data/text/train)", 0, 0, 0},
-        {"val", OPT_LIST, &val, "PATH", "validation corpus file or folder, repeatable (default ../shared/data/text/val)", 0, 0, 0},
-        {"tokenizer", OPT_STRING, &cfg.tokenizer_dir, "DIR", "use this tokenizer instead of training one", 0, 0, 0},
-        {"cache", OPT_STRING, &cfg.cache_dir, "DIR", "cache folder for tokenizers and shards", 0, 0, 0},
-        {"vocab-size", OPT_INT, &cfg.bpe.vocab_size, "N", "vocabulary size when training (incl. 9 special tokens)", 265, 65536, 0},
-        {"doc-cap", OPT_INT64, &cfg.bpe.doc_cap, "CHARS", "characters kept per document when training", 1, INT64_MAX, 0},
-        {"max-chars", OPT_INT64, &cfg.bpe.max_chars, "CHARS", "characters read in total when training", 1, INT64_MAX, 0},
-        {"shard-tokens", OPT_INT64, &cfg.shard_tokens, "N", "maximum tokens per shard", 1, INT32_MAX, 0},
-        {"threads", OPT_INT, &cfg.threads, "N", "threads (0 = all cores)", 0, 1024, 0},
-        {"quiet", OPT_FLAG, &quiet, NULL, "no progress lines", 0, 0, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+        {"train", OPT_LIST, &train, "PATH", "training corpus file or folder (.jsonl/.txt), repeatable (default ../shared/data/text/train)", 0, 0, 0, 0, NULL},
+        {"val", OPT_LIST, &val, "PATH", "validation corpus file or folder, repeatable (default ../shared/data/text/val)", 0, 0, 0, 0, NULL},
+        {"tokenizer", OPT_STRING, &cfg.tokenizer_dir, "DIR", "use this tokenizer instead of training one", 0, 0, 0, 0, NULL},
+        {"cache", OPT_STRING, &cfg.cache_dir, "DIR", "cache folder for tokenizers and shards", 0, 0, 0, 0, NULL},
+        {"vocab-size", OPT_INT, &cfg.bpe.vocab_size, "N", "vocabulary size when training (incl. 9 special tokens)", 265, 65536, 0, 0, NULL},
+        {"doc-cap", OPT_INT64, &cfg.bpe.doc_cap, "CHARS", "characters kept per document when training", 1, INT64_MAX, 0, 0, NULL},
+        {"max-chars", OPT_INT64, &cfg.bpe.max_chars, "CHARS", "characters read in total when training", 1, INT64_MAX, 0, 0, NULL},
+        {"shard-tokens", OPT_INT64, &cfg.shard_tokens, "N", "maximum tokens per shard", 1, INT32_MAX, 0, 0, NULL},
+        {"threads", OPT_INT, &cfg.threads, "N", "threads (0 = all cores)", 0, 1024, 0, 0, NULL},
+        {"quiet", OPT_FLAG, &quiet, NULL, "no progress lines", 0, 0, 0, 0, NULL},
+        {0},
     };
     int rc = parse_args("frontier prepare [options]",
                         "Train (or load) the tokenizer and write train/val token shards in llm.c's format, <|bos|> "

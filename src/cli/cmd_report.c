@@ -13,8 +13,8 @@
 int cmd_report(int argc, char **argv) {
     const char *out = NULL;
     Option opts[] = {
-        {"out", OPT_STRING, &out, "FILE", "where to write the page (default: RUN_DIR/report.html)", 0, 0, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+        {"out", OPT_STRING, &out, "FILE", "where to write the page (default: RUN_DIR/report.html)", 0, 0, 0, 0, NULL},
+        {0},
     };
     StringList pos = {0};
     const char *usage = "frontier report RUN_DIR [--out FILE]";

@@ -12,6 +12,7 @@
 #include "research/report.h"
 #include "research/research.h"
 #include "research/trial.h"
+#include "util/duration.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"
@@ -50,9 +51,9 @@ static int usage_error(const char *fmt, ...) {
 static int cmd_research_report(int argc, char **argv) {
     const char *out = NULL, *md = NULL;
     Option opts[] = {
-        {"out", OPT_STRING, &out, "FILE", "where to write the page (default DIR/report.html)", 0, 0, 0},
-        {"md", OPT_STRING, &md, "FILE", "where to write the markdown summary (default DIR/summary.md)", 0, 0, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+        {"out", OPT_STRING, &out, "FILE", "where to write the page (default DIR/report.html)", 0, 0, 0, 0, NULL},
+        {"md", OPT_STRING, &md, "FILE", "where to write the markdown summary (default DIR/summary.md)", 0, 0, 0, 0, NULL},
+        {0},
     };
     StringList pos = {0};
     const char *usage = "frontier research report DIR [--out FILE] [--md FILE]";
@@ -126,29 +127,29 @@ int cmd_research(int argc, char **argv) {
     int trials = 0, baseline_seeds = 3, max_seeds = 6, eta = 3, rungs = 2, bracket = 0, keep_weights = 0;
     int64_t seed = 1;
     Option opts[] = {
-        {"budget-per-trial", OPT_STRING, &budget, "TIME", "training budget of a trial: 90s, 2m, 5m (required)", 0, 0, 0},
-        {"trials", OPT_INT, &trials, "N", "stop when the ledger has N trials (baselines and rejected proposals count)", 1, 1000000, 0},
-        {"hours", OPT_STRING, &hours, "H", "stop before a trial that would take the ledger's wall time past H hours", 0, 0, 0},
-        {"space", OPT_STRING, &space, "FILE", "search space (default research/space.json)", 0, 0, 0},
-        {"strategy", OPT_STRING, &strategy, "NAME", "greedy, random or halving (default greedy)", 0, 0, 0},
-        {"seed", OPT_INT64, &seed, "S", "seed of the proposals (the trainer's seed is in the base config)", 0, INT64_MAX, 0},
-        {"out", OPT_STRING, &out, "DIR", "research folder; rerun with the same DIR to continue", 0, 0, 0},
-        {"base", OPT_STRING, &base, "CONFIG.json", "base config (frontier train --config format; default: the trainer's defaults)", 0, 0, 0},
-        {"proposer", OPT_STRING, &proposer, "CMD", "agent mode: run CMD via /bin/sh -c for each proposal", 0, 0, 0},
-        {"proposer-timeout", OPT_STRING, &proposer_timeout, "TIME", "kill the proposer after this long (its proposal is rejected)", 0, 0, 0},
-        {"program", OPT_STRING, &program, "FILE", "the protocol sent to the proposer (default research/program.md)", 0, 0, 0},
-        {"alpha", OPT_STRING, &alpha, "P", "the keep rule's one-sided level: a change with no effect is kept with probability at most P (default 0.05)", 0, 0, 0},
-        {"max-seeds", OPT_INT, &max_seeds, "N", "seeds a candidate runs at most before it is discarded (default 6)", 2, 64, 0},
-        {"threshold", OPT_STRING, &threshold, "X", "a keep must also improve the mean paired val_bpb by more than X (default 0)", 0, 0, 0},
-        {"baseline-seeds", OPT_INT, &baseline_seeds, "N", "seeds the base config runs with first (default 3; at least 3: they are the noise estimate the first candidates are judged with)", 3, 64, 0},
-        {"trainer", OPT_STRING, &trainer, "CMD", "run each trial as the shell command CMD with `--config FILE --run-dir DIR --quiet` appended, instead of this frontier's train; it must leave DIR/summary.json with val_bpb", 0, 0, 0},
-        {"launcher", OPT_STRING, &launcher, "TEMPLATE", "run each trial through a cluster launcher: {cmd} becomes the trial's command, {trial} its number, {dir} its folder, e.g. 'mpirun -np 1 --host node3 {cmd}' or 'srun -N1 -n1 -c2 {cmd}' (docs/research.md)", 0, 0, 0},
-        {"eta", OPT_INT, &eta, "N", "halving: keep the best 1/N of each rung; budgets grow N-fold per rung", 2, 100, 0},
-        {"rungs", OPT_INT, &rungs, "N", "halving: rungs, the last at the full budget", 1, 8, 0},
-        {"bracket", OPT_INT, &bracket, "N", "halving: candidates per bracket at the first rung (0 = eta^(rungs-1))", 0, 10000, 0},
-        {"eval-margin", OPT_STRING, &eval_margin, "TIME", "least time allowed for start-up + evaluation before a trial counts as hung", 0, 0, 0},
-        {"keep-weights", OPT_FLAG, &keep_weights, NULL, "keep every trial's weights (default: only kept trials')", 0, 0, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+        {"budget-per-trial", OPT_STRING, &budget, "TIME", "training budget of a trial: 90s, 2m, 5m (required)", 0, 0, 0, 0, NULL},
+        {"trials", OPT_INT, &trials, "N", "stop when the ledger has N trials (baselines and rejected proposals count)", 1, 1000000, 0, 0, NULL},
+        {"hours", OPT_STRING, &hours, "H", "stop before a trial that would take the ledger's wall time past H hours", 0, 0, 0, 0, NULL},
+        {"space", OPT_STRING, &space, "FILE", "search space (default research/space.json)", 0, 0, 0, 0, NULL},
+        {"strategy", OPT_STRING, &strategy, "NAME", "greedy, random or halving (default greedy)", 0, 0, 0, 0, NULL},
+        {"seed", OPT_INT64, &seed, "S", "seed of the proposals (the trainer's seed is in the base config)", 0, INT64_MAX, 0, 0, NULL},
+        {"out", OPT_STRING, &out, "DIR", "research folder; rerun with the same DIR to continue", 0, 0, 0, 0, NULL},
+        {"base", OPT_STRING, &base, "CONFIG.json", "base config (frontier train --config format; default: the trainer's defaults)", 0, 0, 0, 0, NULL},
+        {"proposer", OPT_STRING, &proposer, "CMD", "agent mode: run CMD via /bin/sh -c for each proposal", 0, 0, 0, 0, NULL},
+        {"proposer-timeout", OPT_STRING, &proposer_timeout, "TIME", "kill the proposer after this long (its proposal is rejected)", 0, 0, 0, 0, NULL},
+        {"program", OPT_STRING, &program, "FILE", "the protocol sent to the proposer (default research/program.md)", 0, 0, 0, 0, NULL},
+        {"alpha", OPT_STRING, &alpha, "P", "the keep rule's one-sided level: a change with no effect is kept with probability at most P (default 0.05)", 0, 0, 0, 0, NULL},
+        {"max-seeds", OPT_INT, &max_seeds, "N", "seeds a candidate runs at most before it is discarded (default 6)", 2, 64, 0, 0, NULL},
+        {"threshold", OPT_STRING, &threshold, "X", "a keep must also improve the mean paired val_bpb by more than X (default 0)", 0, 0, 0, 0, NULL},
+        {"baseline-seeds", OPT_INT, &baseline_seeds, "N", "seeds the base config runs with first (default 3; at least 3: they are the noise estimate the first candidates are judged with)", 3, 64, 0, 0, NULL},
+        {"trainer", OPT_STRING, &trainer, "CMD", "run each trial as the shell command CMD with `--config FILE --run-dir DIR --quiet` appended, instead of this frontier's train; it must leave DIR/summary.json with val_bpb", 0, 0, 0, 0, NULL},
+        {"launcher", OPT_STRING, &launcher, "TEMPLATE", "run each trial through a cluster launcher: {cmd} becomes the trial's command, {trial} its number, {dir} its folder, e.g. 'mpirun -np 1 --host node3 {cmd}' or 'srun -N1 -n1 -c2 {cmd}' (docs/research.md)", 0, 0, 0, 0, NULL},
+        {"eta", OPT_INT, &eta, "N", "halving: keep the best 1/N of each rung; budgets grow N-fold per rung", 2, 100, 0, 0, NULL},
+        {"rungs", OPT_INT, &rungs, "N", "halving: rungs, the last at the full budget", 1, 8, 0, 0, NULL},
+        {"bracket", OPT_INT, &bracket, "N", "halving: candidates per bracket at the first rung (0 = eta^(rungs-1))", 0, 10000, 0, 0, NULL},
+        {"eval-margin", OPT_STRING, &eval_margin, "TIME", "least time allowed for start-up + evaluation before a trial counts as hung", 0, 0, 0, 0, NULL},
+        {"keep-weights", OPT_FLAG, &keep_weights, NULL, "keep every trial's weights (default: only kept trials')", 0, 0, 0, 0, NULL},
+        {0},
     };
     const char *usage = "frontier research [options]";
     int rc = parse_args(usage, SUMMARY, opts, argc, argv, NULL);
@@ -157,7 +158,7 @@ int cmd_research(int argc, char **argv) {
     ResearchOptions o;
     memset(&o, 0, sizeof o);
     if (!budget) return usage_error("--budget-per-trial is required");
-    if ((o.budget_s = args_parse_duration(budget)) <= 0) return usage_error("--budget-per-trial '%s': expected a duration like 90s, 2m or 5m", budget);
+    if ((o.budget_s = duration_parse(budget)) <= 0) return usage_error("--budget-per-trial '%s': expected a duration like 90s, 2m or 5m", budget);
     if (!trials && !hours) return usage_error("give --trials N or --hours H (or both)");
     if (hours) {
         char *end;
@@ -182,8 +183,8 @@ int cmd_research(int argc, char **argv) {
     if (proposer && o.strategy != STRAT_GREEDY)
         return usage_error("--proposer replaces the strategy (the agent proposes one change to the best at a time); drop --strategy %s", strategy);
     if (proposer) o.strategy = STRAT_AGENT;
-    if ((o.proposer_timeout_s = args_parse_duration(proposer_timeout)) <= 0) return usage_error("--proposer-timeout '%s': expected a duration like 30s or 10m", proposer_timeout);
-    if ((o.eval_margin_s = args_parse_duration(eval_margin)) <= 0) return usage_error("--eval-margin '%s': expected a positive duration like 90s or 5m", eval_margin);
+    if ((o.proposer_timeout_s = duration_parse(proposer_timeout)) <= 0) return usage_error("--proposer-timeout '%s': expected a duration like 30s or 10m", proposer_timeout);
+    if ((o.eval_margin_s = duration_parse(eval_margin)) <= 0) return usage_error("--eval-margin '%s': expected a positive duration like 90s or 5m", eval_margin);
     if (!*out) return usage_error("--out '%s': expected a folder", out);
     if (path_exists(out) && !is_dir(out)) return usage_error("--out %s: not a folder (it is a file)", out);
     const char *files[][2] = {{"space", space}, {"base", base}, {"program", program}};

@@ -50,11 +50,11 @@ int cmd_score(int argc, char **argv) {
     const char *json_path = NULL;
     int skip_incomplete = 0, allow_partial = 0;
     Option opts[] = {
-        {"json", OPT_STRING, &json_path, "FILE", "also write the scores as JSON to FILE ('-': stdout)", 0, 0, 0},
-        {"skip-incomplete", OPT_FLAG, &skip_incomplete, NULL, "list runs without val_bpb as skipped instead of failing", 0, 0, 0},
+        {"json", OPT_STRING, &json_path, "FILE", "also write the scores as JSON to FILE ('-': stdout)", 0, 0, 0, 0, NULL},
+        {"skip-incomplete", OPT_FLAG, &skip_incomplete, NULL, "list runs without val_bpb as skipped instead of failing", 0, 0, 0, 0, NULL},
         {"allow-partial-core", OPT_FLAG, &allow_partial, NULL, "rank runs whose CORE covers fewer tasks than the "
-         "others or than the full set (flagged) instead of failing", 0, 0, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+         "others or than the full set (flagged) instead of failing", 0, 0, 0, 0, NULL},
+        {0},
     };
     StringList pos = {0};
     const char *usage = "frontier score RUN_DIR... [--json FILE] [--skip-incomplete] [--allow-partial-core]";

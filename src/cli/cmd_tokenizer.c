@@ -138,13 +138,13 @@ static int tokenizer_train_cmd(int argc, char **argv) {
     StringList inputs = {0};
     const char *out = NULL;
     Option opts[] = {
-        {"input", OPT_LIST, &inputs, "PATH", "corpus file or folder (.jsonl/.txt), repeatable (default: the shared train set)", 0, 0, 0},
-        {"out", OPT_STRING, &out, "DIR", "folder to write tokenizer.tiktoken and tokenizer.json into (required)", 0, 0, 0},
-        {"vocab-size", OPT_INT, &cfg.vocab_size, "N", "vocabulary size incl. the 9 special tokens", 265, 65536, 0},
-        {"doc-cap", OPT_INT64, &cfg.doc_cap, "CHARS", "characters kept from the start of each document", 1, INT64_MAX, 0},
-        {"max-chars", OPT_INT64, &cfg.max_chars, "CHARS", "stop reading after this many characters", 1, INT64_MAX, 0},
-        {"threads", OPT_INT, &cfg.threads, "N", "threads (0 = all cores)", 0, 1024, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+        {"input", OPT_LIST, &inputs, "PATH", "corpus file or folder (.jsonl/.txt), repeatable (default: the shared train set)", 0, 0, 0, 0, NULL},
+        {"out", OPT_STRING, &out, "DIR", "folder to write tokenizer.tiktoken and tokenizer.json into (required)", 0, 0, 0, 0, NULL},
+        {"vocab-size", OPT_INT, &cfg.vocab_size, "N", "vocabulary size incl. the 9 special tokens", 265, 65536, 0, 0, NULL},
+        {"doc-cap", OPT_INT64, &cfg.doc_cap, "CHARS", "characters kept from the start of each document", 1, INT64_MAX, 0, 0, NULL},
+        {"max-chars", OPT_INT64, &cfg.max_chars, "CHARS", "stop reading after this many characters", 1, INT64_MAX, 0, 0, NULL},
+        {"threads", OPT_INT, &cfg.threads, "N", "threads (0 = all cores)", 0, 1024, 0, 0, NULL},
+        {0},
     };
     int rc = parse_args("frontier tokenizer train [options]",
                         "Train a byte-level BPE tokenizer (nanochat/rustbpe semantics: most frequent pair first, "
@@ -197,13 +197,13 @@ static int tokenizer_encode_cmd(int argc, char **argv) {
     StringList inputs = {0};
     int threads = 0, bos = 0;
     Option opts[] = {
-        {"tokenizer", OPT_STRING, &tokdir, "DIR", "tokenizer folder (required)", 0, 0, 0},
-        {"text", OPT_STRING, &text, "STRING", "text to encode", 0, 0, 0},
-        {"input", OPT_LIST, &inputs, "PATH", "corpus file or folder to encode, each document separately; repeatable", 0, 0, 0},
-        {"out", OPT_STRING, &out, "FILE", "write all ids as little-endian uint32 to FILE instead of printing them", 0, 0, 0},
-        {"bos", OPT_FLAG, &bos, NULL, "put <|bos|> before every document", 0, 0, 0},
-        {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+        {"tokenizer", OPT_STRING, &tokdir, "DIR", "tokenizer folder (required)", 0, 0, 0, 0, NULL},
+        {"text", OPT_STRING, &text, "STRING", "text to encode", 0, 0, 0, 0, NULL},
+        {"input", OPT_LIST, &inputs, "PATH", "corpus file or folder to encode, each document separately; repeatable", 0, 0, 0, 0, NULL},
+        {"out", OPT_STRING, &out, "FILE", "write all ids as little-endian uint32 to FILE instead of printing them", 0, 0, 0, 0, NULL},
+        {"bos", OPT_FLAG, &bos, NULL, "put <|bos|> before every document", 0, 0, 0, 0, NULL},
+        {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0, 0, NULL},
+        {0},
     };
     int rc = parse_args("frontier tokenizer encode [options]",
                         "Encode text to token ids (special tokens are never parsed out of text). With neither "
@@ -293,9 +293,9 @@ static int parse_id_text(const char *s, IdVec *ids) {
 static int tokenizer_decode_cmd(int argc, char **argv) {
     const char *tokdir = NULL, *ids_file = NULL;
     Option opts[] = {
-        {"tokenizer", OPT_STRING, &tokdir, "DIR", "tokenizer folder (required)", 0, 0, 0},
-        {"ids-file", OPT_STRING, &ids_file, "FILE", "read little-endian uint32 ids from FILE (as encode --out writes)", 0, 0, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+        {"tokenizer", OPT_STRING, &tokdir, "DIR", "tokenizer folder (required)", 0, 0, 0, 0, NULL},
+        {"ids-file", OPT_STRING, &ids_file, "FILE", "read little-endian uint32 ids from FILE (as encode --out writes)", 0, 0, 0, 0, NULL},
+        {0},
     };
     StringList pos = {0};
     int rc = parse_args("frontier tokenizer decode [options] [ID ...]",
@@ -365,10 +365,10 @@ static int tokenizer_stats_cmd(int argc, char **argv) {
     StringList inputs = {0};
     int threads = 0;
     Option opts[] = {
-        {"tokenizer", OPT_STRING, &tokdir, "DIR", "tokenizer folder (required)", 0, 0, 0},
-        {"input", OPT_LIST, &inputs, "PATH", "also measure compression on this corpus file or folder; repeatable", 0, 0, 0},
-        {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0},
-        {0, 0, 0, 0, 0, 0, 0, 0},
+        {"tokenizer", OPT_STRING, &tokdir, "DIR", "tokenizer folder (required)", 0, 0, 0, 0, NULL},
+        {"input", OPT_LIST, &inputs, "PATH", "also measure compression on this corpus file or folder; repeatable", 0, 0, 0, 0, NULL},
+        {"threads", OPT_INT, &threads, "N", "threads (0 = all cores)", 0, 1024, 0, 0, NULL},
+        {0},
     };
     int rc = parse_args("frontier tokenizer stats [options]",
                         "Describe a tokenizer: vocabulary, token length histogram, longest tokens and, with --input, "

@@ -384,7 +384,7 @@ int kernels_precision_parse(const char *s, KernelPrecision *p) {
     return 0;
 }
 
-const char *kernels_precision_name(KernelPrecision p) { return p == KP_BF16 ? "bf16" : "fp32"; }
+const char *kernels_precision_name(KernelPrecision p) { return p == KP_AUTO ? "auto" : p == KP_BF16 ? "bf16" : "fp32"; }
 
 // The ops whose products take the precision: the three matmuls, ReLU²'s linear layer, the head's
 // two and attention. Their bf16 twins, in this order, in each twin set: the reference ones,

@@ -100,7 +100,9 @@ extern const Kernels KERNELS_REF;
 static inline int attention_first_key(int t, int window) { return window > 0 && t > window ? t - window : 0; }
 
 // The precision of the products (the matmuls, ReLU²'s linear layer, the head, attention).
-typedef enum { KP_FP32, KP_BF16 } KernelPrecision;
+// KP_AUTO is a setting's value only (--precision auto): kernels_precision_auto() turns it into one
+// of the others before anything computes.
+typedef enum { KP_FP32, KP_BF16, KP_AUTO } KernelPrecision;
 
 // The selected table (default: the best variant this CPU runs; FRONTIER_KERNELS overrides it,
 // see kernels_select) with fp32 products. Resolved on first use; a bad FRONTIER_KERNELS is

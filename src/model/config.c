@@ -1,7 +1,12 @@
 // model/config.c — shapes and presets (see config.h).
 #include "model/config.h"
 
+#include <cjson/cJSON.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/error.h"
@@ -60,22 +65,30 @@ int model_config_preset(const char *name, ModelConfig *cfg) {
     return err_usage("--preset: unknown preset '%s' (have: cpu, kit-d10)", name);
 }
 
+// A field's value against its row of MODEL_SETTINGS: 0, or -1 + err naming the flag.
+static int check_range(const char *flag, double v, double lo, int lo_open, double hi, int hi_open) {
+    if (isfinite(v) && (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi)) return 0;
+    return err_usage("--%s must be in %c%g, %g%c (got %g)", flag, lo_open ? '(' : '[', lo, hi, hi_open ? ')' : ']', v);
+}
+
 int model_config_validate(const ModelConfig *c) {
-    // The upper bounds are those of the flags (cli/cmd_train.c): a config read from a file gets no
-    // shape the command line would refuse, and every size product below stays far inside size_t.
-    if (c->depth < 1 || c->depth > 256) return err_usage("--depth must be in [1, 256] (got %d)", c->depth);
-    if (c->n_embd < 1 || c->n_embd > 65536) return err_usage("--n-embd must be in [1, 65536] (got %d)", c->n_embd);
-    if (c->n_head < 1 || c->n_kv_head < 1 || c->n_head > 1024 || c->n_kv_head > 1024)
-        return err_usage("--n-head and --n-kv-head must be in [1, 1024] (got %d, %d)", c->n_head, c->n_kv_head);
+    // The ranges are the flags' (MODEL_SETTINGS): a config read from a file gets no shape the
+    // command line would refuse, and every size product below stays far inside size_t. A qk_scale
+    // of 0 (a config built field by field) reads as 1.
+    ModelConfig v = *c;
+    v.qk_scale = model_config_qk_scale(c);
+#define RANGE_INT(f, flag, lo, lo_open, hi, hi_open) if (check_range(flag, v.f, lo, lo_open, hi, hi_open)) return -1;
+#define RANGE_FLOAT RANGE_INT
+#define RANGE_CHARS(f, flag, lo, lo_open, hi, hi_open)
+#define RANGE(f, flag, type, meta, lo, lo_open, hi, hi_open, absent, help) RANGE_##type(f, flag, lo, lo_open, hi, hi_open)
+    MODEL_SETTINGS(RANGE)
+#undef RANGE
+#undef RANGE_INT
+#undef RANGE_FLOAT
+#undef RANGE_CHARS
     if (c->n_head % c->n_kv_head)
         return err_usage("--n-kv-head %d must divide --n-head %d (grouped-query attention)", c->n_kv_head, c->n_head);
-    if (c->head_dim < 2 || c->head_dim % 2 || c->head_dim > 4096)
-        return err_usage("--head-dim must be even and in [2, 4096] (RoPE rotates pairs), got %d", c->head_dim);
-    if (c->seq_len < 1 || c->seq_len > (1 << 20)) return err_usage("--seq-len must be in [1, 1048576] (got %d)", c->seq_len);
-    if (c->vocab_size < 2 || c->vocab_size > 65536) return err_usage("--vocab-size must be in [2, 65536] (got %d)", c->vocab_size);
-    if (c->mlp_ratio < 1 || c->mlp_ratio > 64) return err_usage("--mlp-ratio must be in [1, 64] (got %d)", c->mlp_ratio);
-    if (!(c->rope_base > 1.0f)) return err_usage("--rope-base must be greater than 1 (got %g)", c->rope_base);
-    if (c->softcap < 0) return err_usage("--softcap must be >= 0 (0 disables it), got %g", c->softcap);
+    if (c->head_dim % 2) return err_usage("--head-dim must be even (RoPE rotates pairs), got %d", c->head_dim);
     size_t n = strnlen(c->window_pattern, sizeof c->window_pattern);
     if (n >= sizeof c->window_pattern || strspn(c->window_pattern, "SL") != n)
         return err_usage("--window-pattern must be 1-%zu letters S (sliding window) or L (full attention), e.g. SSSL; "
@@ -83,20 +96,12 @@ int model_config_validate(const ModelConfig *c) {
     if (strchr(c->window_pattern, 'S') && c->window < 1)
         return err_usage("--window must be at least 1 key for the S layers of --window-pattern %s (got %d)",
                        c->window_pattern, c->window);
-    if ((c->lambdas != 0 && c->lambdas != 1) || (c->backout != 0 && c->backout != 1))
-        return err_usage("--lambdas and --backout are 0 or 1 (got %d, %d)", c->lambdas, c->backout);
-    if (!(c->qk_scale >= 0.0f && c->qk_scale <= 100.0f))
-        return err_usage("--qk-scale must be in (0, 100] (1 = off; nanochat 1.2), got %g", c->qk_scale);
-    if ((c->value_embeds != 0 && c->value_embeds != 1) || (c->smear != 0 && c->smear != 1))
-        return err_usage("--value-embeds and --smear are 0 or 1 (got %d, %d)", c->value_embeds, c->smear);
     if (c->value_embeds && c->n_embd < MODEL_VE_GATE_CHANNELS)
         return err_usage("--value-embeds 1: its gate reads %d channels, so --n-embd must be at least %d (got %d; or --value-embeds 0)",
                          MODEL_VE_GATE_CHANNELS, MODEL_VE_GATE_CHANNELS, c->n_embd);
     if (c->smear && c->n_embd < MODEL_SMEAR_CHANNELS)
         return err_usage("--smear 1: its gate reads %d channels, so --n-embd must be at least %d (got %d; or --smear 0)",
                          MODEL_SMEAR_CHANNELS, MODEL_SMEAR_CHANNELS, c->n_embd);
-    if (c->bigram < 0 || c->bigram > (1 << 22))
-        return err_usage("--bigram must be in [0, 4194304] rows (0 = off; e.g. 5 x the vocabulary), got %d", c->bigram);
     return 0;
 }
 
@@ -135,27 +140,32 @@ double model_config_flops_per_token(const ModelConfig *c) {
 #include <math.h>
 #include <stdlib.h>
 
-#define CONFIG_FIELDS(X)                                                                              \
-    X(depth, int) X(n_embd, int) X(n_head, int) X(n_kv_head, int) X(head_dim, int) X(seq_len, int) \
-        X(vocab_size, int) X(mlp_ratio, int) X(rope_base, float) X(softcap, float) X(qk_norm, int)
-// The recipe's fields, with the value a config written before them means (the feature off).
-#define RECIPE_FIELDS(X)                                                                             \
-    X(lambdas, int, 0) X(backout, int, 0) X(qk_scale, float, 1.0f) X(value_embeds, int, 0) X(smear, int, 0) \
-        X(bigram, int, 0)
+// One writer, reader and diff for every field of MODEL_SETTINGS (keys: the field names). Floats are
+// written as the shortest decimal that reads back as the same float ("1.2", not 1.2000000476837158).
+
+static void put_float(cJSON *o, const char *key, float f) {
+    char buf[32];
+    for (int p = 6; p <= 9; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, (double)f);
+        if (strtof(buf, NULL) == f) break;
+    }
+    cJSON_AddNumberToObject(o, key, strtod(buf, NULL));  // the double nearest it: cJSON prints this decimal
+}
 
 char *model_config_to_json(const ModelConfig *c) {
+    ModelConfig v = *c;
+    v.qk_scale = model_config_qk_scale(c);
+    snprintf(v.window_pattern, sizeof v.window_pattern, "%s", pattern_of(c));
     cJSON *o = cJSON_CreateObject();
-#define PUT(f, t) cJSON_AddNumberToObject(o, #f, (double)c->f);
-    CONFIG_FIELDS(PUT)
+#define PUT_INT(f) cJSON_AddNumberToObject(o, #f, v.f);
+#define PUT_FLOAT(f) put_float(o, #f, v.f);
+#define PUT_CHARS(f) cJSON_AddStringToObject(o, #f, v.f);
+#define PUT(f, flag, type, meta, lo, lo_open, hi, hi_open, absent, help) PUT_##type(f)
+    MODEL_SETTINGS(PUT)
 #undef PUT
-    cJSON_AddNumberToObject(o, "lambdas", c->lambdas);
-    cJSON_AddNumberToObject(o, "backout", c->backout);
-    cJSON_AddNumberToObject(o, "qk_scale", model_config_qk_scale(c));
-    cJSON_AddNumberToObject(o, "value_embeds", c->value_embeds);
-    cJSON_AddNumberToObject(o, "smear", c->smear);
-    cJSON_AddNumberToObject(o, "bigram", c->bigram);
-    cJSON_AddStringToObject(o, "window_pattern", pattern_of(c));
-    cJSON_AddNumberToObject(o, "window", c->window);
+#undef PUT_INT
+#undef PUT_FLOAT
+#undef PUT_CHARS
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -163,9 +173,8 @@ char *model_config_to_json(const ModelConfig *c) {
 
 // A number of the JSON config as the field's type. Checked before the conversion: a double outside
 // int's (or float's) range converts with undefined behaviour.
-static int json_field(const cJSON *o, const char *name, int is_int, double *out) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    if (!cJSON_IsNumber(v)) return err_usage("model config: \"%s\" is missing or not a number", name);
+static int json_number(const cJSON *v, const char *name, int is_int, double *out) {
+    if (!cJSON_IsNumber(v)) return err_usage("model config: \"%s\" is not a number", name);
     double d = v->valuedouble;
     if (is_int && !(isfinite(d) && d == floor(d) && d >= INT_MIN && d <= INT_MAX))
         return err_usage("model config: \"%s\" is %.17g, not an integer in int's range", name, d);
@@ -175,58 +184,59 @@ static int json_field(const cJSON *o, const char *name, int is_int, double *out)
     return 0;
 }
 
-int model_config_from_json(const char *json, ModelConfig *c) {
-    cJSON *o = cJSON_Parse(json);
-    if (!o) return err_usage("model config is not valid JSON");
-    double d;
-    const cJSON *v;
-    // (t)0.5 is 0 for the int fields only
-#define GET(f, t)                                           \
-    if (json_field(o, #f, (t)0.5 == (t)0, &d) != 0) {       \
-        cJSON_Delete(o);                                    \
-        return -1;                                          \
-    }                                                       \
-    c->f = (t)d;
-    CONFIG_FIELDS(GET)
-#undef GET
-#define GET_RECIPE(f, t, off)                                                       \
-    if (!cJSON_GetObjectItemCaseSensitive(o, #f)) c->f = off;                       \
-    else if (json_field(o, #f, (t)0.5 == (t)0, &d) != 0) {                          \
-        cJSON_Delete(o);                                                            \
-        return -1;                                                                  \
-    } else                                                                          \
-        c->f = (t)d;
-    RECIPE_FIELDS(GET_RECIPE)
-#undef GET_RECIPE
-    v = cJSON_GetObjectItemCaseSensitive(o, "window_pattern");  // absent before sliding windows: "L"
-    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "window");
-    if (v && (!cJSON_IsString(v) || strlen(v->valuestring) >= sizeof c->window_pattern)) {
-        cJSON_Delete(o);
-        return err_usage("model config: \"window_pattern\" must be a string of at most %zu letters",
-                         sizeof c->window_pattern - 1);
-    }
-    snprintf(c->window_pattern, sizeof c->window_pattern, "%s", v ? v->valuestring : "L");
-    if (w && json_field(o, "window", 1, &d) != 0) {
-        cJSON_Delete(o);
-        return -1;
-    }
-    c->window = w ? (int)d : model_config_default_window(c->seq_len);
-    cJSON_Delete(o);
+// A field's number from o, or its `absent` value (NAN: a missing field is an error). 0 or -1 + err.
+static int get_number(const cJSON *o, const char *name, double absent, int is_int, double *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    *out = absent;
+    if (v) return json_number(v, name, is_int, out);
+    return isnan(absent) ? err_usage("model config: \"%s\" is missing", name) : 0;
+}
+
+// Absent before sliding windows: "L".
+static int get_chars(const cJSON *o, const char *name, char *f, size_t cap) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (v && (!cJSON_IsString(v) || strlen(v->valuestring) >= cap))
+        return err_usage("model config: \"%s\" must be a string of at most %zu letters", name, cap - 1);
+    snprintf(f, cap, "%s", v ? v->valuestring : "L");
     return 0;
 }
 
+int model_config_from_json(const char *json, ModelConfig *c) {
+    cJSON *o = cJSON_Parse(json);
+    if (!o) return err_usage("model config is not valid JSON");
+    int rc = 0;
+    double d;
+    // the window (absent before sliding windows) follows from seq_len: read after it, -1 = absent
+#define ABSENT(f, absent) (!strcmp(#f, "window") ? -1 : (absent))
+#define GET_INT(f, absent) if (rc == 0 && (rc = get_number(o, #f, ABSENT(f, absent), 1, &d)) == 0) c->f = (int)d;
+#define GET_FLOAT(f, absent) if (rc == 0 && (rc = get_number(o, #f, absent, 0, &d)) == 0) c->f = (float)d;
+#define GET_CHARS(f, absent) if (rc == 0) rc = get_chars(o, #f, c->f, sizeof c->f);
+#define GET(f, flag, type, meta, lo, lo_open, hi, hi_open, absent, help) GET_##type(f, absent)
+    MODEL_SETTINGS(GET)
+#undef GET
+#undef GET_INT
+#undef GET_FLOAT
+#undef GET_CHARS
+#undef ABSENT
+    if (rc == 0 && c->window == -1) c->window = model_config_default_window(c->seq_len);
+    cJSON_Delete(o);
+    return rc;
+}
+
 const char *model_config_diff(const ModelConfig *a, const ModelConfig *b) {
-#define CMP(f, t) \
-    if (a->f != b->f) return #f;
-    CONFIG_FIELDS(CMP)
+    ModelConfig x = *a, y = *b;
+    x.qk_scale = model_config_qk_scale(a), y.qk_scale = model_config_qk_scale(b);
+    snprintf(x.window_pattern, sizeof x.window_pattern, "%s", pattern_of(a));
+    snprintf(y.window_pattern, sizeof y.window_pattern, "%s", pattern_of(b));
+    if (!strchr(x.window_pattern, 'S')) x.window = y.window;  // no S layer reads it
+#define CMP_INT(f) if (x.f != y.f) return #f;
+#define CMP_FLOAT CMP_INT
+#define CMP_CHARS(f) if (strcmp(x.f, y.f)) return #f;
+#define CMP(f, flag, type, meta, lo, lo_open, hi, hi_open, absent, help) CMP_##type(f)
+    MODEL_SETTINGS(CMP)
 #undef CMP
-    if (a->lambdas != b->lambdas) return "lambdas";
-    if (a->backout != b->backout) return "backout";
-    if (model_config_qk_scale(a) != model_config_qk_scale(b)) return "qk_scale";
-    if (a->value_embeds != b->value_embeds) return "value_embeds";
-    if (a->smear != b->smear) return "smear";
-    if (a->bigram != b->bigram) return "bigram";
-    if (strcmp(pattern_of(a), pattern_of(b))) return "window_pattern";
-    if (strchr(a->window_pattern, 'S') && a->window != b->window) return "window";
+#undef CMP_INT
+#undef CMP_FLOAT
+#undef CMP_CHARS
     return NULL;
 }

@@ -1,5 +1,6 @@
 // model/config.h — the model's shape and its presets.
 #pragma once
+#include <math.h>
 #include <stddef.h>
 
 typedef struct {
@@ -75,6 +76,36 @@ size_t model_config_num_params(const ModelConfig *cfg);
 // Training FLOPs per token, nanochat's convention: 6·(matmul weights incl. lm_head, excl. wte)
 // + Σ_layers 12·H·D·T_eff, T_eff = min(the layer's window, T).
 double model_config_flops_per_token(const ModelConfig *cfg);
+
+// Every setting of the model, once: X(field, flag, type, metavar, lo, lo_open, hi, hi_open, absent,
+// help).
+// type: INT, FLOAT or CHARS (window_pattern); [lo, hi] the range (an end excluded where *_open);
+// absent: what a saved config without the field means (NAN: it must be there; the recipe's fields
+// came later and read as off; the window's absence means model_config_default_window(seq_len)).
+// flag: the setting of `frontier train` (--n-kv-head for n_kv_head).
+// From it come the JSON writer and reader and model_config_diff below, the ranges
+// model_config_validate checks, and the trainer's settings (train/settings.h: flag, --help,
+// --settings, config.json).
+#define MODEL_SETTINGS(X)                                                                                              \
+    X(depth, "depth", INT, "L", 1, 0, 256, 0, NAN, "layers; also sets width 64*L (rounded to head-dim) and heads, unless given") \
+    X(n_embd, "n-embd", INT, "C", 1, 0, 65536, 0, NAN, "residual width")                                                        \
+    X(n_head, "n-head", INT, "H", 1, 0, 1024, 0, NAN, "query heads")                                                            \
+    X(n_kv_head, "n-kv-head", INT, "H", 1, 0, 1024, 0, NAN, "key/value heads (divides --n-head; default = --n-head)")              \
+    X(head_dim, "head-dim", INT, "D", 2, 0, 4096, 0, NAN, "head dimension (even)")                                               \
+    X(seq_len, "seq-len", INT, "T", 1, 0, 1 << 20, 0, NAN, "context length")                                                    \
+    X(vocab_size, "vocab-size", INT, "V", 265, 0, 65536, 0, NAN, "vocabulary (must match the tokenizer)")                          \
+    X(mlp_ratio, "mlp-ratio", INT, "R", 1, 0, 64, 0, NAN, "MLP hidden = R * width")                                              \
+    X(rope_base, "rope-base", FLOAT, "B", 1, 1, 1e12, 0, NAN, "RoPE base")                                                        \
+    X(softcap, "softcap", FLOAT, "S", 0, 0, 1e6, 0, NAN, "logit softcap S*tanh(z/S); 0 = off")                                  \
+    X(qk_norm, "qk-norm", INT, "0|1", 0, 0, 1, 0, NAN, "RMSNorm q and k over the head dim")                                     \
+    X(qk_scale, "qk-scale", FLOAT, "S", 0, 1, 100, 0, 1.0, "q and k times S after the QK-norm (nanochat 1.2; 1 = off)")          \
+    X(lambdas, "lambdas", INT, "0|1", 0, 0, 1, 0, 0, "nanochat's resid and x0 lambdas: block i's input is resid_lambdas[i]*x + x0_lambdas[i]*x0") \
+    X(backout, "backout", INT, "0|1", 0, 0, 1, 0, 0, "nanochat's backout: subtract backout_lambda * (the residual after block depth/2) before the final norm; on by default from depth 3 (below it that block is the last one)") \
+    X(value_embeds, "value-embeds", INT, "0|1", 0, 0, 1, 0, 0, "ResFormer value embeddings (nanochat): on alternating layers ending with the last, v += 3*sigmoid(gate(x[:12])) * value_embeds[l][token]") \
+    X(smear, "smear", INT, "0|1", 0, 0, 1, 0, 0, "nanochat's smear: each position's embedding += smear_lambda * sigmoid(gate(e[:24])) * the previous position's") \
+    X(bigram, "bigram", INT, "ROWS", 0, 0, 1 << 22, 0, 0, "bigram hash embedding (modded-nanogpt): a table of ROWS rows indexed by a hash of (previous token, token), added to wte (0 = off; e.g. 5 x the vocabulary)") \
+    X(window_pattern, "window-pattern", CHARS, "P", 0, 0, 0, 0, NAN, "sliding-window attention per layer, tiled over the depth: L = full causal, S = the last --window keys (nanochat's SSSL); the last layer is always L") \
+    X(window, "window", INT, "N", 0, 0, 1 << 20, 0, NAN, "keys before each query an S layer sees (0 = nanochat's rule: ceil(T/4/128)*128, 512 at T 2048)")
 
 // The config as a compact JSON string (malloc'ed), and back. Parsing checks every field is
 // present (the window fields may be absent: configs written before them mean "L"); -1 + err

@@ -22,6 +22,8 @@ struct OptimSlot {
                              // momentum_buffer, normuon_v or -1 (Muon)
 };
 
+const char *const ORTHO_NAMES[] = {"polar-express", "newton-schulz", NULL};
+
 OptimConfig optim_defaults(void) {
     return (OptimConfig){
         .wte_lr = 0.3f,
@@ -91,7 +93,7 @@ int optim_config_check(const OptimConfig *c) {
         return err_set("optimizer: final_lr_frac = %g must lie in [0, 1]", c->final_lr_frac);
     if (c->ref_width <= 0) return err_set("optimizer: ref_width = %d must be > 0", c->ref_width);
     if (c->ref_batch_tokens <= 0)
-        return err_set("optimizer: ref_batch_tokens = %lld must be > 0", c->ref_batch_tokens);
+        return err_set("optimizer: ref_batch_tokens = %lld must be > 0", (long long)c->ref_batch_tokens);
     return 0;
 }
 

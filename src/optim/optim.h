@@ -34,6 +34,7 @@
 // do not depend on the OpenMP thread count.
 #pragma once
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kernels/kernels.h"
 #include "model/params.h"
@@ -43,6 +44,8 @@ typedef enum {
     ORTHO_POLAR_EXPRESS,  // Polar Express, per-iteration coefficients (arXiv 2505.16932), at most 5 steps
     ORTHO_NEWTON_SCHULZ,  // the classic quintic (3.4445, -4.7750, 2.0315), any number of steps
 } OrthoMethod;
+// The words of --ortho, in the order of OrthoMethod (NULL-terminated).
+extern const char *const ORTHO_NAMES[];
 
 typedef struct {
     // AdamW, token embedding (base values; scaled by (C/ref_width)^-0.5 and the batch scale)
@@ -80,8 +83,36 @@ typedef struct {
     double final_lr_frac;     // 0.05
     // Scaling references
     int ref_width;                // 768: AdamW lrs × (C / ref_width)^-0.5
-    long long ref_batch_tokens;   // 2^19: all base lrs × sqrt(B / ref_batch_tokens)
+    int64_t ref_batch_tokens;     // 2^19: all base lrs × sqrt(B / ref_batch_tokens)
 } OptimConfig;
+
+// Every optimizer setting of `frontier train`, once: X(flag, field, type, metavar, lo, lo_open, hi,
+// hi_open, help); type INT, INT64, FLOAT, DOUBLE or ENUM (ORTHO_NAMES); [lo, hi] the flag's range
+// (an end excluded where *_open). The defaults are optim_defaults()'s (the trainer's presets
+// change lr-batch-ref); train/settings.h makes each a flag, a --settings row and a config.json key.
+// The other fields (betas, the AdamW weight decays, ref_width) are fixed by the recipe.
+#define OPTIM_SETTINGS(X)                                                                                              \
+    X("lr-batch-ref", ref_batch_tokens, INT64, "N", 1, 0, 1099511627776.0, 0, "learning rates scale by sqrt(batch-tokens / N); cpu preset 4096, kit-d10 2^19") \
+    X("matrix-lr", muon_lr, FLOAT, "LR", 0, 0, 1e3, 0, "Muon base learning rate")                                  \
+    X("embedding-lr", wte_lr, FLOAT, "LR", 0, 0, 1e3, 0, "AdamW base learning rate for wte")                        \
+    X("unembedding-lr", lm_head_lr, FLOAT, "LR", 0, 0, 1e3, 0, "AdamW base learning rate for lm_head")              \
+    X("weight-decay", muon_wd, FLOAT, "WD", 0, 0, 1e3, 0, "Muon weight decay at the start (decays linearly to 0)")  \
+    X("momentum-start", muon_momentum_start, FLOAT, "M", 0, 0, 1, 1, "Muon momentum at step 0")                    \
+    X("momentum-end", muon_momentum_end, FLOAT, "M", 0, 0, 1, 1, "Muon momentum after the ramp")                    \
+    X("momentum-steps", muon_momentum_steps, INT, "N", 0, 0, 1 << 30, 0, "steps of the momentum ramp")             \
+    X("adam-eps", adam_eps, FLOAT, "EPS", 0, 1, 1, 0, "AdamW epsilon")                                              \
+    X("scalar-lr", scalar_lr, FLOAT, "LR", 0, 0, 1e3, 0, "AdamW base learning rate of x0_lambdas (resid_lambdas: 0.01 x it)") \
+    X("gate-lr", gate_lr, FLOAT, "LR", 0, 0, 1e3, 0, "AdamW base learning rate of backout_lambda, smear_gate and smear_lambda") \
+    X("warmup-steps", warmup_steps, INT, "N", 0, 0, 1 << 30, 0, "linear LR warm-up steps")                          \
+    X("warmdown", warmdown_frac, DOUBLE, "FRAC", 0, 0, 1, 0, "fraction of progress spent in the final linear warm-down") \
+    X("final-lr-frac", final_lr_frac, DOUBLE, "FRAC", 0, 0, 1, 0, "LR multiplier at the end of the warm-down")     \
+    X("ortho", ortho, ENUM, "NAME", 0, 0, 0, 0, "Muon orthogonalisation: polar-express or newton-schulz")           \
+    X("ns-steps", ns_steps, INT, "N", 1, 0, 100, 0, "orthogonalisation iterations")                                 \
+    X("normuon", normuon, INT, "0|1", 0, 0, 1, 0, "NorMuon variance reduction")                                     \
+    X("normuon-beta2", normuon_beta2, FLOAT, "B", 0, 0, 1, 1, "NorMuon second-moment decay")                        \
+    X("muon-eq", muon_eq, INT, "0|1", 0, 0, 1, 0, "MuonEq row equilibration")                                       \
+    X("muon-plus", muon_plus, INT, "0|1", 0, 0, 1, 0, "Muon+ Frobenius-norm snap")                                  \
+    X("cautious-wd", cautious_wd, INT, "0|1", 0, 0, 1, 0, "cautious weight decay")
 
 // This step's scheduled values (see schedule.h; optim_schedule() computes them from a config).
 typedef struct {

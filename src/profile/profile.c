@@ -254,7 +254,11 @@ void prof_summarize(ProfSummary *s) {
                     shape_str(sp->shape, sh, sizeof sh);
                     add_to(find_or_add_in(&s->shapes, &s->n_shapes, sp->name, sh), share, sp);
                 }
-                s->covered_s += share;
+                // The coverage is the training thread's timeline: its own op spans at their whole
+                // self time (the phase around a parallel region holds its wait for the other
+                // threads), never the shares, which drift apart under load when a team's threads
+                // are delayed unevenly. (Worker threads' spans add nothing to it.)
+                if (steps_here) s->covered_s += self;
             } else if (!strcmp(sp->cat, "phase") || !strcmp(sp->cat, "layer")) {
                 if (!strcmp(sp->cat, "layer") && sp->index >= 0 && sp->index < 64) {
                     s->layer_s[sp->index] += dur;

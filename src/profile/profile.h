@@ -54,7 +54,9 @@ typedef struct {
     ProfOpStat *shapes;  // (n_shapes) op spans with a shape, per (op, shape), sorted the same way
     int n_shapes;
     double step_s;    // total time of all "step" spans
-    double covered_s; // self time of op/data spans inside steps
+    double covered_s; // the training thread's step time that op/data spans and phases' own work account
+                      // for: step_s minus the time between phases (exact, however the threads of a
+                      // parallel region were delayed against each other)
     int steps;
     double layer_s[64];  // per layer index, forward + backward
     int n_layers;

@@ -18,6 +18,7 @@
 #include "research/proposer.h"
 #include "research/report.h"
 #include "research/trial.h"
+#include "train/settings.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"
@@ -195,9 +196,9 @@ static int probe_base(Research *R, const char *base_path) {
     char *cfg_path = path_join(run, "config.json");
     if (rc == 0 && !(cfg = read_json_object(cfg_path, "probe"))) rc = -1;
     if (rc == 0) {
-        // Settings that say how long or where, not what is trained: trials set them.
-        static const char *const drop[] = {"run-dir", "steps", "stop-after", "budget", "quiet", "eval-tokens", NULL};
-        for (int i = 0; drop[i]; i++) cJSON_DeleteItemFromObjectCaseSensitive(cfg, drop[i]);
+        // Settings that say how long, where or how visibly, not what is trained: trials set them.
+        for (int i = 0; i < TRAIN_N_SETTINGS; i++)
+            if (TRAIN_SETTINGS[i].flags & SETTING_INVOCATION) cJSON_DeleteItemFromObjectCaseSensitive(cfg, TRAIN_SETTINGS[i].name);
         const cJSON *et = cJSON_GetObjectItemCaseSensitive(R->user_base, "eval-tokens");
         cJSON_AddItemToObject(cfg, "eval-tokens", et ? cJSON_Duplicate(et, 1) : cJSON_CreateNumber(0));
         cJSON_AddBoolToObject(cfg, "quiet", 0);
@@ -216,7 +217,7 @@ static int setup(Research *R) {
     const ResearchOptions *o = R->o;
     R->best_written = -1;
     R->lock_fd = -1;
-    if (space_load(&R->space, o->space_path) != 0) return -1;
+    if (space_load(&R->space, o->space_path) != 0 || space_check_settings(&R->space) != 0) return -1;
     // Held until the process exits (teardown closes it): two researches never write one folder.
     if (mkdir_p(o->out_dir) != 0 || dir_lock(o->out_dir, &R->lock_fd) != 0) return -1;
     R->user_base = o->base_path ? read_json_object(o->base_path, "--base") : cJSON_CreateObject();
@@ -248,21 +249,16 @@ static void teardown(Research *R) {
 // Time
 // ---------------------------------------------------------------------------------------------
 
+// Training FLOPs per token of a trial's config (its settings resolved as `frontier train` would),
+// NaN when they do not resolve.
 static double config_fpt(const cJSON *c) {
-    static const char *const keys[] = {"depth", "n-embd", "n-head", "n-kv-head", "head-dim", "seq-len", "vocab-size", "mlp-ratio"};
-    double v[8];
-    for (int i = 0; i < 8; i++) {
-        const cJSON *x = cJSON_GetObjectItemCaseSensitive(c, keys[i]);
-        if (!cJSON_IsNumber(x)) return NAN;
-        v[i] = x->valuedouble;
+    TrainConfig raw = train_settings_defaults(), cfg;
+    unsigned char given[TRAIN_MAX_SETTINGS] = {0};
+    if (train_settings_from_json(c, "config", &raw, given, 1) != 0 || train_config_resolve(&raw, given, 1, &cfg) != 0) {
+        err_clear();
+        return NAN;
     }
-    ModelConfig m = {.depth = (int)v[0], .n_embd = (int)v[1], .n_head = (int)v[2], .n_kv_head = (int)v[3],
-                     .head_dim = (int)v[4], .seq_len = (int)v[5], .vocab_size = (int)v[6], .mlp_ratio = (int)v[7],
-                     .rope_base = 1e4f, .window = model_config_default_window((int)v[5])};
-    const cJSON *pat = cJSON_GetObjectItemCaseSensitive(c, "window-pattern"), *w = cJSON_GetObjectItemCaseSensitive(c, "window");
-    if (cJSON_IsString(pat)) snprintf(m.window_pattern, sizeof m.window_pattern, "%s", pat->valuestring);
-    if (cJSON_IsNumber(w)) m.window = (int)w->valuedouble;
-    return model_config_flops_per_token(&m);
+    return model_config_flops_per_token(&cfg.model);
 }
 
 double research_trial_limit(const ResearchOptions *o, const PlanState *st, const cJSON *config, double budget_s) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/settings.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/mem.h"
@@ -391,6 +392,51 @@ int space_check_base(Space *s, const cJSON *base) {
         if (expr_check_names(s->cons[i].a, base, s->origin, path) || expr_check_names(s->cons[i].b, base, s->origin, path))
             return -1;
     }
+    return 0;
+}
+
+// A number a param may give the setting, against the setting's range: 0, or -1 + err.
+static int check_in_setting(const Setting *t, double v, const char *origin, const char *path) {
+    int is_int = t->type == SETTING_INT || t->type == SETTING_INT64;
+    if (is_int && t->min < t->max && (v < (double)t->min || v > (double)t->max))
+        return err_set("%s: %s: %g lies outside --%s's range %lld..%lld", origin, path, v, t->name, (long long)t->min,
+                       (long long)t->max);
+    if (is_int && v != floor(v)) return err_set("%s: %s: %g is not an integer, and --%s takes integers", origin, path, v, t->name);
+    if (t->has_range && !((t->lo_open ? v > t->lo : v >= t->lo) && (t->hi_open ? v < t->hi : v <= t->hi)))
+        return err_set("%s: %s: %g lies outside --%s's range %c%g, %g%c", origin, path, v, t->name, t->lo_open ? '(' : '[',
+                       t->lo, t->hi, t->hi_open ? ')' : ']');
+    return 0;
+}
+
+int space_check_settings(const Space *s) {
+    for (int i = 0; i < s->n_params; i++) {
+        const Param *p = &s->params[i];
+        const Setting *t = train_setting_find(p->name);
+        char path[300];
+        snprintf(path, sizeof path, "params.%s", p->name);
+        if (!t) return err_set("%s: %s: not a setting of frontier train (frontier train --settings lists them)", s->origin, path);
+        int numeric = t->type == SETTING_INT || t->type == SETTING_INT64 || t->type == SETTING_FLOAT || t->type == SETTING_DOUBLE;
+        switch (p->type) {
+        case PARAM_INT:
+        case PARAM_FLOAT:
+            if (!numeric) return err_set("%s: %s: --%s is not a number", s->origin, path, t->name);
+            if (check_in_setting(t, p->min, s->origin, path) || check_in_setting(t, p->max, s->origin, path)) return -1;
+            break;
+        case PARAM_BOOL:
+            if (t->type != SETTING_FLAG && !(t->type == SETTING_INT && t->min == 0 && t->max == 1))
+                return err_set("%s: %s: --%s is not a 0|1 setting", s->origin, path, t->name);
+            break;
+        case PARAM_CHOICE: {
+            const cJSON *v;
+            cJSON_ArrayForEach(v, p->values)
+                if (cJSON_IsNumber(v) && numeric && check_in_setting(t, v->valuedouble, s->origin, path) != 0) return -1;
+            break;
+        }
+        }
+    }
+    for (int i = 0; i < s->n_derive; i++)
+        if (!train_setting_find(s->derive[i].target))
+            return err_set("%s: derive.%s: not a setting of frontier train", s->origin, s->derive[i].target);
     return 0;
 }
 

@@ -82,6 +82,11 @@ const Param *space_find(const Space *s, const char *name);
 // a setting of the base; a choice's values have the base value's JSON type. Also decides how
 // bools are written. Errors name the key path.
 int space_check_base(Space *s, const struct cJSON *base);
+// Check the space against `frontier train`'s settings table (train/settings.h): every param and
+// derive target is a setting; an int, float or choice param's numbers lie inside the setting's
+// range, so that no trial is refused for a value the space allows; a bool is a 0|1 setting or a
+// flag. Errors name the key path and the range.
+int space_check_settings(const Space *s);
 
 // Is v a valid value of p? -1 + err like "matrix-lr: 0.5 is above the maximum 0.08".
 int space_check_value(const Param *p, const struct cJSON *v);

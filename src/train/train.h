@@ -25,7 +25,9 @@
 #include "model/config.h"
 #include "optim/optim.h"
 
+// Every field that is a setting of `frontier train` has its row in train/settings.h's table.
 typedef struct {
+    int preset;             // the --preset the shape and batch defaults came from (MODEL_PRESETS index)
     ModelConfig model;
     OptimConfig optim;
     int64_t batch_tokens;   // total tokens per optimizer step (all micro-batches)
@@ -45,7 +47,7 @@ typedef struct {
     const char *cache_dir;  // for prepare (default "cache")
     const char *resume;     // resume from this run folder
     const char *config_json;// every setting as JSON (written to config.json and the checkpoint)
-    KernelPrecision precision;  // of the training steps' matmuls (KP_FP32 | KP_BF16);
+    KernelPrecision precision;  // of the training steps' matmuls (KP_FP32 | KP_BF16; KP_AUTO until resolved);
                             // evaluation is always fp32, so val_bpb compares across precisions.
                             // train_defaults: fp32; the CLI's default is kernels_precision_auto()
     int profile_steps;      // > 0: record this many steps after the excluded ones with the profiler,
@@ -53,8 +55,10 @@ typedef struct {
     double save_every_s;    // > 0: a checkpoint after the first step that ends this many seconds of
                             // wall clock after the last one
     int64_t save_every_steps;  // > 0: a checkpoint every this many steps (both 0: only at the end)
+    const char *save_every; // the --save-every setting ("auto", "0", "5m", "500steps"): gives the two above
     int keep_checkpoints;   // the newest checkpoints kept (>= 1)
     int overwrite;          // replace the run already in run_dir (without it: refused)
+    const char *config_path;// --config: the settings file this process read (not a setting of the run)
 } TrainConfig;
 
 TrainConfig train_defaults(void);

@@ -1,6 +1,6 @@
 // tests/eval/test_sample.c — KV-cache decoding against the full forward, and sampling.
 //
-// On a tiny random model (depth 2, C 32, H 4, Hkv 2, D 8, T 16, V 50, every weight nonzero,
+// On a tiny random model (depth 2, C 32, H 4, Hkv 2, D 8, T 16, V 300, every weight nonzero,
 // attention and MLP output projections included): the decode step's logits at every position
 // equal model_forward's (softcapped) logits for the same sequence to within 1e-4 absolute;
 // greedy is deterministic and agrees with argmax over model_forward; the same seed gives the same
@@ -17,7 +17,7 @@
 
 static ModelConfig tiny_config(int Hkv, int qk_norm, float softcap) {
     return (ModelConfig){.depth = 2, .n_embd = 32, .n_head = 4, .n_kv_head = Hkv, .head_dim = 8, .seq_len = 16,
-                         .vocab_size = 50, .mlp_ratio = 4, .rope_base = 10000.0f, .softcap = softcap,
+                         .vocab_size = 300, .mlp_ratio = 4, .rope_base = 10000.0f, .softcap = softcap,
                          .qk_norm = qk_norm};
 }
 
@@ -194,7 +194,7 @@ static void test_cache_full_and_stop(void **state) {
     assert_error_contains("context holds 16");
     assert_int_equal(sampler_generate(s, long_prompt, 0, 5, &c, out, NULL, NULL, &why), -1);
     sampler_reset(s);
-    assert_null(sampler_step(s, 50));
+    assert_null(sampler_step(s, 300));
     assert_error_contains("outside the vocabulary");
     // a stop token ends generation before it is emitted
     int32_t g[6];

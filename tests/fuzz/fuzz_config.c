@@ -1,25 +1,17 @@
 // tests/fuzz/fuzz_config.c — the config JSON readers: model_config_from_json (the model_config
-// a checkpoint stores, src/model/config.c) and args_load_json (`frontier train --config`,
-// src/cli/args.c) over an option table with every option type and train's kinds of bounds
-// (train's own table is static in src/cli/cmd_train.c, out of reach).
+// a checkpoint stores, src/model/config.c) and train_settings_from_json (`frontier train --config`
+// and config.json, src/train/settings.c, over the real settings table).
 //
 // Input: a JSON text. A model config that parses and validates must survive
-// model_config_to_json -> model_config_from_json unchanged; an accepted option value must lie
-// within its bounds.
+// model_config_to_json -> model_config_from_json unchanged; accepted settings must survive
+// train_settings_to_json -> train_settings_from_json unchanged, and a config that resolves must
+// hold a valid model.
 #include "fuzz_util.h"
 
 #include <cjson/cJSON.h>
 
-#include "cli/args.h"
 #include "model/config.h"
-
-typedef struct {
-    int flag, depth, any_int;
-    int64_t steps, seed;
-    double lr;
-    const char *name;
-    StringList list;
-} Flags;
+#include "train/settings.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *text = fuzz_cstr(data, size);
@@ -41,28 +33,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_expect_message();
     }
 
-    Flags f = {0};
-    Option opts[] = {
-        {"normuon", OPT_FLAG, &f.flag, NULL, "", 0, 0, 0},
-        {"depth", OPT_INT, &f.depth, "L", "", 1, 256, 0},
-        {"window", OPT_INT, &f.any_int, "N", "", 0, 0, 0},
-        {"steps", OPT_INT64, &f.steps, "N", "", 0, INT64_MAX, 0},
-        {"seed", OPT_INT64, &f.seed, "N", "", 0, 0, 0},
-        {"matrix-lr", OPT_DOUBLE, &f.lr, "LR", "", 0, 0, 0},
-        {"run-dir", OPT_STRING, &f.name, "DIR", "", 0, 0, 0},
-        {"input", OPT_LIST, &f.list, "PATH", "", 0, 0, 0},
-        {NULL, 0, NULL, NULL, NULL, 0, 0, 0},
-    };
-    const char *path = fuzz_file("config.json", data, size);
-    if (args_load_json(opts, path, 1) != 0) {
-        fuzz_expect_message();
-    } else {
-        FUZZ_CHECK(f.depth >= 0 && f.depth <= 256, "depth %d accepted", f.depth);
-        FUZZ_CHECK(f.steps >= 0, "steps %lld accepted", (long long)f.steps);
-        struct cJSON *j = args_to_json(opts);
-        cJSON_Delete(j);
+    // train's settings reader, over the real table: whatever it accepts, the writer writes and the
+    // reader reads back to the same values; a config that also resolves does the same
+    cJSON *in = cJSON_Parse(text);
+    if (in) {
+        TrainConfig raw = train_settings_defaults(), back = train_settings_defaults(), res;
+        unsigned char given[TRAIN_MAX_SETTINGS] = {0}, given2[TRAIN_MAX_SETTINGS] = {0};
+        if (train_settings_from_json(in, "fuzz", &raw, given, 1) != 0) {
+            fuzz_expect_message();
+        } else {
+            raw.precision = raw.precision == KP_AUTO ? KP_FP32 : raw.precision;  // the writer takes a resolved one
+            cJSON *out = train_settings_to_json(&raw);
+            FUZZ_CHECK(train_settings_from_json(out, "own", &back, given2, 1) == 0, "own JSON refused: %s", err_msg());
+            const Setting *d = train_config_diff(&raw, &back, SETTING_PROCESS);
+            FUZZ_CHECK(!d, "setting %s changed through JSON", d ? d->name : "");
+            cJSON_Delete(out);
+            if (train_config_resolve(&raw, given, 1, &res) != 0) fuzz_expect_message();
+            else FUZZ_CHECK(model_config_validate(&res.model) == 0, "resolved an invalid model: %s", err_msg());
+        }
+        cJSON_Delete(in);
     }
-    free((char *)f.name);  // the copy args_load_json keeps for the life of the process
     free(text);
     return 0;
 }

@@ -213,7 +213,7 @@ static void test_rope_and_relu2_grad(void **state) {
 
 static ModelConfig tiny_config(int Hkv) {
     return (ModelConfig){.depth = 2, .n_embd = 32, .n_head = 2, .n_kv_head = Hkv, .head_dim = 16, .seq_len = 8,
-                         .vocab_size = 50, .mlp_ratio = 4, .rope_base = 10000.0f, .softcap = 15.0f, .qk_norm = 1};
+                         .vocab_size = 300, .mlp_ratio = 4, .rope_base = 10000.0f, .softcap = 15.0f, .qk_norm = 1};
 }
 
 typedef struct {
@@ -298,7 +298,7 @@ static void test_model_grad_recipe(void **state) {
     const ParamTensor *g = param_table_find(&m.params, "transformer.h.2.attn.ve_gate.weight");
     assert_non_null(ve);
     assert_non_null(g);
-    assert_int_equal(ve->rows, 50);
+    assert_int_equal(ve->rows, 300);
     assert_int_equal(ve->cols, 16);  // Hkv·D
     assert_int_equal(g->rows, 1);
     assert_int_equal(g->cols, MODEL_VE_GATE_CHANNELS);
@@ -316,7 +316,7 @@ static void test_model_grad_recipe(void **state) {
     ModelConfig plain = c;
     plain.lambdas = plain.backout = plain.value_embeds = plain.smear = plain.bigram = 0;
     assert_int_equal(model_config_num_params(&c) - model_config_num_params(&plain),
-                     2 * 3 + 1 + 2 * (50 * 16 + 12) + 24 + 1 + 37 * 32);
+                     2 * 3 + 1 + 2 * (300 * 16 + 12) + 24 + 1 + 37 * 32);
     size_t numel = 0;  // the count agrees with the tensors built
     for (int i = 0; i < m.params.n; i++) numel += m.params.t[i].numel;
     assert_int_equal(model_config_num_params(&c), numel);

@@ -189,9 +189,9 @@ static void test_ops_cover_a_training_step(void **state) {
     prof_summarize(&s);
     print_message("ops cover %.2f%% of %d steps\n", 100 * s.covered_s / s.step_s, s.steps);
     assert_int_equal(s.steps, 3);
-    // and no more than it: Muon's matrices run side by side on the threads, each op counted at
-    // its wall-clock share (1/threads of its time)
-    assert_true(s.covered_s >= 0.95 * s.step_s && s.covered_s <= 1.05 * s.step_s);
+    // Coverage is measured on the training thread's timeline, so it is exact whatever the load:
+    // never more than the step, and less only by the time between phases (bookkeeping).
+    assert_true(s.covered_s >= 0.95 * s.step_s && s.covered_s <= s.step_s * (1 + 1e-9));
     int has_attention = 0, layers = s.n_layers;
     for (int i = 0; i < s.n_ops; i++) has_attention |= !strcmp(s.ops[i].name, "attention_bwd") && s.ops[i].calls == 6;
     assert_true(has_attention);  // 2 layers x 3 steps

@@ -61,7 +61,7 @@ want=fp32; grep -qw avx512_bf16 /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo
 grep -q "\"precision\":[[:space:]]*\"$want\"" "$tmp/auto/config.json" && ok "--precision auto -> $want on this CPU" \
   || bad "--precision auto: $(grep precision "$tmp/auto/config.json") (expected $want)"
 out=$($F train "${TINY[@]}" --precision fp16 --run-dir "$tmp/bad" 2>&1); rc=$?
-[ $rc -eq 2 ] && grep -q "precision must be auto, fp32 or bf16" <<<"$out" && [ ! -e "$tmp/bad" ] \
+[ $rc -eq 2 ] && grep -q "precision must be fp32, bf16 or auto" <<<"$out" && [ ! -e "$tmp/bad" ] \
   && ok "--precision fp16: clear error, exit 2, no run folder" || bad "--precision fp16: exit $rc: $out"
 echo "fast vs ref: $fails failed"
 [ "$fails" -eq 0 ]
