@@ -13,7 +13,7 @@
 
 #include "kernels/rows/avx512_ops.h"
 #include "kernels/cpu/cpu.h"
-#include "kernels/ref.h"
+#include "kernels/ref/ref.h"
 #include "model/config.h"
 #include "util/timer.h"
 

@@ -9,7 +9,7 @@
 #include "kernels/kernels.h"
 #include "kernels/lab/lab.h"
 #include "kernels/cpu/peak.h"
-#include "kernels/ref.h"
+#include "kernels/ref/ref.h"
 #include "model/config.h"
 #include "util/error.h"
 #include "util/fileio.h"

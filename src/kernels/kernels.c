@@ -7,14 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/gemm/amx_matmul.h"
 #include "kernels/attention/attention_bf16.h"
+#include "kernels/cpu/cpu.h"
+#include "kernels/gemm/amx_matmul.h"
+#include "kernels/gemm/gemm_driver.h"
+#include "kernels/gemm/simd_matmul.h"
+#include "kernels/head/head.h"
+#include "kernels/ref/ref.h"
 #include "kernels/rows/avx2_ops.h"
 #include "kernels/rows/avx512_ops.h"
-#include "kernels/cpu/cpu.h"
-#include "kernels/gemm/gemm_driver.h"
-#include "kernels/head/head.h"
-#include "kernels/gemm/simd_matmul.h"
 #include "util/error.h"
 
 #define OP_NAME(op) #op,
@@ -56,8 +57,22 @@ int kernel_variant_index(const char *name) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Each variant's own ops (NULL: taken from the variant below) and the complete tables
+// Each variant's own ops (NULL: taken from the variant below; ref has every op, ref/ref.h) and
+// the complete tables
 // ---------------------------------------------------------------------------------------------
+
+const Kernels KERNELS_REF = {
+    .name = "ref",
+    .matmul_nt = ref_matmul_nt, .matmul_nn = ref_matmul_nn, .matmul_tn = ref_matmul_tn,
+    .embedding_fwd = ref_embedding_fwd, .embedding_bwd = ref_embedding_bwd,
+    .rmsnorm_fwd = ref_rmsnorm_fwd, .rmsnorm_bwd = ref_rmsnorm_bwd,
+    .rope_fwd = ref_rope_fwd, .rope_bwd = ref_rope_bwd,
+    .rope_rmsnorm_fwd = ref_rope_rmsnorm_fwd, .rope_rmsnorm_bwd = ref_rope_rmsnorm_bwd,
+    .attention_fwd = ref_attention_fwd, .attention_bwd = ref_attention_bwd,
+    .relu2_fwd = ref_relu2_fwd, .relu2_bwd = ref_relu2_bwd,
+    .relu2_linear_fwd = ref_relu2_linear_fwd, .relu2_linear_bwd = ref_relu2_linear_bwd,
+    .softcap_ce = ref_softcap_ce, .head_ce = ref_head_ce, .head_dw = ref_head_dw,
+};
 
 static const Kernels OWN_AVX2 = {
     .name = "avx2",

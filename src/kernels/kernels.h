@@ -1,115 +1,22 @@
-// kernels/kernels.h — the one place every compute op goes through.
+// kernels/kernels.h — the one place every compute op goes through: choosing the table.
 //
-// A Kernels table holds one function pointer per op. `ref` is the plain, obviously-correct
-// implementation (fp32, OpenMP over independent outputs, deterministic whatever the thread
-// count: every output element is reduced by one thread in a fixed order). Faster variants are
-// further tables (see "Variants" below), checked against `ref` on many shapes by `frontier
-// kernels check`; every variant keeps the determinism promise (same bits whatever the thread
-// count), not bitwise equality with ref.
-//
-// Matrix layout: row-major. "nt" means the second operand is used transposed, as nn.Linear
-// stores its weight (out, in): y (M,N) = x (M,K) @ W(N,K)^T.
+// The ops' contracts (the Kernels table, KernelPrecision) are in ops.h, included here; this
+// header is the selection above them: the variants, FRONTIER_KERNELS, the precision's twins,
+// pinned weights and ablations (README.md, Layout: the files below it include only ops.h).
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct {
-    const char *name;
-    // c (M,N) (+)= a (M,K) @ b (N,K)^T
-    void (*matmul_nt)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
-    // c (M,N) (+)= a (M,K) @ b (K,N)
-    void (*matmul_nn)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
-    // c (M,N) (+)= a (K,M)^T @ b (K,N)
-    void (*matmul_tn)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
-    // (The SIMD GEMMs compute X·Xᵀ — matmul_nt or matmul_tn with b == a, M == N, no
-    // accumulate — as its upper triangle mirrored: the same bits as the full product, half the work.)
+#include "kernels/ops.h"
 
-    // Token embedding. fwd: out (N,C) = wte[idx[n]]. bwd: dwte[idx[n]] += dout[n], summed in
-    // position order for each vocabulary row (deterministic).
-    void (*embedding_fwd)(float *out, const int32_t *idx, const float *wte, int N, int C);
-    void (*embedding_bwd)(float *dwte, const float *dout, const int32_t *idx, int N, int C);
-
-    // Parameter-free RMSNorm over rows of C: out = x * rstd, rstd (N) = 1/sqrt(mean(x²) + eps).
-    // bwd: dx (+)= rstd * (dout - out * mean(dout * out)), out recomputed from x and rstd.
-    void (*rmsnorm_fwd)(float *out, float *rstd, const float *x, int N, int C);
-    void (*rmsnorm_bwd)(float *dx, const float *dout, const float *x, const float *rstd, int N, int C, int accumulate);
-
-    // Rotary embedding in place on x (B,T,nh,D), half-split: (x1,x2) -> (x1 c + x2 s, -x1 s + x2 c)
-    // with c,s = cos,sin (T, D/2) at the row's position t. bwd applies the inverse rotation to dx.
-    void (*rope_fwd)(float *x, const float *cos, const float *sin, int B, int T, int nh, int D);
-    void (*rope_bwd)(float *dx, const float *cos, const float *sin, int B, int T, int nh, int D);
-
-    // RoPE then QK-norm in one pass over the rows of x (B,T,nh,D): x is rotated in place as by
-    // rope_fwd (and kept: backward reads it), then out (B,T,nh,D) and rstd (B*T*nh) are
-    // rmsnorm_fwd of its B*T*nh head rows of D. bwd: dx = rope_bwd of rmsnorm_bwd(dout, x, rstd)
-    // (not accumulated); dx may alias dout. Each row is rotated and normalised while in L1.
-    void (*rope_rmsnorm_fwd)(float *out, float *rstd, float *x, const float *cos, const float *sin, int B, int T,
-                             int nh, int D);
-    void (*rope_rmsnorm_bwd)(float *dx, const float *dout, const float *x, const float *rstd, const float *cos,
-                             const float *sin, int B, int T, int nh, int D);
-
-    // Causal softmax attention, scale 1/sqrt(D). q (B,T,H,D); k, v (B,T,Hkv,D) with Hkv | H
-    // (q head h reads kv head h / (H/Hkv)). out (B,T,H,D); lse (B,H,T) = log-sum-exp of each
-    // query's scaled scores, kept for backward instead of the (B,H,T,T) probabilities.
-    // window: query t sees keys t-window .. t (a sliding window: FlashAttention's
-    // window_size=(window, 0), nanochat's "S" layers); 0 = all keys 0 .. t.
-    void (*attention_fwd)(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
-                          int Hkv, int D, int window);
-    // dq, dk, dv are overwritten. Recomputes probabilities from q, k and lse.
-    void (*attention_bwd)(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                          const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
-                          int window);
-
-    // ReLU²: out = max(x,0)². bwd: dx = dout * 2 max(x,0).
-    void (*relu2_fwd)(float *out, const float *x, size_t n);
-    void (*relu2_bwd)(float *dx, const float *dout, const float *x, size_t n);
-
-    // ReLU² fused into the linear layer that reads it (the MLP's c_proj): act = relu²(fc) is
-    // formed while the product packs its operand and never stored; backward forms it again.
-    // fwd: c (M,N) (+)= relu²(fc (M,K)) @ w (N,K)ᵀ — as relu2_fwd then matmul_nt (in the table's
-    // precision). bwd: dw (N,K) += dc (M,N)ᵀ @ relu²(fc) as matmul_tn, and dfc (M,K) =
-    // relu2_bwd(dc @ w, fc) as matmul_nn then relu2_bwd. No output may alias an input.
-    void (*relu2_linear_fwd)(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
-    void (*relu2_linear_bwd)(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
-                             int K);
-
-    // Softcapped cross-entropy over rows of V logits: c = cap*tanh(z/cap) (cap 0 = no cap),
-    // losses[n] = logsumexp(c) - c[target] in nats (0 where target < 0). If dlogits is non-NULL
-    // it receives dscale * d(loss_n)/dz (0 rows for ignored targets); it may alias logits.
-    void (*softcap_ce)(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
-                       float cap, float dscale);
-
-    // The head's forward, loss and dx fused: logits (N,V) = x (N,C) @ w (V,C)ᵀ as by this table's
-    // matmul_nt (in its precision), then softcap_ce on them as above (dlogits NULL: losses only),
-    // then with dlogits and dx (N,C) non-NULL dx = dlogits @ w as by matmul_nn. The (N, V) logits
-    // are never stored: each strip of rows goes through the loss and the dx product while in
-    // cache (head.h). dlogits (N,V) are fp32, or bf16 (uint16, rounded to nearest even) in a
-    // table whose products are bf16, laid out in row pairs (head.h: rows 2p, 2p+1 interleaved,
-    // head_dl16_elems(N, V) elements) — the format its head_dw reads; no output may alias an input.
-    void (*head_ce)(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
-                    int N, int V, int C, float cap, float dscale);
-    // The head's weight gradient from head_ce's dlogits (the same table's format): dw (V,C) +=
-    // dlogitsᵀ @ x — as matmul_tn on the fp32 values.
-    void (*head_dw)(float *dw, const void *dlogits, const float *x, int N, int V, int C);
-} Kernels;
-
-extern const Kernels KERNELS_REF;
-
-// The first key query (or key position) t sees under attention's window (0 = none): t - window,
-// never before 0. Every attention variant and the evaluation's cached-prefix attention use it.
-static inline int attention_first_key(int t, int window) { return window > 0 && t > window ? t - window : 0; }
-
-// The precision of the products (the matmuls, ReLU²'s linear layer, the head, attention).
-// KP_AUTO is a setting's value only (--precision auto): kernels_precision_auto() turns it into one
-// of the others before anything computes.
-typedef enum { KP_FP32, KP_BF16, KP_AUTO } KernelPrecision;
+extern const Kernels KERNELS_REF;  // the reference ops (ref/ref.h), one per field
 
 // The selected table (default: the best variant this CPU runs; FRONTIER_KERNELS overrides it,
 // see kernels_select) with fp32 products. Resolved on first use; a bad FRONTIER_KERNELS is
 // reported on stderr and the default is used — call kernels_init() first to treat it as an
 // error instead.
 const Kernels *kernels(void);
-// The same table with the products of precision p (KernelPrecision, below): there is no global
+// The same table with the products of precision p (KernelPrecision, ops.h): there is no global
 // precision mode; whoever runs ops carries its precision (Model.precision, Optimizer.precision)
 // and asks for its table. KP_BF16 needs kernels_precision_check(KP_BF16) == 0 first (it aborts
 // otherwise).
@@ -132,14 +39,6 @@ const Kernels *kernels_profiled(KernelPrecision p, const Kernels *base);
 //           runs); so does any other variant this CPU lacks.
 // ---------------------------------------------------------------------------------------------
 
-// The ops, in Kernels field order: X(name) for each.
-#define KERNEL_OPS(X)                                                                         \
-    X(matmul_nt) X(matmul_nn) X(matmul_tn) X(embedding_fwd) X(embedding_bwd) X(rmsnorm_fwd) \
-    X(rmsnorm_bwd) X(rope_fwd) X(rope_bwd) X(rope_rmsnorm_fwd) X(rope_rmsnorm_bwd)          \
-    X(attention_fwd) X(attention_bwd) X(relu2_fwd) X(relu2_bwd) X(relu2_linear_fwd) X(relu2_linear_bwd)     \
-    X(softcap_ce) X(head_ce) X(head_dw)
-
-enum { KERNEL_OP_COUNT = 20 };
 typedef enum { KV_REF, KV_AVX2, KV_AVX512, KV_AMX, KERNEL_VARIANT_COUNT } KernelVariant;
 
 extern const char *const KERNEL_OP_NAMES[KERNEL_OP_COUNT];  // "matmul_nt", ...
@@ -238,7 +137,7 @@ void kernels_unpin_weights(void);  // forget every pin and free the packed copie
 // PyTorch's bf16 autocast does to a Linear and to attention's matmuls. Everything else stays
 // fp32: master weights, gradients, optimizer state, norms, the softmax and its lse, the loss.
 // Which twin: AVX512_BF16's vdpbf16ps kernels (simd_matmul.h, head.h, attention_bf16.h) in place
-// of avx2/avx512/amx ops, the plain reference ones (ref_bf16_*) in place of ref ops (so
+// of avx2/avx512/amx ops, the plain reference ones (ref_bf16_*, ref/ref.h) in place of ref ops (so
 // FRONTIER_KERNELS=ref --precision bf16 runs anywhere, slowly). A fast table on a CPU without
 // AVX512_BF16 is an error that says so (no silent 10x slowdown).
 // Error: products of bf16 values are exact in fp32, so only the operand rounding (relative
@@ -263,18 +162,8 @@ int kernel_op_has_precision(int op);
 // (fast = 0, named "ref_bf16") or AVX512_BF16's (fast = 1, "avx512_bf16"; check
 // cpu_info()->avx512_bf16 first).
 const Kernels *kernels_bf16_matmuls(int fast);
-// For the lab: ref's ops with AMX's bf16 twins (amx_matmul.h: matmuls, head, attention) — the
+// For the lab: ref's ops with AMX's bf16 twins (amx_matmul.h, amx_head.c, amx_attention.c) — the
 // tile instructions (emulated = 0, "amx_bf16"; check kernels_variant_available(KV_AMX)
 // first) or the emulator running the same code (emulated = 1, "amx_emu"; needs AVX512_BF16 for
 // its packing).
 const Kernels *kernels_bf16_amx(int emulated);
-
-// The reference bf16 matmuls: operands rounded to bf16 (round to nearest even, as vcvtneps2bf16),
-// then ref_matmul_*'s fp32 products and sums (ref_matmul.c).
-void ref_bf16_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
-void ref_bf16_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
-void ref_bf16_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
-// relu2_linear_fwd/bwd with those products (ReLU² itself in fp32, as in every table).
-void ref_bf16_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
-void ref_bf16_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
-                               int K);

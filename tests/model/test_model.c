@@ -8,7 +8,7 @@
 #include "kernels/cpu/cpu.h"
 #include "kernels/gemm/gemm_driver.h"
 #include "kernels/kernels.h"
-#include "kernels/ref.h"
+#include "kernels/ref/ref.h"
 #include "model/model.h"
 #include "util/rng.h"
 

@@ -12,7 +12,7 @@
 // dO and dS are the rounded values; S, lse, D_i and the softmax are fp32.
 //
 // Fast variants: every product is one of a bf16 GemmImpl's GEMMs (gemm_run_op, gemm_driver.h),
-// AVX512_BF16's (avx512bf16_*) or AMX's (amx_matmul.h), single-threaded inside the parallel loop
+// AVX512_BF16's (avx512bf16_*) or AMX's (amx_attention.c), single-threaded inside the parallel loop
 // over tasks, on blocks of queries against the keys they can see (an rb x (i0+rb) score block),
 // in the causal mode that skips the micro-tiles above the diagonal (and the depth they would
 // multiply by zero); the diagonal tiles are computed whole and their upper triangles zeroed. The
@@ -23,7 +23,7 @@
 // query blocks in order. Each (batch, kv head) is one task with a fixed order of sums, so results
 // do not depend on the thread count.
 //
-// Reference variant (ref_ops.c): the fp32 reference's loops with the same roundings.
+// Reference variant (ref/attention.c): the fp32 reference's loops with the same roundings.
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -32,7 +32,7 @@
 #include "kernels/attention/attention_bf16.h"
 #include "kernels/simd/avx512_vmath.h"
 #include "kernels/gemm/gemm_driver.h"
-#include "kernels/kernels.h"
+#include "kernels/ops.h"
 #include "kernels/gemm/simd_matmul.h"
 #include "util/mem.h"
 

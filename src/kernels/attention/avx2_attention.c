@@ -1,5 +1,5 @@
 // kernels/attention/avx2_attention.c — AVX2 + FMA flash-style causal attention (contract in
-// kernels.h): attention_kernels.inc on 8 lanes, for CPUs without AVX-512 (before it the AVX2
+// ops.h): attention_kernels.inc on 8 lanes, for CPUs without AVX-512 (before it the AVX2
 // table took the reference's attention; what it is worth: docs/perf.md, "Moved from code
 // comments").
 //

@@ -1,5 +1,5 @@
 // kernels/attention/avx512_attention.c — AVX-512 flash-style causal attention (contract in
-// kernels.h): attention_kernels.inc on 16 lanes.
+// ops.h): attention_kernels.inc on 16 lanes.
 //
 // mm4: 4 rows × up to 64 columns (4 zmm per row) of accumulators; K and V panels transposed 16 ×
 // 16 in registers.

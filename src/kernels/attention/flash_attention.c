@@ -1,4 +1,4 @@
-// kernels/attention/flash_attention.c — flash-style causal attention (contract in kernels.h) on an
+// kernels/attention/flash_attention.c — flash-style causal attention (contract in ops.h) on an
 // instruction set's vector pieces (flash_attention.h: AttIsa).
 //
 // Queries and keys are cut into blocks of ATT_BLK (equal sizes, so the causal tiles are
@@ -34,8 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/kernels.h"
-#include "kernels/ref.h"
+#include "kernels/ref/ref.h"
 #include "util/mem.h"
 
 typedef struct {

@@ -1,7 +1,7 @@
 // kernels/attention/flash_attention.h — flash-style causal attention on fp32 SIMD vectors (internal
 // header): the blocking, schedules and sums of flash_attention.c, run with one instruction set's
 // vector pieces. AVX-512 (avx512_attention.c) and AVX2 (avx2_attention.c) each supply an
-// AttIsa; the attention_fwd/bwd contracts are in kernels.h.
+// AttIsa; the attention_fwd/bwd contracts are in ops.h.
 //
 // Every sum's order is fixed by the blocking and the schedule, not by the thread count, so
 // results do not depend on it. The two instruction sets differ only inside the pieces (vector

@@ -5,11 +5,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/attention/attention_bf16.h"
+#include "kernels/gemm/simd_matmul.h"
 #include "kernels/rows/avx512_ops.h"
 #include "kernels/simd/avx512_vmath.h"
-#include "kernels/head/head.h"
-#include "kernels/gemm/simd_matmul.h"
 
 #define BF16_FN AVX512_BF16_TARGET
 

@@ -17,8 +17,9 @@
 // strip into the packed layout.
 //
 // Every bf16 product runs here: the three matmuls, the ReLU² linear layers (and so Muon's Polar
-// Express), the fused head (head_ce, head_dw: head.c's strips and loss around these GEMMs) and
-// attention (attention_bf16.c's query blocks around them).
+// Express), the fused head (head_ce, head_dw: head/amx_head.c, head.c's strips and loss around
+// these GEMMs) and attention (attention/amx_attention.c, attention_bf16.c's query blocks around
+// them), which take the GemmImpl from amx_gemm_impl / amx_emu_gemm_impl.
 //
 // Numbers: operands rounded to bf16 (nearest even, as vcvtneps2bf16), fp32 accumulation. Per
 // Intel's pseudo-code, TDPBF16PS adds to each C element the products of one k pair, element 2k
@@ -48,13 +49,8 @@ void amx_matmul_tn(float *c, const float *a, const float *b, int M, int N, int K
 void amx_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
 void amx_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N, int K);
 
-void amx_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets, int N,
-                 int V, int C, float cap, float dscale);
-void amx_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C);
-void amx_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
-                       int Hkv, int D, int window);
-void amx_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                       const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D, int window);
+// The GemmImpl of the tiles, for the fused head and attention (head.h, attention_bf16.h).
+const GemmImpl *amx_gemm_impl(void);
 
 void amx_emu_matmul_nt(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
 void amx_emu_matmul_nn(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);
@@ -62,14 +58,7 @@ void amx_emu_matmul_tn(float *c, const float *a, const float *b, int M, int N, i
 void amx_emu_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
 void amx_emu_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
                               int K);
-void amx_emu_head_ce(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
-                     int N, int V, int C, float cap, float dscale);
-void amx_emu_head_dw(float *dw, const void *dlogits, const float *x, int N, int V, int C);
-void amx_emu_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,
-                           int Hkv, int D, int window);
-void amx_emu_attention_bwd(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                           const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
-                           int window);
+const GemmImpl *amx_emu_gemm_impl(void);
 
 // The emulator's TDPBF16PS on one element, for its unit test: c + a0·b0 + a1·b1 as the pseudo-code
 // orders and rounds it (bf16 bit patterns in, DAZ inputs, FTZ after each add).

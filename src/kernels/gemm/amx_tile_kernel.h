@@ -119,20 +119,6 @@ static const GemmImpl AMX_NAME(impl) = {.mr = AMX_MR, .nr = AMX_NR, .kstep = AMX
 
 GEMM_DEFINE_ENTRY_POINTS(AMX_PREFIX, AMX_NAME(impl))
 
-// The fused head and attention on these tiles: the AVX512_BF16 code around AMX's GemmImpl.
-void AMX_NAME(head_ce)(float *losses, void *dlogits, float *dx, const float *x, const float *w, const int32_t *targets,
-                       int N, int V, int C, float cap, float dscale) {
-    bf16_head_ce_with(&AMX_NAME(impl), losses, dlogits, dx, x, w, targets, N, V, C, cap, dscale);
-}
-void AMX_NAME(head_dw)(float *dw, const void *dlogits, const float *x, int N, int V, int C) {
-    bf16_head_dw_with(&AMX_NAME(impl), dw, dlogits, x, N, V, C);
-}
-void AMX_NAME(attention_fwd)(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T,
-                             int H, int Hkv, int D, int window) {
-    bf16_attention_fwd_with(&AMX_NAME(impl), out, lse, q, k, v, B, T, H, Hkv, D, window);
-}
-void AMX_NAME(attention_bwd)(float *dq, float *dk, float *dv, const float *dout, const float *out, const float *lse,
-                             const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D,
-                             int window) {
-    bf16_attention_bwd_with(&AMX_NAME(impl), dq, dk, dv, dout, out, lse, q, k, v, B, T, H, Hkv, D, window);
-}
+// The GemmImpl itself, for the fused head and attention on these tiles (head/amx_head.c,
+// attention/amx_attention.c: the AVX512_BF16 code around it).
+const GemmImpl *AMX_NAME(gemm_impl)(void) { return &AMX_NAME(impl); }

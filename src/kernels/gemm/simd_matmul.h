@@ -1,5 +1,5 @@
 // kernels/gemm/simd_matmul.h — fast fp32 matrix products for AVX2+FMA and AVX-512, and an optional
-// bf16 product for AVX512_BF16 (contracts of matmul_nt/nn/tn in kernels.h).
+// bf16 product for AVX512_BF16 (contracts of matmul_nt/nn/tn in ops.h).
 //
 // All of them are BLIS-style: the output is split into one rectangular block per OpenMP thread
 // (static, no barriers); each thread packs panels of B (kc x nc, in L2) and micro-panels of A

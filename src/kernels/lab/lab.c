@@ -14,7 +14,7 @@
 #include "kernels/attention/attention_bf16.h"
 #include "kernels/gemm/gemm_driver.h"
 #include "kernels/head/head.h"
-#include "kernels/ref.h"
+#include "kernels/ref/ref.h"
 #include "util/error.h"
 #include "util/mem.h"
 #include "util/rng.h"

@@ -13,7 +13,7 @@
 #include "kernels/cpu/cpu.h"
 #include "kernels/head/head.h"
 #include "kernels/lab/lab.h"
-#include "kernels/ref.h"
+#include "kernels/ref/ref.h"
 #include "util/error.h"
 #include "util/mem.h"
 #include "util/rng.h"

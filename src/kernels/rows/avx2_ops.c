@@ -1,5 +1,5 @@
 // kernels/rows/avx2_ops.c — AVX2 + FMA embedding gradient, RMSNorm, RoPE and ReLU² (contracts in
-// kernels.h): row_kernels.inc on 8 lanes, the AVX-512 ops' bits exactly.
+// ops.h): row_kernels.inc on 8 lanes, the AVX-512 ops' bits exactly.
 #include <math.h>
 
 #include "kernels/rows/avx2_ops.h"

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 // Kernels.embedding_bwd, rmsnorm_fwd/bwd, rope_fwd/bwd, rope_rmsnorm_fwd/bwd and relu2_fwd/bwd
-// (kernels.h) on 8 lanes (avx2_ops.c): the AVX-512 ops' (avx512_ops.h) bits exactly, their row
+// (ops.h) on 8 lanes (avx2_ops.c): the AVX-512 ops' (avx512_ops.h) bits exactly, their row
 // sums grouped the same way; results do not depend on the thread count.
 void avx2_embedding_bwd(float *dwte, const float *dout, const int32_t *idx, int N, int C);
 void avx2_rmsnorm_fwd(float *out, float *rstd, const float *x, int N, int C);
@@ -21,7 +21,7 @@ void avx2_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const f
 void avx2_relu2_fwd(float *out, const float *x, size_t n);
 void avx2_relu2_bwd(float *dx, const float *dout, const float *x, size_t n);
 
-// Kernels.softcap_ce (kernels.h) on 8 lanes (avx2_ce.c): every element's capping and exp as
+// Kernels.softcap_ce (ops.h) on 8 lanes (avx2_ce.c): every element's capping and exp as
 // avx512_softcap_ce computes them; the row sums grouped over 8 lanes, so loss and gradients can
 // differ from AVX-512's in the last bits. Results do not depend on the thread count.
 void avx2_softcap_ce(float *losses, float *dlogits, const float *logits, const int32_t *targets, int N, int V,
@@ -34,7 +34,7 @@ void avx2_softcap_ce(float *losses, float *dlogits, const float *logits, const i
 void avx2_softcap_ce_inplace(float *losses, float *dlogits, float *logits, size_t ldz, const int32_t *targets, int N,
                              int V, float cap, float dscale, float *scratch);
 
-// Kernels.attention_fwd/bwd (kernels.h) on 8-lane vectors (avx2_attention.c): flash_attention.c's
+// Kernels.attention_fwd/bwd (ops.h) on 8-lane vectors (avx2_attention.c): flash_attention.c's
 // tiles and sums, so results do not depend on the thread count; head dims not a multiple of 8 go
 // to the reference.
 void avx2_attention_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int H,

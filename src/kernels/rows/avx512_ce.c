@@ -1,4 +1,4 @@
-// kernels/rows/avx512_ce.c — AVX-512 softcapped cross-entropy (contract in kernels.h):
+// kernels/rows/avx512_ce.c — AVX-512 softcapped cross-entropy (contract in ops.h):
 // ce_kernels.inc on 16 lanes, plus what only AVX512_BF16 has: gradient rows in bf16 and the
 // fused head's bf16 row pairs (avx512_softcap_ce_pairs).
 #include <math.h>

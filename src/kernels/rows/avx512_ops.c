@@ -1,4 +1,4 @@
-// kernels/rows/avx512_ops.c — AVX-512 embedding, RMSNorm, RoPE and ReLU² (contracts in kernels.h):
+// kernels/rows/avx512_ops.c — AVX-512 embedding, RMSNorm, RoPE and ReLU² (contracts in ops.h):
 // row_kernels.inc on 16 lanes, and what only AVX-512 has: the embedding gather, the GEMMs' ReLU²
 // hooks and the symmetric GEMMs' mirror. Cross-entropy is in avx512_ce.c, attention in
 // avx512_attention.c.

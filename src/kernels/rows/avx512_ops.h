@@ -1,6 +1,6 @@
-// kernels/rows/avx512_ops.h — AVX-512 implementations of the non-matmul ops (contracts in kernels.h).
+// kernels/rows/avx512_ops.h — AVX-512 implementations of the non-matmul ops (contracts in ops.h).
 //
-// Same signatures, aliasing rules and determinism guarantees as the ref_* functions in ref.h:
+// Same signatures, aliasing rules and determinism guarantees as the ref_* functions in ref/ref.h:
 // every output element is produced by one thread in a fixed order, so results are bitwise
 // identical whatever the OpenMP thread count. Each function is compiled for AVX-512
 // (F/BW/VL/DQ) whatever the build's -march, so callers must check cpu_info() first; choosing

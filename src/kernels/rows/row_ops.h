@@ -1,7 +1,7 @@
 // kernels/rows/row_ops.h — the row ops' parallel loops (internal header): RMSNorm, RoPE, RoPE +
 // QK-norm, ReLU² and the embedding gradient, run with one instruction set's row kernels.
 // AVX-512 (avx512_ops.c) and AVX2 (avx2_ops.c) each supply a RowIsa; the contracts are in
-// kernels.h.
+// ops.h.
 //
 // Each output row (or span, or column slice) is written by one thread, and every sum is inside
 // one row kernel, so results do not depend on the thread count. A row kernel is called through

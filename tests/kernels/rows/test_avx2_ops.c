@@ -26,7 +26,7 @@
 #include "kernels/simd/avx512_vmath.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/kernels.h"
-#include "kernels/ref.h"
+#include "kernels/ref/ref.h"
 #include "util/rng.h"
 
 #define GUARD 8

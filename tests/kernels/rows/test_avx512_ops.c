@@ -28,7 +28,7 @@
 #include "kernels/rows/avx512_ops.h"
 #include "kernels/simd/avx512_vmath.h"
 #include "kernels/cpu/cpu.h"
-#include "kernels/ref.h"
+#include "kernels/ref/ref.h"
 #include "util/rng.h"
 
 #define GUARD 16

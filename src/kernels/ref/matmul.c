@@ -1,4 +1,4 @@
-// kernels/gemm/ref_matmul.c — reference matrix products (see kernels.h).
+// kernels/ref/matmul.c — the reference matrix products (contracts in ops.h), and their bf16 twins.
 //
 // Plain loops, blocked just enough to be usable on a CPU: four output rows at a time share each
 // load of the other operand's row, and matmul_nt walks the weight in L2-sized column blocks.
@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/kernels.h"
-#include "kernels/ref.h"
+#include "kernels/ref/ref.h"
 #include "util/mem.h"
 
 #define RB 4      // output rows per register block
