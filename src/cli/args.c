@@ -24,11 +24,15 @@ void string_list_free(StringList *l) {
     l->n = 0;
 }
 
-int args_expect_one(const char *usage, const char *what, StringList *pos) {
-    if (pos->n == 1) return 0;
-    fprintf(stderr, "%s: expected one %s, got %d arguments\nusage: %s\n", usage, what, pos->n, usage);
-    string_list_free(pos);
-    return -1;
+int args_parse_one(const char *usage, const char *summary, Option *opts, int argc, char **argv, const char *what,
+                   StringList *pos) {
+    int rc = parse_args(usage, summary, opts, argc, argv, pos);
+    if (rc == ARGS_OK && pos->n != 1) {
+        fprintf(stderr, "%s: expected one %s, got %d arguments\nusage: %s\n", usage, what, pos->n, usage);
+        rc = ARGS_ERROR;
+    }
+    if (rc != ARGS_OK) string_list_free(pos);
+    return rc;
 }
 
 // Whether a double is an integer that int64_t holds: the test comes before any cast, since

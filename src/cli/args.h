@@ -51,9 +51,11 @@ void print_help(const char *usage, const char *summary, const Option *opts);
 // `frontier train --settings` prints it; docs/training.md holds its output (checked by tests).
 void args_print_settings(const Option *opts, FILE *f);
 void string_list_free(StringList *l);
-// A command's one positional argument (`what` names it): 0, or prints "USAGE: expected one WHAT,
-// got N arguments" and the usage line to stderr, frees *pos and returns -1 (exit 2).
-int args_expect_one(const char *usage, const char *what, StringList *pos);
+// parse_args for a command with exactly one positional argument (`what` names it in the message):
+// ARGS_OK with it in pos->items[0], or ARGS_HELP / ARGS_ERROR with pos freed (for a wrong count:
+// "USAGE: expected one WHAT, got N arguments" and the usage line on stderr).
+int args_parse_one(const char *usage, const char *summary, Option *opts, int argc, char **argv, const char *what,
+                   StringList *pos);
 
 const Option *args_find(const Option *opts, const char *name);
 

@@ -18,19 +18,15 @@ int cmd_report(int argc, char **argv) {
     };
     StringList pos = {0};
     const char *usage = "frontier report RUN_DIR [--out FILE]";
-    int rc = parse_args(usage,
+    int rc = args_parse_one(usage,
                         "Write a self-contained HTML report of a training run folder (inline CSS + SVG, no JavaScript, "
                         "no network): summary, training loss with val_bpb, LR and Muon momentum schedules, tok/s with "
                         "the excluded steps, budget use, and -- when the folder has profile.csv (`frontier profile`) -- "
                         "the kernel breakdown and a roofline; then the config and hardware. Reads metrics.jsonl, "
                         "summary.json and config.json (required), profile.csv and roofline.json (optional). The file "
                         "is written atomically: on any error nothing is left behind.",
-                        opts, argc, argv, &pos);
-    if (rc != ARGS_OK) {
-        string_list_free(&pos);
-        return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE;
-    }
-    if (args_expect_one(usage, "RUN_DIR", &pos) != 0) return FRONTIER_EXIT_USAGE;
+                        opts, argc, argv, "RUN_DIR", &pos);
+    if (rc != ARGS_OK) return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE;
     if (out && (!*out || is_dir(out))) {
         err_usage("--out %s: %s", out, *out ? "is a folder: give the page's file name" : "empty: give a file name");
         string_list_free(&pos);

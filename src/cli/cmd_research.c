@@ -57,18 +57,14 @@ static int cmd_research_report(int argc, char **argv) {
     };
     StringList pos = {0};
     const char *usage = "frontier research report DIR [--out FILE] [--md FILE]";
-    int rc = parse_args(usage,
+    int rc = args_parse_one(usage,
                         "Write the progress of a research folder as a self-contained HTML page (inline SVG: val_bpb "
                         "per trial, kept trials labelled with their change, the running best as a step line; the "
                         "numbers, the kept changes, the best config and the ledger) and a markdown summary (best "
                         "config, improvement over the baseline, seed spread, kept changes). Reads DIR/results.tsv "
                         "and, when present, research.json, base.json and best.json. Files are written atomically.",
-                        opts, argc, argv, &pos);
-    if (rc != ARGS_OK) {
-        string_list_free(&pos);
-        return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE;
-    }
-    if (args_expect_one(usage, "DIR", &pos) != 0) return FRONTIER_EXIT_USAGE;
+                        opts, argc, argv, "DIR", &pos);
+    if (rc != ARGS_OK) return rc == ARGS_HELP ? 0 : FRONTIER_EXIT_USAGE;
     const char *dir = pos.items[0], *outs[][2] = {{"out", out}, {"md", md}};
     for (int i = 0; i < 2; i++)
         if (outs[i][1] && (!*outs[i][1] || is_dir(outs[i][1]))) {
