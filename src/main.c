@@ -23,6 +23,7 @@ static const char USAGE[] =
     "  score       competition scores of several runs: val_bpb rank, CORE, phase-2 composite\n"
     "  kernels     the kernel lab: check every variant against the reference; benchmark them\n"
     "  research    unattended time-budgeted experiments over a search space (autoresearch)\n"
+    "  plan        the model, batch and schedule for this machine and budget: a table and plan.json\n"
     "  help        this text\n\n"
     "Run `frontier <command> --help` for a command's options.\n";
 
@@ -48,6 +49,7 @@ static int dispatch(int argc, char **argv) {
     if (!strcmp(cmd, "score")) return cmd_score(argc - 2, argv + 2);
     if (!strcmp(cmd, "kernels")) return cmd_kernels(argc - 2, argv + 2);
     if (!strcmp(cmd, "research")) return cmd_research(argc - 2, argv + 2);
+    if (!strcmp(cmd, "plan")) return cmd_plan(argc - 2, argv + 2);
     fprintf(stderr, "frontier: unknown command '%s'\n\n%s", cmd, USAGE);
     return FRONTIER_EXIT_USAGE;
 }

@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "planner/session.h"
 #include "dist/dist.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/kernels.h"
@@ -61,6 +62,12 @@ static void print_kernels(void) {
     printf("precision:      %s by default in training (--precision auto: %s); evaluation fp32\n",
            kernels_precision_name(p), p == KP_BF16 ? "bf16 mixed precision, this CPU has AVX512_BF16"
                                                    : "fp32, this CPU has no AVX512_BF16 matmuls");
+    // the key `frontier plan` caches this machine's throughput model under (one process, all cores,
+    // the default precision): a throughput.json measured on one node serves its twins under it
+    PlanRequest rq = {.ranks = 1, .precision = p};
+    char key[160];
+    plan_layout_key(&rq, key, sizeof key);
+    printf("plan layout:    %s\n", key);
 }
 
 static void print_peak(const MachinePeak *p, const char *how) {

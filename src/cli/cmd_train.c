@@ -227,6 +227,8 @@ int cmd_train(int argc, char **argv) {
 }
 
 int cmd_run(int argc, char **argv) {
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--phase")) return cmd_phase(argc, argv);
     return train_like(argc, argv, "frontier run [options]",
                       "The main job: prepare the data (cached), train the default preset for --budget (5m), "
                       "evaluate val_bpb, and print one summary block. Takes the same options as `frontier train`.",

@@ -14,3 +14,5 @@ int cmd_report(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
 int cmd_research(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_phase(int argc, char **argv);  // `frontier run --phase N`

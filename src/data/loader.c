@@ -126,6 +126,12 @@ static int index_docs(DataLoader *dl, int64_t at, int64_t n_docs, const char *wh
     int64_t d = 0;
     for (int64_t k = 0; k < at; k++)
         if (dl->tokens[k] == dl->bos_id) dl->doc_start[d++] = k;
+    if (cfg->max_tokens > 0) {  // the subset: whole documents from the start, at least one
+        int64_t keep = 1;  // documents 0 .. keep-1; document i ends where i+1 starts
+        while (keep < n_docs && (keep + 1 < n_docs ? dl->doc_start[keep + 1] : at) <= cfg->max_tokens) keep++;
+        if (keep < n_docs) at = dl->doc_start[keep];
+        dl->n_tokens = at, dl->n_docs = n_docs = keep;
+    }
     uint64_t h = fnv1a(0xcbf29ce484222325ULL, &n_docs, sizeof n_docs);
     for (int64_t i = 0; i < n_docs; i++) {
         int64_t end = i + 1 < n_docs ? dl->doc_start[i + 1] : at;

@@ -53,6 +53,8 @@ typedef struct {
                         // placed, so every token is a target exactly once) and continues in a later
                         // row. Our documents average ~5,000 tokens: discarding would drop ~90% of
                         // the tokens at T = 512 and score val_bpb on document openings only.
+    int64_t max_tokens;  // > 0: only the first documents (file order) whose tokens add up to at most
+                         // this many (at least one document): a fixed subset, read again each epoch
     int vocab_size;   // > 0: every token of every shard must be < vocab_size (checked once per shard
                       // as it is loaded; an error naming the shard, the token's offset and id).
                       // 0: not checked. Training and evaluation always pass the model's vocab:

@@ -121,6 +121,10 @@ size_t model_config_num_params(const ModelConfig *c) {
     return n + (size_t)c->bigram * c->n_embd;
 }
 
+size_t model_config_scaling_params(const ModelConfig *c) {
+    return (size_t)c->depth * block_params(c) + (size_t)c->vocab_size * c->n_embd;
+}
+
 double model_config_flops_per_token(const ModelConfig *c) {
     double matmul = (double)c->depth * block_params(c) + (double)c->vocab_size * c->n_embd, attn = 0;
     for (int l = 0; l < c->depth; l++) {

@@ -73,6 +73,10 @@ extern const char *const MODEL_PRESETS[];  // NULL-terminated list of names
 int model_config_validate(const ModelConfig *cfg);
 
 size_t model_config_num_params(const ModelConfig *cfg);
+// nanochat's scaling parameters (num_scaling_params): the blocks' matrices and lm_head, without the
+// embedding-like tables (wte, value embeddings, bigram) and the scalars. What the tokens:params
+// rule and the planner's loss model count as N.
+size_t model_config_scaling_params(const ModelConfig *cfg);
 // Training FLOPs per token, nanochat's convention: 6·(matmul weights incl. lm_head, excl. wte)
 // + Σ_layers 12·H·D·T_eff, T_eff = min(the layer's window, T).
 double model_config_flops_per_token(const ModelConfig *cfg);

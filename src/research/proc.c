@@ -52,9 +52,11 @@ static void child(const ProcSpec *s, pid_t parent) {
     signal(SIGTERM, SIG_DFL);
     int out_flags = O_WRONLY | O_CREAT | (s->append ? O_APPEND : O_TRUNC);
     redirect(0, s->stdin_path, O_RDONLY);
-    redirect(1, s->stdout_path, out_flags);
-    if (s->stderr_path) redirect(2, s->stderr_path, out_flags);
-    else if (dup2(1, 2) < 0) _exit(127);
+    if (!s->inherit_output) {
+        redirect(1, s->stdout_path, out_flags);
+        if (s->stderr_path) redirect(2, s->stderr_path, out_flags);
+        else if (dup2(1, 2) < 0) _exit(127);
+    }
     if (s->fault && !strcmp(s->fault, "crash")) {
         fprintf(stderr, "frontier: error: simulated crash (FRONTIER_RESEARCH_FAULT)\n");
         _exit(1);

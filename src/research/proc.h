@@ -21,6 +21,7 @@ typedef struct {
                               // death signal (research killed) is SIGTERM too
     const char *fault;        // tests only: "crash" (exit 1 with a message), "signal" (killed by
                               // SIGKILL), "hang" (sleeps forever) instead of running argv
+    int inherit_output;       // 1: stdout and stderr stay this process's (the paths are ignored)
 } ProcSpec;
 
 typedef struct {

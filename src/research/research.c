@@ -48,19 +48,6 @@ static char *trial_dir(const Research *R, int id) {
 
 static int write_json(const char *path, const cJSON *j) { return json_write_atomic(path, j); }
 
-static cJSON *read_json_object(const char *path, const char *what) {
-    char *text = read_file(path, NULL);
-    if (!text) { err_prefix("%s", what); return NULL; }
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    if (!cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        err_set("%s %s: not a JSON object", what, path);
-        return NULL;
-    }
-    return j;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Setting up DIR: lock, settings, base
 // ---------------------------------------------------------------------------------------------
@@ -148,7 +135,7 @@ static int check_settings(Research *R, int write) {
     cJSON *now = settings_json(R), *then = NULL;
     int rc = 0;
     if (!path_exists(path)) rc = write ? write_json(path, now) : 0;
-    else if (!(then = read_json_object(path, "--out"))) rc = -1;
+    else if (!(then = json_read_object(path, "--out"))) rc = -1;
     else
         for (int i = 0; fixed[i] && rc == 0; i++) {
             const cJSON *a = cJSON_GetObjectItemCaseSensitive(now, fixed[i]), *b = cJSON_GetObjectItemCaseSensitive(then, fixed[i]);
@@ -180,7 +167,7 @@ static int probe_base(Research *R, const char *base_path) {
     argv[a++] = "--run-dir", argv[a++] = run, argv[a++] = "--quiet", argv[a] = NULL;
     printf("research: resolving the base config (a one-step run, log in %s)\n", log);
     fflush(stdout);
-    ProcSpec spec = {argv, NULL, log, NULL, 0, 3600, 0, NULL};
+    ProcSpec spec = {argv, NULL, log, NULL, 0, 3600, 0, NULL, 0};
     ProcResult pr;
     if (rc == 0) rc = proc_run(&spec, &pr);
     if (rc == 0 && pr.interrupted) rc = err_set("interrupted");
@@ -194,7 +181,7 @@ static int probe_base(Research *R, const char *base_path) {
     }
     cJSON *cfg = NULL;
     char *cfg_path = path_join(run, "config.json");
-    if (rc == 0 && !(cfg = read_json_object(cfg_path, "probe"))) rc = -1;
+    if (rc == 0 && !(cfg = json_read_object(cfg_path, "probe"))) rc = -1;
     if (rc == 0) {
         // Settings that say how long, where or how visibly, not what is trained: trials set them.
         for (int i = 0; i < TRAIN_N_SETTINGS; i++)
@@ -220,7 +207,7 @@ static int setup(Research *R) {
     if (space_load(&R->space, o->space_path) != 0 || space_check_settings(&R->space) != 0) return -1;
     // Held until the process exits (teardown closes it): two researches never write one folder.
     if (mkdir_p(o->out_dir) != 0 || dir_lock(o->out_dir, &R->lock_fd) != 0) return -1;
-    R->user_base = o->base_path ? read_json_object(o->base_path, "--base") : cJSON_CreateObject();
+    R->user_base = o->base_path ? json_read_object(o->base_path, "--base") : cJSON_CreateObject();
     if (!R->user_base) return -1;
     if (o->proposer && !(R->program = read_file(o->program_path, NULL))) return err_prefix("--program");
     if (check_settings(R, 0) != 0) return -1;
@@ -228,7 +215,7 @@ static int setup(Research *R) {
     // base.json counts only once research.json exists: before that it may come from another base.
     char *base_path = dir_file(R, "base.json"), *settings = dir_file(R, "research.json");
     int settled = path_exists(settings) && path_exists(base_path);
-    int rc = settled ? ((R->base = read_json_object(base_path, "--out")) ? 0 : -1) : probe_base(R, base_path);
+    int rc = settled ? ((R->base = json_read_object(base_path, "--out")) ? 0 : -1) : probe_base(R, base_path);
     free(base_path);
     free(settings);
     if (rc != 0 || space_check_base(&R->space, R->base) != 0) return -1;

@@ -63,7 +63,7 @@ static double jnum(const cJSON *o, const char *key) {
     return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0 ? v->valuedouble : NAN;
 }
 
-static int read_summary(const char *run_dir, TrialResult *r) {
+int trial_read_summary(const char *run_dir, TrialResult *r) {
     char *path = path_join(run_dir, "summary.json");
     char *text = read_file(path, NULL);
     free(path);
@@ -72,6 +72,7 @@ static int read_summary(const char *run_dir, TrialResult *r) {
     free(text);
     r->val_bpb = jnum(s, "val_bpb"), r->tokens = jnum(s, "tokens_trained"), r->tok_per_s = jnum(s, "tok_per_s");
     r->mfu = jnum(s, "mfu"), r->peak_mb = jnum(s, "peak_rss_bytes") / (1024.0 * 1024.0), r->train_s = jnum(s, "timed_s");
+    r->unique_tokens = jnum(s, "unique_tokens");
     cJSON_Delete(s);
     if (r->val_bpb == 0) r->val_bpb = NAN;
     return isfinite(r->val_bpb) ? 0 : err_set("summary.json has no val_bpb (a number > 0)");
@@ -166,7 +167,7 @@ static char *trial_script(const TrialRunner *R, const char *trial_dir, int id) {
 int trial_run(const TrialRunner *R, const char *trial_dir, int id, const cJSON *config, double budget_s,
               double limit_s, TrialResult *r) {
     memset(r, 0, sizeof *r);
-    r->val_bpb = r->tokens = r->tok_per_s = r->mfu = r->peak_mb = r->train_s = NAN;
+    r->val_bpb = r->tokens = r->tok_per_s = r->mfu = r->peak_mb = r->train_s = r->unique_tokens = NAN;
     char *cfg = path_join(trial_dir, "trial.json"), *log = path_join(trial_dir, "train.log");
     char *run = path_join(trial_dir, "run");
     int rc = mkdir_p(trial_dir) == 0 && remove_tree(run) == 0 ? write_config(cfg, config, budget_s) : -1;
@@ -177,12 +178,12 @@ int trial_run(const TrialRunner *R, const char *trial_dir, int id, const cJSON *
     char *cmd_path = path_join(trial_dir, "command.sh");
     if (rc == 0) rc = write_command(cmd_path, argv);
     free(cmd_path);
-    ProcSpec spec = {argv, NULL, log, NULL, 0, limit_s, R->launcher ? TRIAL_LAUNCHER_GRACE_S : 0, trial_fault(id)};
+    ProcSpec spec = {argv, NULL, log, NULL, 0, limit_s, R->launcher ? TRIAL_LAUNCHER_GRACE_S : 0, trial_fault(id), 0};
     ProcResult pr;
     if (rc == 0) rc = proc_run(&spec, &pr);
     if (rc == 0) {
         r->wall_s = pr.wall_s, r->timed_out = pr.timed_out, r->interrupted = pr.interrupted;
-        if (pr.exit_code == 0 && read_summary(run, r) == 0) r->ok = 1;
+        if (pr.exit_code == 0 && trial_read_summary(run, r) == 0) r->ok = 1;
         else if (pr.exit_code == 0) snprintf(r->error, sizeof r->error, "finished without a val_bpb: %s", err_msg());
         else {
             char line[400];

@@ -28,6 +28,7 @@ typedef struct {
     int interrupted;        // the research process got SIGINT/SIGTERM: do not record the trial
     double val_bpb, tokens, tok_per_s, mfu, peak_mb, wall_s;
     double train_s;         // timed training seconds (summary timed_s), NaN if unknown
+    double unique_tokens;   // the training data's tokens (summary unique_tokens), NaN if unknown
     char error[512];        // why it failed: the child's last error line, or how it ended
 } TrialResult;
 
@@ -47,6 +48,10 @@ int trial_check_launcher(const char *launcher);
 // limit. -1 + err only for problems of the research itself (cannot write the folder, cannot fork).
 int trial_run(const TrialRunner *runner, const char *trial_dir, int id, const struct cJSON *config, double budget_s,
               double limit_s, TrialResult *res);
+
+// The figures of a run folder's summary.json into r (val_bpb, tokens, tok_per_s, mfu, peak_mb,
+// train_s, unique_tokens; the rest untouched): 0, or -1 + err when it is missing or has no val_bpb.
+int trial_read_summary(const char *run_dir, TrialResult *r);
 
 // The fault FRONTIER_RESEARCH_FAULT asks for at trial id ("crash", "hang", "signal"), or NULL.
 const char *trial_fault(int id);

@@ -71,6 +71,9 @@ const Setting TRAIN_SETTINGS[] = {
               "has AVX512_BF16, else fp32"),
     RUN_INT("excluded-steps", INT, excluded_steps, "N", 0, 1 << 20, 0, "warm-up steps before the budget clock starts"),
     RUN_INT("seed", INT64, seed, "S", 0, INT64_MAX, 0, "seed for init and data order"),
+    RUN_INT("train-tokens", INT64, train_tokens, "N", 0, INT64_MAX, 0, "train on only the first documents of the "
+            "training data (file order) that add up to at most N tokens, read again each epoch (0 = all): the "
+            "data-limited regime at a small scale"),
     RUN_INT("eval-tokens", INT64, eval_tokens, "N", 0, INT64_MAX, R | I, "cap on validation tokens (0 = the whole set)"),
     RUN_INT("eval-batch", INT, eval_batch, "B", 0, 1 << 20, R, "rows per forward in evaluation (0 = --device-batch)"),
     RUN_REAL("peak-flops", DOUBLE, peak_flops, "F", 0, 0, 1e18, 0, R, "peak FLOP/s for MFU (0 = this machine's fp32 estimate)"),
@@ -95,6 +98,15 @@ const Setting *train_setting_find(const char *name) {
     for (int i = 0; i < TRAIN_N_SETTINGS; i++)
         if (!strcmp(TRAIN_SETTINGS[i].name, name)) return &TRAIN_SETTINGS[i];
     return NULL;
+}
+
+void train_setting_give(unsigned char *given, const char *name) {
+    const Setting *s = train_setting_find(name);
+    if (!s) {
+        fprintf(stderr, "frontier: internal error: \"%s\" is not a setting\n", name);
+        abort();
+    }
+    given[s - TRAIN_SETTINGS] = 1;
 }
 
 TrainConfig train_settings_defaults(void) {
@@ -267,11 +279,13 @@ static void float_text(float f, char *buf, size_t n) {
     }
 }
 
-cJSON *train_settings_to_json(const TrainConfig *c) {
+cJSON *train_settings_to_json(const TrainConfig *c) { return train_settings_to_json_given(c, NULL); }
+
+cJSON *train_settings_to_json_given(const TrainConfig *c, const unsigned char *given) {
     cJSON *o = cJSON_CreateObject();
     for (int i = 0; i < TRAIN_N_SETTINGS; i++) {
         const Setting *s = &TRAIN_SETTINGS[i];
-        if (s->flags & SETTING_PROCESS) continue;
+        if ((s->flags & SETTING_PROCESS) || (given && !given[i])) continue;
         const void *v = train_setting_cptr(s, c);
         char buf[64];
         switch (s->type) {

@@ -82,6 +82,11 @@ int train_setting_equal(const Setting *s, const TrainConfig *a, const TrainConfi
 // config.json: every setting but the process ones (SETTING_PROCESS), as c holds it (a resolved
 // config: the effective values). Floats as the shortest decimal of the float. Caller deletes.
 struct cJSON *train_settings_to_json(const TrainConfig *c);
+// The same for the settings marked in given[] only: a --config file of chosen settings (a plan, a
+// research trial), every other one left to the trainer's defaults.
+struct cJSON *train_settings_to_json_given(const TrainConfig *c, const unsigned char *given);
+// Mark setting `name` given (a row of the table; aborts on a name that is not one: a programming error).
+void train_setting_give(unsigned char *given, const char *name);
 // Settings from a JSON object whose keys are flag names into raw, marking given[]; a setting given
 // already is skipped unless `override` (the command line wins over --config). Values obey the
 // flags' rules (types, integer bounds, finite numbers; the real ranges are checked by

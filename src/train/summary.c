@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist/dist.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/peak.h"
 #include "kernels/kernels.h"
+#include "model/config.h"
+#include "profile/profile.h"
 #include "util/fileio.h"
 #include "util/json_file.h"
 #include "util/mem.h"
@@ -54,6 +57,8 @@ int train_write_summary(const TrainConfig *cfg, const TrainResult *res, const ch
         cJSON_AddNumberToObject(s, "eval_T", res->eval_T);
     }
     cJSON_AddNumberToObject(s, "tokens_trained", (double)res->tokens);
+    cJSON_AddNumberToObject(s, "unique_tokens", (double)res->unique_tokens);
+    cJSON_AddNumberToObject(s, "epochs", res->unique_tokens > 0 ? (double)res->tokens / res->unique_tokens : 0);
     cJSON_AddNumberToObject(s, "steps", (double)res->steps);
     cJSON_AddNumberToObject(s, "final_loss", res->final_loss);
     cJSON_AddNumberToObject(s, "tok_per_s", res->tok_per_s);
@@ -102,5 +107,49 @@ int train_write_summary(const TrainConfig *cfg, const TrainResult *res, const ch
     int rc = json_write_atomic(path, s);
     cJSON_Delete(s);
     free(path);
+    return rc;
+}
+
+#define PROFILE_TOP_SHAPES 12  // (op, shape) rows printed after the per-op table
+
+int train_write_profile(const TrainConfig *cfg, double faults_per_step) {
+    prof_enable(0);
+    kernels_set_profiling(0);
+    // bf16 training: the roofline's compute roof is the bf16 peak (the matmuls run on it)
+    double peak = cfg->peak_flops > 0 ? cfg->peak_flops : machine_peak_flops_for(cfg->precision),
+           bw = machine_peak_bandwidth();
+    ProfSummary s;
+    prof_summarize(&s);
+    char *trace = path_join(cfg->run_dir, "trace.json"), *csv = path_join(cfg->run_dir, "profile.csv");
+    char *shapes_csv = path_join(cfg->run_dir, "profile_shapes.csv");
+    char *roof = path_join(cfg->run_dir, "roofline.json");
+    char rj[160];
+    int n = snprintf(rj, sizeof rj, "{\"peak_flops\": %.6g, \"peak_bw\": %.6g, \"precision\": \"%s\"}\n", peak, bw,
+                     kernels_precision_name(cfg->precision));
+    int rc = prof_write_trace(trace);
+    if (rc == 0) rc = prof_write_csv(&s, csv, peak, bw);
+    if (rc == 0) rc = prof_write_shapes_csv(&s, shapes_csv, peak, bw);
+    if (rc == 0) rc = write_file_atomic(roof, rj, (size_t)n);
+    if (rc == 0) {
+        prof_print_table(&s, peak, bw, PROFILE_TOP_SHAPES);
+        double fpt = model_config_flops_per_token(&cfg->model), hw = 0;
+        for (int i = 0; i < s.n_ops; i++) hw += s.ops[i].flops;
+        double per_step = s.steps ? s.step_s / s.steps : 0, tps = per_step > 0 ? cfg->batch_tokens / per_step : 0;
+        // The profile is this rank's (its ops, its threads' peak): under MPI it trains 1/world of
+        // the step's tokens, and its MFU counts those (tok/s stays the whole job's).
+        double mfu = fpt * tps / dist_world() / peak;
+        printf("step: %.1f ms, %.0f tok/s, MFU %.2f%% (model FLOPs), HFU %.2f%% (all op FLOPs incl. recompute) of "
+               "%.0f GFLOP/s%s\n", 1e3 * per_step, tps, 100 * mfu, s.step_s > 0 ? 100 * hw / s.step_s / peak : 0,
+               peak / 1e9, dist_world() > 1 ? " (rank 0: its share of the tokens, its own threads' peak)" : "");
+        // faults land inside whichever op first touches fresh memory, so the table cannot show them
+        printf("page faults: %.1f per step%s\n", faults_per_step,
+               faults_per_step >= 50 ? " (something allocates every step; see docs/profiling.md)" : "");
+        printf("trace: %s (open in ui.perfetto.dev or Chromium DevTools > Performance > Load profile)\n", trace);
+    }
+    prof_summary_free(&s);
+    free(trace);
+    free(csv);
+    free(shapes_csv);
+    free(roof);
     return rc;
 }

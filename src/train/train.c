@@ -294,6 +294,7 @@ static int setup_model(const TrainConfig *cfg, Run *r, int64_t *mem_estimate) {
     lc.seed = cfg->seed;
     lc.shuffle = 1;
     lc.vocab_size = cfg->model.vocab_size;  // every token id checked once, as the shards load
+    lc.max_tokens = cfg->train_tokens;
     r->loader = loader_open((const char *const *)r->train_shards, r->n_train, r->tok->bos_id, &lc);
     if (!r->loader) return err_prefix("training data");
     runstate_build(&r->rs, &cfg->model, r->micro_rows, cfg->model.seq_len);
@@ -504,52 +505,6 @@ static int nothing_to_resume(const TrainConfig *cfg, const TrainCounters *c) {
                    "--budget to train on", cfg->resume, cfg->budget_s, c->timed_s);
 }
 
-
-#define PROFILE_TOP_SHAPES 12  // (op, shape) rows printed after the per-op table
-
-// After a profiling run: trace.json, profile.csv, profile_shapes.csv, roofline.json in the run
-// folder, and the tables (the per-op one, then the costliest (op, shape) rows).
-static int write_profile(const TrainConfig *cfg, double faults_per_step) {
-    prof_enable(0);
-    kernels_set_profiling(0);
-    // bf16 training: the roofline's compute roof is the bf16 peak (the matmuls run on it)
-    double peak = cfg->peak_flops > 0 ? cfg->peak_flops : machine_peak_flops_for(cfg->precision),
-           bw = machine_peak_bandwidth();
-    ProfSummary s;
-    prof_summarize(&s);
-    char *trace = path_join(cfg->run_dir, "trace.json"), *csv = path_join(cfg->run_dir, "profile.csv");
-    char *shapes_csv = path_join(cfg->run_dir, "profile_shapes.csv");
-    char *roof = path_join(cfg->run_dir, "roofline.json");
-    char rj[160];
-    int n = snprintf(rj, sizeof rj, "{\"peak_flops\": %.6g, \"peak_bw\": %.6g, \"precision\": \"%s\"}\n", peak, bw,
-                     kernels_precision_name(cfg->precision));
-    int rc = prof_write_trace(trace);
-    if (rc == 0) rc = prof_write_csv(&s, csv, peak, bw);
-    if (rc == 0) rc = prof_write_shapes_csv(&s, shapes_csv, peak, bw);
-    if (rc == 0) rc = write_file_atomic(roof, rj, (size_t)n);
-    if (rc == 0) {
-        prof_print_table(&s, peak, bw, PROFILE_TOP_SHAPES);
-        double fpt = model_config_flops_per_token(&cfg->model), hw = 0;
-        for (int i = 0; i < s.n_ops; i++) hw += s.ops[i].flops;
-        double per_step = s.steps ? s.step_s / s.steps : 0, tps = per_step > 0 ? cfg->batch_tokens / per_step : 0;
-        // The profile is this rank's (its ops, its threads' peak): under MPI it trains 1/world of
-        // the step's tokens, and its MFU counts those (tok/s stays the whole job's).
-        double mfu = fpt * tps / dist_world() / peak;
-        printf("step: %.1f ms, %.0f tok/s, MFU %.2f%% (model FLOPs), HFU %.2f%% (all op FLOPs incl. recompute) of "
-               "%.0f GFLOP/s%s\n", 1e3 * per_step, tps, 100 * mfu, s.step_s > 0 ? 100 * hw / s.step_s / peak : 0,
-               peak / 1e9, dist_world() > 1 ? " (rank 0: its share of the tokens, its own threads' peak)" : "");
-        // faults land inside whichever op first touches fresh memory, so the table cannot show them
-        printf("page faults: %.1f per step%s\n", faults_per_step,
-               faults_per_step >= 50 ? " (something allocates every step; see docs/profiling.md)" : "");
-        printf("trace: %s (open in ui.perfetto.dev or Chromium DevTools > Performance > Load profile)\n", trace);
-    }
-    prof_summary_free(&s);
-    free(trace);
-    free(csv);
-    free(shapes_csv);
-    free(roof);
-    return rc;
-}
 
 // For the failure tests (tests/dist): FRONTIER_FAULT=RANK:STEP makes that rank fail with an
 // error of its own before that step (the others are then inside the step's collectives);
@@ -848,6 +803,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
 
     res->steps = r.ctr.step;
     res->tokens = r.ctr.tokens;
+    res->unique_tokens = r.loader->n_tokens;
     res->timed_s = r.ctr.timed_s;
     res->startup_s = r.ctr.startup_s;
     res->excluded_s = r.ctr.excluded_s;
@@ -864,7 +820,7 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     kernels_description(cfg->precision, res->kernels, sizeof res->kernels);
     model_unpin_weights();  // evaluation pins what it reads (and frees the backward's copies)
     r.model.precision = KP_FP32;  // evaluate the fp32 master weights in fp32, whatever trained them
-    if (cfg->profile_steps > 0 && r.rank == 0 && write_profile(cfg, res->faults_per_step) != 0) goto done;
+    if (cfg->profile_steps > 0 && r.rank == 0 && train_write_profile(cfg, res->faults_per_step) != 0) goto done;
     runstate_free(&r.rs);  // training is over: evaluation builds its own, and both at once doubled the peak memory
     // interrupted and profiling runs are not evaluated
     if (why != STOP_AFTER && why != STOP_SIGNAL && cfg->profile_steps == 0) {

@@ -37,6 +37,8 @@ typedef struct {
     int64_t stop_after;     // > 0: stop (and save) after this many steps, as if interrupted
     int excluded_steps;     // steps before the budget clock starts (2)
     uint64_t seed;          // init and data order
+    int64_t train_tokens;   // > 0: train on only the first documents of the training data that add up to
+                            // at most this many tokens (a fixed subset read again each epoch)
     int64_t eval_tokens;    // 0 = the whole validation set
     int eval_batch;         // rows per forward when evaluating (0 = device_batch)
     double peak_flops;      // for MFU (0 = this machine's measured fp32 peak, see below)
@@ -70,6 +72,7 @@ typedef struct {
     int64_t eval_tokens, eval_positions;
     int eval_T;
     int64_t steps, tokens;          // optimizer steps taken, tokens trained on
+    int64_t unique_tokens;          // the training data's tokens (after --train-tokens): tokens / it = epochs
     double timed_s, startup_s, excluded_s, total_s;
     double tok_per_s, mfu;
     double final_loss;

@@ -19,12 +19,13 @@ double duration_parse(const char *s) {
     return v * mult <= DURATION_MAX_S ? v * mult : -1;
 }
 
-// The shortest "%g" of v that reads back as v.
+// The shortest "%g" of v that reads back as v, without an exponent ("30", not "3e+01").
 static void shortest(double v, char *buf, size_t n) {
     for (int p = 1; p <= 17; p++) {
         snprintf(buf, n, "%.*g", p, v);
-        if (strtod(buf, NULL) == v) return;
+        if (strtod(buf, NULL) == v && !strchr(buf, 'e')) return;
     }
+    snprintf(buf, n, "%.17g", v);
 }
 
 void duration_format(double s, char *buf, size_t n) {

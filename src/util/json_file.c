@@ -18,3 +18,16 @@ int json_write_atomic(const char *path, const cJSON *j) {
     free(text);
     return rc;
 }
+
+cJSON *json_read_object(const char *path, const char *what) {
+    char *text = read_file(path, NULL);
+    if (!text) { err_prefix("%s", what); return NULL; }
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        err_set("%s %s: not a JSON object", what, path);
+        return NULL;
+    }
+    return j;
+}

@@ -65,6 +65,7 @@ declare -A BASE=(
   ["kernels bench"]="--op relu2_fwd --variant ref --seconds 0.01 --cache $tmp/kc"
   [research]="--budget-per-trial 1s --trials 1 --out $tmp/res --base $tmp/badbase.json"
   ["research report"]="$tmp/ledger --out $tmp/rr.html --md $tmp/rr.md"
+  [plan]="--data $DATA --cache $tmp/plancache --out $tmp/plan.json"
 )
 # Extra arguments a flag needs to be looked at (eval's CORE flags only apply with --core).
 declare -A CONTEXT=(
@@ -95,6 +96,8 @@ declare -A STRING_CLASS=(
   ["research --eval-margin"]=duration ["research --alpha"]=alpha ["research --trainer"]=command
   ["research --launcher"]=launcher
   ["research report --out"]=outfile ["research report --md"]=outfile
+  ["plan --budget"]=duration ["plan --precision"]=enum ["plan --data"]=indir ["plan --cache"]=outdir
+  ["plan --out"]=outfile ["plan --reuse"]=indir ["plan --launcher"]=launcher
 )
 for c in train run profile; do
   STRING_CLASS["$c --config"]=infile; STRING_CLASS["$c --preset"]=enum; STRING_CLASS["$c --budget"]=duration
@@ -109,6 +112,7 @@ declare -A NUMBER_OK=(
   ["research --seed 9e18"]=1
   ["train --eval-tokens 9e18"]=1 ["run --eval-tokens 9e18"]=1 ["profile --eval-tokens 9e18"]=1
   ["eval --eval-tokens 9e18"]=1
+  ["train --train-tokens 9e18"]=1 ["run --train-tokens 9e18"]=1 ["profile --train-tokens 9e18"]=1
   ["tokenizer train --doc-cap 9e18"]=1 ["tokenizer train --max-chars 9e18"]=1
   ["prepare --doc-cap 9e18"]=1 ["prepare --max-chars 9e18"]=1
 )

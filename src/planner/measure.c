@@ -1,0 +1,212 @@
+// planner/measure.c — calibration, held-out check and ladder runs through research/trial.h.
+#include "planner/measure.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/settings.h"
+#include "util/error.h"
+#include "util/fileio.h"
+#include "util/json_file.h"
+
+// Spread over what the throughput terms separate: width (GEMM FLOPs vs bytes), T (attention),
+// depth (per-layer calls), batch (per-step costs), head dim.
+#define CAL(depth, width, hd, T, batch) {depth, width, hd, T, batch, PLAN_CAL_BUDGET_S, 0, 0}
+const PlanPoint PLAN_CAL_POINTS[] = {
+    CAL(2, 128, 128, 256, 16384), CAL(1, 128, 128, 256, 8192),   CAL(4, 256, 128, 256, 16384),
+    CAL(2, 256, 128, 512, 16384), CAL(6, 384, 128, 256, 16384),  CAL(4, 256, 64, 512, 16384),
+    CAL(8, 512, 128, 256, 16384), CAL(2, 128, 128, 1024, 16384), CAL(4, 256, 128, 1024, 32768),
+    CAL(1, 64, 64, 256, 4096),    CAL(3, 256, 128, 256, 4096),
+};
+const int PLAN_N_CAL = sizeof PLAN_CAL_POINTS / sizeof *PLAN_CAL_POINTS;
+
+const PlanPoint PLAN_HELDOUT_POINTS[] = {
+    CAL(3, 192, 64, 512, 8192),  CAL(5, 320, 64, 256, 16384),  CAL(2, 256, 128, 256, 32768),
+    CAL(6, 384, 128, 512, 16384), CAL(3, 256, 128, 256, 16384), CAL(10, 640, 128, 1024, 32768),
+};
+const int PLAN_N_HELDOUT = sizeof PLAN_HELDOUT_POINTS / sizeof *PLAN_HELDOUT_POINTS;
+#undef CAL
+
+ModelConfig plan_point_model(const PlanPoint *p, int vocab_size) {
+    ModelConfig m = model_config_from_depth(p->depth, vocab_size, p->seq_len);
+    m.n_embd = p->n_embd;
+    m.head_dim = p->head_dim;
+    m.n_head = m.n_kv_head = p->n_embd / p->head_dim;
+    return m;
+}
+
+// The trial's settings, through the settings table's writer: the shape, the batch and what the
+// environment fixes; everything else stays at the trainer's defaults.
+static cJSON *point_config(const PlanEnv *env, const PlanPoint *p, int excluded_steps, int64_t eval_tokens) {
+    TrainConfig c = train_settings_defaults();
+    unsigned char g[TRAIN_MAX_SETTINGS] = {0};
+    c.model = plan_point_model(p, env->vocab_size);
+    static const char *const shape[] = {"depth", "n-embd", "n-head", "n-kv-head", "head-dim", "seq-len", "vocab-size",
+                                        "batch-tokens", "device-batch", "excluded-steps", "eval-tokens", "precision"};
+    for (size_t i = 0; i < sizeof shape / sizeof *shape; i++) train_setting_give(g, shape[i]);
+    c.batch_tokens = p->batch_tokens;
+    c.device_batch = env->device_batch;
+    c.excluded_steps = excluded_steps;
+    c.eval_tokens = eval_tokens;
+    c.precision = !strcmp(env->precision, "bf16") ? KP_BF16 : KP_FP32;
+    if (p->weight_decay > 0) c.optim.muon_wd = (float)p->weight_decay, train_setting_give(g, "weight-decay");
+    if (p->train_tokens > 0) c.train_tokens = p->train_tokens, train_setting_give(g, "train-tokens");
+    if (env->threads > 0) c.threads = env->threads, train_setting_give(g, "threads");
+    if (env->data) c.data_dir = env->data, train_setting_give(g, "data");
+    if (env->cache) c.cache_dir = env->cache, train_setting_give(g, "cache");
+    return train_settings_to_json_given(&c, g);
+}
+
+int plan_measure(const PlanEnv *env, const char *dir, int id, const PlanPoint *p, int excluded_steps,
+                 int64_t eval_tokens, TrialResult *res) {
+    char name[16];
+    snprintf(name, sizeof name, "%04d", id);
+    char *trial_dir = path_join(dir, name), *run = path_join(trial_dir, "run");
+    memset(res, 0, sizeof *res);
+    res->val_bpb = res->tokens = res->tok_per_s = res->mfu = res->peak_mb = res->train_s = res->unique_tokens = NAN;
+    if (trial_read_summary(run, res) == 0) {  // measured by an earlier attempt
+        res->ok = 1;
+        free(trial_dir), free(run);
+        return 0;
+    }
+    err_clear();
+    cJSON *c = point_config(env, p, excluded_steps, eval_tokens);
+    if (!env->quiet) {
+        fprintf(stderr, "plan: %s: depth %d, width %d, head dim %d, T %d, batch %lld%s, %s ...", trial_dir, p->depth,
+                p->n_embd, p->head_dim, p->seq_len, (long long)p->batch_tokens, p->train_tokens > 0 ? ", cut data" : "",
+                trial_budget_text(p->budget_s));
+        fflush(stderr);
+    }
+    int rc = trial_run(&env->runner, trial_dir, id, c, p->budget_s, 2 * p->budget_s + 300, res);
+    cJSON_Delete(c);
+    if (rc == 0 && res->ok) trial_drop_weights(trial_dir);
+    if (!env->quiet) {
+        if (rc == 0 && res->ok) fprintf(stderr, " %.0f tok/s, val_bpb %.4f\n", res->tok_per_s, res->val_bpb);
+        else fprintf(stderr, " failed\n");
+    }
+    free(trial_dir), free(run);
+    return rc;
+}
+
+int plan_step_times(const PlanEnv *env, const char *dir, const PlanPoint *points, int n, int first_id, int measure,
+                    double (*work)[TP_NTERMS], double *step_s, int *which) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const PlanPoint *p = &points[i];
+        if (p->batch_tokens % ((int64_t)env->device_batch * p->seq_len * env->ranks) != 0) continue;
+        TrialResult r;
+        if (measure) {
+            if (plan_measure(env, dir, first_id + i, p, PLAN_CAL_EXCLUDED, 8192, &r) != 0) return -1;
+            if (r.interrupted) return err_set("plan: interrupted while measuring (run it again to continue)");
+            if (!r.ok || !(r.tok_per_s > 0))
+                return err_set("plan: the run %s/%04d failed: %s (its train.log says more)", dir, first_id + i, r.error);
+        } else {
+            char name[16];
+            snprintf(name, sizeof name, "%04d/run", first_id + i);
+            char *run = path_join(dir, name);
+            int got = trial_read_summary(run, &r) == 0 && r.tok_per_s > 0;
+            free(run);
+            err_clear();
+            if (!got) continue;
+        }
+        TpShape s = {plan_point_model(p, env->vocab_size), p->batch_tokens, env->device_batch, env->ranks, 5};
+        if (tp_work(&s, work[k]) != 0) return -1;
+        step_s[k] = (double)p->batch_tokens / r.tok_per_s;
+        if (which) which[k] = i;
+        k++;
+    }
+    return k;
+}
+
+int plan_calibrate(const PlanEnv *env, const char *dir, ThroughputModel *m) {
+    double(*work)[TP_NTERMS] = calloc((size_t)PLAN_N_CAL, sizeof *work), *step_s = calloc((size_t)PLAN_N_CAL, sizeof(double));
+    int n = plan_step_times(env, dir, PLAN_CAL_POINTS, PLAN_N_CAL, 1, 1, work, step_s, NULL);
+    int rc = n < 0 ? -1 : tp_fit((const double(*)[TP_NTERMS])work, step_s, n, m);
+    free(work);
+    free(step_s);
+    return rc;
+}
+
+// The ladder, in the order it runs: the first ones alone span sizes, horizons and repetition.
+// epochs 0: the whole training set; else the set is cut so that the run reads it about this often.
+typedef struct {
+    int depth;
+    double budget_s, epochs;
+} Rung;
+static const Rung LADDER[] = {
+    {2, 90, 0}, {4, 90, 0},  {1, 90, 0},  {2, 180, 4}, {6, 90, 0},  {3, 90, 0},  {2, 45, 0},  {4, 45, 0},
+    {4, 180, 4}, {1, 45, 0}, {2, 180, 0}, {4, 180, 0}, {2, 180, 12}, {6, 180, 0}, {3, 45, 0},  {1, 180, 0},
+    {6, 45, 0}, {4, 180, 12}, {3, 180, 0},
+};
+
+int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *tp, const char *dir, double max_total_s,
+                double corpus_tokens, ScalingPoint *pts, int cap) {
+    int n = 0;
+    double spent = 0;
+    for (int id = 1; id <= (int)(sizeof LADDER / sizeof *LADDER) && n < cap; id++) {
+        const Rung *g = &LADDER[id - 1];
+        if (spent + g->budget_s > max_total_s + 1e-9) break;
+        spent += g->budget_s;
+        ModelConfig m = plan_shape(f, g->depth);
+        // the batch the plan would use at this horizon, from the tokens the throughput model
+        // predicts (the run measures the real D)
+        const int64_t min_batch = (int64_t)f->device_batch * f->seq_len * env->ranks;
+        TpShape s = {m, plan_rules(PLAN_RULE_D_REF, min_batch).batch_tokens, f->device_batch, env->ranks, 5};
+        double D = tp_predict_tok_s(tp, &s) * g->budget_s;
+        PlanRules r = plan_rules(D, min_batch);
+        int64_t cut = g->epochs > 0 && isfinite(D) ? (int64_t)(D / g->epochs) : 0;
+        if (cut > 0 && corpus_tokens > 0 && cut >= corpus_tokens) cut = 0;  // the corpus itself repeats enough
+        PlanPoint p = {g->depth, m.n_embd, m.head_dim, f->seq_len, r.batch_tokens, g->budget_s, r.weight_decay, cut};
+        TrialResult res;
+        if (plan_measure(env, dir, id, &p, 2, 0, &res) != 0) return -1;
+        if (res.interrupted) return err_set("plan: interrupted during the ladder (run it again to continue)");
+        if (!res.ok) {
+            fprintf(stderr, "plan: ladder run %s/%04d failed (%s); fitting without it\n", dir, id, res.error);
+            continue;
+        }
+        double U = isfinite(res.unique_tokens) ? res.unique_tokens : corpus_tokens;
+        pts[n++] = (ScalingPoint){(double)model_config_scaling_params(&m), res.tokens, U, res.val_bpb};
+    }
+    return n;
+}
+
+// A finished run's point: N from its config.json (read as `frontier train` reads it), D and U from
+// its summary.
+static void add_run(const char *run, int seq_len, ScalingPoint *pts, int *n, int cap) {
+    if (*n >= cap) return;
+    TrialResult r;
+    char *cfg_path = path_join(run, "config.json");
+    cJSON *cfg = trial_read_summary(run, &r) == 0 ? json_read_object(cfg_path, "run") : NULL;
+    free(cfg_path);
+    TrainConfig raw = train_settings_defaults(), c;
+    unsigned char g[TRAIN_MAX_SETTINGS] = {0};
+    if (cfg && train_settings_from_json(cfg, run, &raw, g, 1) == 0 && train_config_resolve(&raw, g, 1, &c) == 0 &&
+        c.model.seq_len == seq_len && r.tokens > 0)
+        pts[(*n)++] = (ScalingPoint){(double)model_config_scaling_params(&c.model), r.tokens,
+                                     isfinite(r.unique_tokens) ? r.unique_tokens : 0, r.val_bpb};
+    err_clear();
+    cJSON_Delete(cfg);
+}
+
+static void scan(const char *dir, int seq_len, ScalingPoint *pts, int *n, int cap) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char *sub = path_join(dir, e->d_name), *run = path_join(sub, "run");
+        if (is_dir(run)) add_run(run, seq_len, pts, n, cap);
+        free(sub), free(run);
+    }
+    closedir(d);
+}
+
+void plan_reuse_points(const char *dir, int seq_len, ScalingPoint *pts, int *n, int cap) {
+    char *trials = path_join(dir, "trials");
+    scan(is_dir(trials) ? trials : dir, seq_len, pts, n, cap);
+    free(trials);
+}

@@ -1,0 +1,77 @@
+// planner/planner.h — `frontier plan`: which model to train on this machine in this much time.
+//
+// The candidates are one family, nanochat's: depth d, width 64·d rounded up to the head dim,
+// heads = width / head dim, at the family's context length and vocabulary, with the recipe's
+// defaults. For each depth the planner predicts tok/s (planner/throughput.h, calibrated on this
+// machine), hence the tokens D the budget trains and the epochs D / U over the U unique training
+// tokens, applies the batch and weight-decay rules to D, and ranks the candidates by the loss
+// model's val_bpb at (N, D, U) (planner/scaling.h: repeated tokens count as the effective data
+// D' < D). Without a fitted loss model it ranks them by how close D'/N is to the tokens:params
+// rule (PLAN_TOKENS_PER_PARAM, with the prior's repetition discount), and says so.
+//
+// The rules, nanochat's scaled to the point measured here (the `cpu` preset's 5 minutes: 16,384
+// tokens per step over 19.5M tokens at weight decay 0.2, found best by `frontier research`):
+//   batch   B = 2^round(log2(16384 · (D / 19.5M)^0.383))     (nanochat: B ∝ D^0.383)
+//   LR      unchanged settings: the trainer scales them by sqrt(B / --lr-batch-ref 4096)
+//   wd      0.2 · sqrt(B / 16384) · (19.5M / D)              (nanochat: constant T_epoch)
+// B is at least one micro-batch per rank (device_batch x T x ranks) and a multiple of it.
+#pragma once
+#include <stdint.h>
+
+#include "model/config.h"
+#include "planner/scaling.h"
+#include "planner/throughput.h"
+
+#define PLAN_TOKENS_PER_PARAM 12.0  // nanochat's target-param-data-ratio family default
+#define PLAN_RULE_B_REF 16384.0
+#define PLAN_RULE_D_REF 19.5e6
+#define PLAN_RULE_WD_REF 0.2
+#define PLAN_RULE_B_EXP 0.383
+
+typedef struct {
+    int head_dim;     // 128 (nanochat's)
+    int seq_len;      // 256 (the cpu preset's)
+    int vocab_size;   // 8192
+    int device_batch; // rows per micro-batch (16)
+    int min_depth, max_depth;
+} PlanFamily;
+
+PlanFamily plan_family_default(void);
+// The family's model at `depth`, the recipe's defaults on.
+ModelConfig plan_shape(const PlanFamily *f, int depth);
+
+typedef struct {
+    int64_t batch_tokens;
+    double weight_decay;
+} PlanRules;
+// The rules at a horizon of `tokens` (see above); min_batch: one micro-batch per rank.
+PlanRules plan_rules(double tokens, int64_t min_batch);
+
+typedef struct {
+    int depth;
+    ModelConfig model;
+    PlanRules rules;
+    int device_batch;    // rows per micro-batch
+    double N;            // scaling parameters (model_config_scaling_params)
+    double params;       // all parameters
+    double flops_token;  // training FLOPs per token
+    double tok_s, mfu;   // predicted (all ranks); mfu against the query's peak_flops
+    double tokens;       // D: tok_s x budget
+    double ratio;        // D / N
+    double epochs;       // D / U (0 if U is unknown)
+    double L, L_sd;      // predicted val_bpb and its bootstrap sd (NaN without a fit)
+    double score;        // what the ranking sorts by (lower is better)
+} PlanCandidate;
+
+typedef struct {
+    PlanFamily family;
+    double budget_s;
+    int ranks;
+    double peak_flops;     // for MFU (all ranks)
+    double train_tokens;   // U: the training set's tokens (0: unknown, no repetition counted)
+    const ThroughputModel *tp;
+    const ScalingFit *fit; // NULL: the tokens:params rule
+} PlanQuery;
+
+// Candidates for every depth of the family, sorted best first; returns how many (<= cap), -1 + err.
+int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap);

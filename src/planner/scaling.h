@@ -1,0 +1,58 @@
+// planner/scaling.h — the loss model: val_bpb as a function of the model's scaling parameters N,
+// the tokens trained D and the unique tokens U they were drawn from,
+//
+//     L(N, D, U) = E + A / N^alpha + B / D'^beta
+//     D' = D                                           when D <= U (no token seen twice)
+//     D' = U + U * R* * (1 - exp(-R / R*)),  R = D/U - 1   when D > U
+//
+// Chinchilla's form (Hoffmann et al. 2022) with the effective data of Muennighoff et al. 2023
+// ("Scaling Data-Constrained Language Models"): the R-th repetition of the data is worth less
+// than new tokens, and repetitions beyond ~R* are worth almost nothing; D' never exceeds
+// U * (1 + R*). R* is fitted when some points repeat their data (D > U); without such points it
+// cannot be identified, and the fit keeps the paper's R* = 15.4 (and says so).
+//
+// The fit is a variable projection: for fixed (alpha, beta, R*) the law is linear in (E, A, B),
+// solved exactly by least squares with E, A, B >= 0 (the best of the feasible active sets); the
+// exponents and R* are searched on a grid that shrinks around the best. Uncertainty is a
+// bootstrap over the points (resampled with replacement, refit): a prediction's spread at any
+// (N, D, U) is the spread of the resampled laws there, which widens where the points did not reach.
+#pragma once
+#include <stddef.h>
+
+#define SCALING_RSTAR_PRIOR 15.4  // Muennighoff et al.'s fitted R*_D
+
+typedef struct {
+    double N, D, U, L;  // scaling parameters, tokens trained, unique tokens they came from (0: unlimited), val_bpb
+} ScalingPoint;
+
+typedef struct {
+    double E, A, alpha, B, beta, rstar;
+} ScalingLaw;
+
+#define SCALING_BOOT 100
+
+typedef struct {
+    ScalingLaw law;                 // the fit to all points
+    int n_points;
+    int rstar_fitted;               // 1: some points repeated their data and R* was fitted; 0: the prior
+    double rms_resid;               // root-mean-square residual (bpb)
+    int n_boot;                     // resamples kept (<= SCALING_BOOT; degenerate ones are skipped)
+    ScalingLaw boot[SCALING_BOOT];  // the laws of the resamples
+} ScalingFit;
+
+// D' above (U <= 0: unlimited data, D' = D).
+double scaling_effective_data(double D, double U, double rstar);
+double scaling_eval(const ScalingLaw *l, double N, double D, double U);
+
+// Fit n >= 6 points (N, D > 0, spanning at least 2 distinct N and 2 distinct D). seed: the
+// bootstrap's. 0, or -1 + err.
+int scaling_fit(const ScalingPoint *p, int n, unsigned long long seed, ScalingFit *fit);
+
+// The prediction at (N, D, U) and its bootstrap standard deviation (NaN with fewer than 2 resamples).
+void scaling_predict(const ScalingFit *fit, double N, double D, double U, double *mean, double *sd);
+
+// The fit as JSON (law, counts, residual, the bootstrap laws) and back: one writer and reader of
+// scaling.json. to_json returns a cJSON* (caller deletes); from_json: 0 or -1 + err naming `what`.
+struct cJSON;
+struct cJSON *scaling_fit_to_json(const ScalingFit *fit);
+int scaling_fit_from_json(const struct cJSON *j, const char *what, ScalingFit *fit);

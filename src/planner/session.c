@@ -1,0 +1,324 @@
+// planner/session.c — a planning session (see session.h).
+#include "planner/session.h"
+
+#include <cjson/cJSON.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/prepare.h"
+#include "data/shard.h"
+#include "report/svg.h"
+#include "tokenizer/tokenizer.h"
+#include "train/settings.h"
+#include "util/duration.h"
+#include "util/error.h"
+#include "util/fileio.h"
+#include "util/hash.h"
+#include "util/json_file.h"
+#include "util/mem.h"
+
+char *plan_path(const PlanRequest *rq, const char *name) {
+    char *dir = path_join(rq->cache, "plan"), *p = path_join(dir, name);
+    free(dir);
+    return p;
+}
+
+void plan_layout_key(const PlanRequest *rq, char *buf, int n) {
+    char kd[256];
+    tp_layout_key(buf, n, rq->threads, rq->ranks, kernels_precision_name(rq->precision),
+                  kernels_description(rq->precision, kd, sizeof kd));
+}
+
+// A folder name for a key: its hash, so that a CPU brand's spaces and slashes never reach a path.
+static char *keyed(const PlanRequest *rq, const char *prefix, const char *key) {
+    char name[96];
+    snprintf(name, sizeof name, "%s-%016llx", prefix, (unsigned long long)hash_bytes(key, strlen(key)));
+    return plan_path(rq, name);
+}
+
+PlanEnv plan_env(const PlanRequest *rq, const char *data_dir) {
+    static char launcher[64];
+    const char *l = rq->launcher;
+    if (!l && rq->ranks > 1) {
+        snprintf(launcher, sizeof launcher, "mpirun -np %d --bind-to none {cmd}", rq->ranks);
+        l = launcher;
+    }
+    PlanFamily f = plan_family_default();
+    return (PlanEnv){.runner = {"/proc/self/exe", NULL, l}, .data = data_dir, .cache = rq->cache,
+                     .precision = kernels_precision_name(rq->precision), .threads = rq->threads, .ranks = rq->ranks,
+                     .device_batch = f.device_batch, .vocab_size = f.vocab_size, .quiet = rq->quiet};
+}
+
+// The data folder (prepared and cached when none is given) and its training tokens.
+static int resolve_data(const PlanRequest *rq, PlanResult *res) {
+    if (rq->data) {
+        char *abs = realpath(rq->data, NULL);
+        if (!abs) return err_usage("--data %s: no such folder", rq->data);
+        snprintf(res->data_dir, sizeof res->data_dir, "%s", abs);
+        free(abs);
+    } else {
+        PrepareConfig pc = prepare_defaults();
+        pc.cache_dir = rq->cache;
+        pc.quiet = 1;
+        PrepareResult pr;
+        if (prepare_run(&pc, &pr) != 0) return err_prefix("preparing the default corpus");
+        char *abs = realpath(pr.data_dir, NULL);
+        snprintf(res->data_dir, sizeof res->data_dir, "%s", abs ? abs : pr.data_dir);
+        free(abs);
+    }
+    char **shards = NULL;
+    int n = 0;
+    if (shard_list(res->data_dir, "train_", &shards, &n) != 0) return err_prefix("--data %s", res->data_dir);
+    res->train_tokens = 0;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        size_t t;
+        if ((rc = shard_count(shards[i], &t)) == 0) res->train_tokens += (double)t;
+    }
+    free_string_list(shards, n);
+    if (rc != 0) return -1;
+    char *tokdir = path_join(res->data_dir, "tokenizer");
+    Tokenizer *tok = tokenizer_load(tokdir);
+    free(tokdir);
+    if (!tok) return err_prefix("--data %s", res->data_dir);
+    res->family.vocab_size = tok->vocab_size;
+    tokenizer_free(tok);
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", res->data_dir);
+    snprintf(res->data_key, sizeof res->data_key, "%.24s-T%d", basename(copy), res->family.seq_len);
+    return 0;
+}
+
+int plan_session(const PlanRequest *rq, PlanResult *res) {
+    memset(res, 0, sizeof *res);
+    res->family = plan_family_default();
+    if (resolve_data(rq, res) != 0) return -1;
+    char key[sizeof res->tp.key];
+    plan_layout_key(rq, key, sizeof key);
+    int got = rq->calibrate ? 1 : tp_load(rq->cache, key, &res->tp);
+    if (got < 0) return -1;
+    if (got == 1) {
+        if (!rq->quiet)
+            fprintf(stderr, "plan: no throughput model for this machine and layout yet (%s): measuring %d short runs "
+                    "(~%.0f s each; cached in %s/throughput.json)\n", key, PLAN_N_CAL, PLAN_CAL_BUDGET_S + 6, rq->cache);
+        PlanEnv env = plan_env(rq, res->data_dir);
+        env.vocab_size = res->family.vocab_size;
+        char *dir = keyed(rq, "calibrate", key);
+        int rc = plan_calibrate(&env, dir, &res->tp);
+        free(dir);
+        if (rc != 0) return -1;
+        snprintf(res->tp.key, sizeof res->tp.key, "%s", key);
+        if (tp_save(rq->cache, &res->tp) != 0) return -1;
+    }
+    char name[160];
+    snprintf(name, sizeof name, "scaling-%s.json", res->data_key);
+    char *fit_path = plan_path(rq, name);
+    if (path_exists(fit_path)) {
+        cJSON *j = json_read_object(fit_path, "the loss model");
+        int rc = j ? scaling_fit_from_json(j, fit_path, &res->fit) : -1;
+        cJSON_Delete(j);
+        if (rc != 0) { free(fit_path); return -1; }
+        res->have_fit = 1;
+    }
+    free(fit_path);
+    res->peak_flops = machine_peak_flops_for(rq->precision) * rq->ranks;
+    PlanQuery q = {res->family, rq->budget_s, rq->ranks, res->peak_flops, res->train_tokens, &res->tp,
+                   res->have_fit ? &res->fit : NULL};
+    res->n = plan_rank(&q, res->cand, PLAN_MAX_CANDIDATES);
+    return res->n < 0 ? -1 : 0;
+}
+
+static void human(double v, char *buf, size_t n) {
+    if (v >= 1e9) snprintf(buf, n, "%.2fG", v / 1e9);
+    else if (v >= 1e6) snprintf(buf, n, "%.2fM", v / 1e6);
+    else if (v >= 1e3) snprintf(buf, n, "%.1fk", v / 1e3);
+    else snprintf(buf, n, "%.0f", v);
+}
+
+void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
+    char budget[32], U[32], threads[32];
+    duration_format(rq->budget_s, budget, sizeof budget);
+    human(res->train_tokens, U, sizeof U);
+    if (rq->threads > 0) snprintf(threads, sizeof threads, "%d threads", rq->threads);
+    else snprintf(threads, sizeof threads, "all cores");
+    fprintf(f, "plan: %s on %d rank%s x %s, %s; data %s (%s training tokens)\n", budget, rq->ranks,
+            rq->ranks > 1 ? "s" : "", threads, kernels_precision_name(rq->precision), res->data_dir, U);
+    fprintf(f, "throughput model: %d calibration runs, step time within %.1f%% rms (%.1f%% max) of them\n",
+            res->tp.n_points, 100 * res->tp.rms_rel_err, 100 * res->tp.max_rel_err);
+    if (res->have_fit)
+        fprintf(f, "loss model: L = %.3f + %.3g/N^%.3f + %.3g/D'^%.3f, R* %.1f%s; %d runs, rms residual %.4f bpb\n",
+                res->fit.law.E, res->fit.law.A, res->fit.law.alpha, res->fit.law.B, res->fit.law.beta, res->fit.law.rstar,
+                res->fit.rstar_fitted ? "" : " (the prior: no run repeated its data)", res->fit.n_points, res->fit.rms_resid);
+    else
+        fprintf(f, "\n*** NO LOSS MODEL FITTED ON THIS MACHINE: the candidates are ranked by the tokens:params rule "
+                   "(D'/N closest to %.0f, repeated tokens discounted with R* = %.1f), not by a predicted val_bpb. "
+                   "Run `frontier plan --fit` (about an hour, resumable) for a ranking by predicted val_bpb. ***\n\n",
+                PLAN_TOKENS_PER_PARAM, SCALING_RSTAR_PRIOR);
+    fprintf(f, "| rank | depth | width | params | N | MFLOP/tok | tok/s | MFU | tokens | epochs | tokens:N | batch | wd | "
+               "val_bpb |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < res->n; i++) {
+        const PlanCandidate *c = &res->cand[i];
+        char p[32], N[32], tok[32], L[48];
+        human(c->params, p, sizeof p), human(c->N, N, sizeof N), human(c->tokens, tok, sizeof tok);
+        if (isfinite(c->L)) snprintf(L, sizeof L, "%.4f +- %.4f", c->L, isfinite(c->L_sd) ? c->L_sd : 0.0);
+        else snprintf(L, sizeof L, "-");
+        fprintf(f, "| %d | %d | %d | %s | %s | %.1f | %.0f | %.0f%% | %s | %.2f | %.1f | %lld | %.3g | %s |\n", i + 1,
+                c->depth, c->model.n_embd, p, N, c->flops_token / 1e6, c->tok_s, 100 * c->mfu, tok, c->epochs,
+                c->ratio, (long long)c->rules.batch_tokens, c->rules.weight_decay, L);
+    }
+}
+
+void plan_candidate_settings(const PlanResult *res, const PlanRequest *rq, const PlanCandidate *c, TrainConfig *raw,
+                             unsigned char *given) {
+    (void)res;
+    *raw = train_settings_defaults();
+    memset(given, 0, TRAIN_MAX_SETTINGS);
+    raw->model = c->model;
+    raw->batch_tokens = c->rules.batch_tokens;
+    raw->device_batch = c->device_batch;
+    raw->optim.muon_wd = (float)c->rules.weight_decay;
+    raw->budget_s = rq->budget_s;
+    raw->precision = rq->precision;
+    static const char *const names[] = {"depth", "n-embd", "n-head", "n-kv-head", "head-dim", "seq-len", "vocab-size",
+                                        "batch-tokens", "device-batch", "weight-decay", "budget", "precision"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) train_setting_give(given, names[i]);
+    if (rq->threads > 0) raw->threads = rq->threads, train_setting_give(given, "threads");
+    if (rq->data) raw->data_dir = res->data_dir, train_setting_give(given, "data");
+}
+
+int plan_write_json(const PlanResult *res, const PlanRequest *rq, const PlanCandidate *c, const char *path) {
+    TrainConfig raw;
+    unsigned char given[TRAIN_MAX_SETTINGS];
+    plan_candidate_settings(res, rq, c, &raw, given);
+    cJSON *j = train_settings_to_json_given(&raw, given);
+    int rc = json_write_atomic(path, j);
+    cJSON_Delete(j);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loss model's fit and its page
+// ---------------------------------------------------------------------------------------------
+
+static int by_n(const void *a, const void *b) {
+    const ScalingPoint *x = a, *y = b;
+    return (x->N > y->N) - (x->N < y->N) ?: (x->D > y->D) - (x->D < y->D);
+}
+
+// scaling-<data>.html: val_bpb against log10 tokens, the law's curve for each model size on the
+// whole corpus, the runs as points, and a table of every run with its prediction and residual.
+static int write_fit_page(const char *path, const ScalingFit *fit, ScalingPoint *p, int n, double corpus) {
+    qsort(p, (size_t)n, sizeof *p, by_n);
+    StrBuf b = {0};
+    sb_puts(&b, "<!doctype html><meta charset=utf-8><title>frontier plan: the loss model</title>"
+                "<style>body{font:14px sans-serif;max-width:900px;margin:2em auto}td,th{padding:2px 8px;text-align:right}"
+                "</style><h1>The loss model</h1>");
+    sb_printf(&b, "<p>L = %.4f + %.4g / N<sup>%.4f</sup> + %.4g / D'<sup>%.4f</sup>, R* = %.2f%s; %d runs, rms "
+                  "residual %.4f bpb, %d bootstrap fits.</p>", fit->law.E, fit->law.A, fit->law.alpha, fit->law.B,
+              fit->law.beta, fit->law.rstar, fit->rstar_fitted ? "" : " (the prior)", fit->n_points, fit->rms_resid,
+              fit->n_boot);
+    enum { K = 40 };
+    SvgSeries s[2 * 16];
+    double xs[16][K], ys[16][K], px[16][64], py[16][64];
+    int ns = 0, groups = 0;
+    static const char *const colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+    char names[16][48];
+    for (int i = 0; i < n && groups < 16;) {
+        int j = i, m = 0;
+        double dlo = p[i].D, dhi = p[i].D;
+        while (j < n && p[j].N == p[i].N) {
+            if (m < 64) px[groups][m] = log10(p[j].D), py[groups][m] = p[j].L, m++;
+            dlo = fmin(dlo, p[j].D), dhi = fmax(dhi, p[j].D);
+            j++;
+        }
+        for (int k = 0; k < K; k++) {
+            double ld = log10(dlo / 2) + (log10(dhi * 2) - log10(dlo / 2)) * k / (K - 1);
+            xs[groups][k] = ld, ys[groups][k] = scaling_eval(&fit->law, p[i].N, pow(10, ld), corpus);
+        }
+        snprintf(names[groups], sizeof names[groups], "N %.3gM", p[i].N / 1e6);
+        const char *col = colors[groups % 8];
+        s[ns++] = (SvgSeries){xs[groups], ys[groups], K, names[groups], col, 2, 0, 0, 0};
+        s[ns++] = (SvgSeries){px[groups], py[groups], m, NULL, col, 2, 0, 0, 1};
+        groups++;
+        i = j;
+    }
+    SvgLineChart c = {.id = "fit", .title = "val_bpb against tokens trained (lines: the law on the whole corpus)",
+                      .x_label = "log10 tokens trained", .y_label = "val_bpb", .width = 820, .height = 420,
+                      .series = s, .n_series = ns};
+    svg_line_chart(&b, &c);
+    sb_puts(&b, "<h2>Runs</h2><table><tr><th>N</th><th>tokens D</th><th>unique U</th><th>epochs</th><th>D'</th>"
+                "<th>val_bpb</th><th>law</th><th>residual</th></tr>");
+    for (int i = 0; i < n; i++) {
+        double pred = scaling_eval(&fit->law, p[i].N, p[i].D, p[i].U);
+        sb_printf(&b, "<tr><td>%.3gM</td><td>%.3gM</td><td>%.3gM</td><td>%.2f</td><td>%.3gM</td><td>%.4f</td><td>%.4f</td>"
+                      "<td>%+.4f</td></tr>", p[i].N / 1e6, p[i].D / 1e6, p[i].U / 1e6, p[i].U > 0 ? p[i].D / p[i].U : 0,
+                  scaling_effective_data(p[i].D, p[i].U, fit->law.rstar) / 1e6, p[i].L, pred, p[i].L - pred);
+    }
+    sb_puts(&b, "</table>\n");
+    int rc = write_file_atomic(path, b.s, b.len);
+    sb_free(&b);
+    return rc;
+}
+
+int plan_fit(const PlanRequest *rq, const PlanResult *res, double max_minutes, const char *const *reuse, int n_reuse) {
+    enum { CAP = 512 };
+    ScalingPoint *pts = xmalloc(CAP * sizeof *pts);
+    PlanEnv env = plan_env(rq, res->data_dir);
+    env.vocab_size = res->family.vocab_size;
+    char name[160];
+    snprintf(name, sizeof name, "ladder-%s", res->data_key);
+    char *dir = plan_path(rq, name);
+    int n = plan_ladder(&env, &res->family, &res->tp, dir, 60 * max_minutes, res->train_tokens, pts, CAP);
+    free(dir);
+    if (n < 0) { free(pts); return -1; }
+    int own = n;
+    for (int i = 0; i < n_reuse; i++) plan_reuse_points(reuse[i], res->family.seq_len, pts, &n, CAP);
+    if (!rq->quiet) fprintf(stderr, "plan: fitting the loss model to %d runs (%d of the ladder, %d reused)\n", n, own, n - own);
+    ScalingFit *fit = xmalloc(sizeof *fit);
+    int rc = scaling_fit(pts, n, 1, fit);
+    if (rc == 0) {
+        snprintf(name, sizeof name, "scaling-%s.json", res->data_key);
+        char *path = plan_path(rq, name);
+        cJSON *j = scaling_fit_to_json(fit);
+        rc = json_write_atomic(path, j);
+        cJSON_Delete(j);
+        snprintf(name, sizeof name, "scaling-%s.html", res->data_key);
+        char *page = plan_path(rq, name);
+        if (rc == 0) rc = write_fit_page(page, fit, pts, n, res->train_tokens);
+        if (rc == 0 && !rq->quiet) fprintf(stderr, "plan: the loss model is in %s, its page %s\n", path, page);
+        free(path), free(page);
+    }
+    free(fit);
+    free(pts);
+    return rc;
+}
+
+int plan_check(const PlanRequest *rq, const PlanResult *res, FILE *f) {
+    PlanEnv env = plan_env(rq, res->data_dir);
+    env.vocab_size = res->family.vocab_size;
+    char key[sizeof res->tp.key];
+    plan_layout_key(rq, key, sizeof key);
+    char *dir = keyed(rq, "heldout", key);
+    double(*work)[TP_NTERMS] = xcalloc((size_t)PLAN_N_HELDOUT, sizeof *work), *step_s = xcalloc((size_t)PLAN_N_HELDOUT, sizeof(double));
+    int which[64];
+    int n = plan_step_times(&env, dir, PLAN_HELDOUT_POINTS, PLAN_N_HELDOUT, 1, 1, work, step_s, which);
+    free(dir);
+    if (n >= 0) {
+        fprintf(f, "| held-out shape | batch | measured tok/s | predicted tok/s | error |\n|---|---|---|---|---|\n");
+        double ss = 0, mx = 0;
+        for (int k = 0; k < n; k++) {
+            const PlanPoint *p = &PLAN_HELDOUT_POINTS[which[k]];
+            double meas = p->batch_tokens / step_s[k], pred = p->batch_tokens / tp_predict_step_s(&res->tp, work[k]);
+            double e = pred / meas - 1;
+            ss += e * e, mx = fmax(mx, fabs(e));
+            fprintf(f, "| d%d C%d hd%d T%d | %lld | %.0f | %.0f | %+.1f%% |\n", p->depth, p->n_embd, p->head_dim,
+                    p->seq_len, (long long)p->batch_tokens, meas, pred, 100 * e);
+        }
+        if (n > 0) fprintf(f, "held-out: %d shapes, rms error %.1f%%, max %.1f%%\n", n, 100 * sqrt(ss / n), 100 * mx);
+    }
+    free(work), free(step_s);
+    return n < 0 ? -1 : 0;
+}

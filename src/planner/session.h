@@ -1,0 +1,73 @@
+// planner/session.h — one planning session: the data (its unique tokens), the throughput model of
+// this machine (cached per layout in <cache>/throughput.json, measured when missing), the loss
+// model (cached in <cache>/plan/, fitted by `frontier plan --fit`), the ranked candidates, and
+// the chosen one as settings that `frontier train --config` runs. `frontier plan` and the phase
+// commands (`frontier run --phase`) both plan through it.
+//
+// Folders under <cache>/plan/: calibrate-<layout hash>/NNNN (the calibration runs),
+// heldout-<layout hash>/NNNN (the throughput check), ladder-<data>-T<seq>/NNNN (the loss ladder),
+// scaling-<data>-T<seq>.json (its fit) and scaling-<data>-T<seq>.html (the fit and its points).
+#pragma once
+#include <stdio.h>
+
+#include "planner/measure.h"
+#include "planner/planner.h"
+#include "train/train.h"
+
+#define PLAN_MAX_CANDIDATES 32
+
+typedef struct {
+    double budget_s;
+    int ranks, threads;          // ranks x threads per rank (0: all cores / ranks)
+    KernelPrecision precision;   // resolved (not KP_AUTO)
+    const char *data;            // a prepared data folder; NULL: the default corpus (prepared, cached)
+    const char *cache;           // "cache"
+    const char *launcher;        // trial launcher template for ranks > 1 (NULL: mpirun -np R)
+    int calibrate;               // 1: measure the throughput model even if one is cached
+    int quiet;
+} PlanRequest;
+
+typedef struct {
+    char data_dir[1024];
+    double train_tokens;         // U: the training shards' tokens
+    char data_key[80];           // names the loss model's files: the data folder's name and T
+    ThroughputModel tp;
+    int have_fit;
+    ScalingFit fit;
+    PlanFamily family;
+    double peak_flops;           // all ranks
+    PlanCandidate cand[PLAN_MAX_CANDIDATES];
+    int n;                       // candidates, best first
+} PlanResult;
+
+// The environment the planner's runs use (trainer = this binary, through mpirun with ranks > 1).
+PlanEnv plan_env(const PlanRequest *rq, const char *data_dir);
+
+// Resolve the data, load or measure the throughput model, load the loss model if fitted, rank.
+// 0, or -1 + err.
+int plan_session(const PlanRequest *rq, PlanResult *res);
+
+// <cache>/plan/NAME (caller frees).
+char *plan_path(const PlanRequest *rq, const char *name);
+// The throughput layout key of the request (tp_layout_key with its threads, ranks, precision, kernels).
+void plan_layout_key(const PlanRequest *rq, char *buf, int n);
+
+// The table of candidates, the loss model's provenance and, without a fit, a loud warning.
+void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f);
+
+// Candidate c as a raw training config and the settings it gives (the shape, batch, weight decay,
+// budget, precision; data and threads when the request names them): what plan.json holds and
+// what a phase trains.
+void plan_candidate_settings(const PlanResult *res, const PlanRequest *rq, const PlanCandidate *c, TrainConfig *raw,
+                             unsigned char *given);
+// plan.json: candidate c's settings (the `frontier train --config` format) plus nothing else. 0 or -1 + err.
+int plan_write_json(const PlanResult *res, const PlanRequest *rq, const PlanCandidate *c, const char *path);
+
+// `frontier plan --fit`: the ladder (at most max_minutes of training budgets; resumable), the points
+// of any research folders in reuse[] at the same T, the fit with its bootstrap; saves scaling
+// JSON and the HTML page. 0 or -1 + err.
+int plan_fit(const PlanRequest *rq, const PlanResult *res, double max_minutes, const char *const *reuse, int n_reuse);
+
+// `frontier plan --check`: the held-out shapes measured (resumable) against the throughput model;
+// prints predicted vs measured tok/s. 0 or -1 + err.
+int plan_check(const PlanRequest *rq, const PlanResult *res, FILE *f);

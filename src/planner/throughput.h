@@ -1,0 +1,69 @@
+// planner/throughput.h — predict a training shape's tok/s on this machine: the kernel cost model
+// (kernels/cost.h) turned into a handful of per-step work terms, weighed by coefficients fitted to
+// a few short measured runs.
+//
+// A step's time is modelled as  t = Σ_k coef[k] · work[k]  over the terms below (each coefficient
+// >= 0: seconds per FLOP, per byte, per call, per step). The terms are what the step really does
+// (tp_work mirrors model.c's forward and backward and the optimizer's updates, op by op, with
+// cost.c's counts), so the coefficients are machine rates, not per-shape fudge: the GEMMs' FLOPs
+// and the bytes their panels move, attention's FLOPs, the element-wise ops' bytes, the Muon
+// orthogonalisation's FLOPs, the per-op overhead of every layer of every micro-batch, a fixed
+// cost per step, and (ranks > 1) the gradient all-reduce's bytes. Fitting minimises the relative
+// error (each run weighs the same whatever its step time) with non-negative least squares.
+//
+// A model holds for one layout: the CPU, threads per rank, ranks and precision it was calibrated
+// at (tp_layout_key), and is cached in <cache>/throughput.json under that key.
+#pragma once
+#include <stdint.h>
+
+#include "model/config.h"
+
+typedef struct {
+    ModelConfig model;
+    int64_t batch_tokens;  // tokens per optimizer step, all ranks
+    int device_batch;      // rows per micro-batch
+    int ranks;             // data-parallel processes (>= 1)
+    int ns_steps;          // Muon orthogonalisation iterations (5)
+} TpShape;
+
+enum {
+    TP_GEMM_FLOPS,    // the blocks' and the head's products, forward and backward
+    TP_GEMM_BYTES,    // their operands and results (small products are bound by these)
+    TP_ATTN_FLOPS,    // causal attention, forward and backward
+    TP_ELEM_BYTES,    // norms, RoPE, embeddings, the loss, residual adds, the optimizer's state
+    TP_OPT_FLOPS,     // Muon's orthogonalisation products (per matrix, independent of the batch)
+    TP_LAYER_CALLS,   // micro-batches x layers: each layer's ops have a fixed overhead
+    TP_STEP,          // 1 per step
+    TP_ALLREDUCE,     // gradient bytes one rank sends and receives (0 with one rank)
+    TP_NTERMS
+};
+extern const char *const TP_TERM_NAMES[TP_NTERMS];
+
+// The per-rank work of one optimizer step. 0, or -1 + err when the batch does not split
+// (batch_tokens must be a multiple of ranks x device_batch x T).
+int tp_work(const TpShape *s, double work[TP_NTERMS]);
+
+typedef struct {
+    char key[160];               // tp_layout_key
+    double coef[TP_NTERMS];      // seconds per unit of each term
+    int n_points;                // the calibration runs fitted
+    double rms_rel_err;          // their root-mean-square relative error (step time)
+    double max_rel_err;
+} ThroughputModel;
+
+// "<cpu brand>|threads=<t>|ranks=<r>|<precision>|<kernels>": where a model holds.
+void tp_layout_key(char *buf, int n, int threads, int ranks, const char *precision, const char *kernels);
+
+// Fit coef to n measured (work, step seconds) pairs, minimising Σ ((pred - t) / t)^2 with every
+// coefficient >= 0 (Lawson-Hanson NNLS). Terms no point exercises get 0. 0, or -1 + err (n < 1, a
+// non-positive time).
+int tp_fit(const double (*work)[TP_NTERMS], const double *step_s, int n, ThroughputModel *m);
+
+double tp_predict_step_s(const ThroughputModel *m, const double work[TP_NTERMS]);
+// tokens per second of the whole job (all ranks); NaN when the shape does not split
+double tp_predict_tok_s(const ThroughputModel *m, const TpShape *s);
+
+// <cache_dir>/throughput.json: every layout's model, keyed by tp_layout_key. Load: 0 (found),
+// 1 (no model for this key), -1 + err (unreadable). Save keeps the other keys; atomic.
+int tp_load(const char *cache_dir, const char *key, ThroughputModel *m);
+int tp_save(const char *cache_dir, const ThroughputModel *m);

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# tests/planner/test_plan_cli.sh — `frontier plan` end to end on the prepared corpus, with a
+# throughput model and a loss model seeded in a fresh cache (calibrating and fitting take minutes
+# and an hour; their arithmetic is tests/planner/test_planner.c's, their runs bench/plan_*.sh's):
+#   - without a loss model: the table, the loud tokens:params warning, epochs counted, plan.json;
+#   - plan.json round-trips through `frontier train --config`: the run trains the planned shape;
+#   - with a loss model: ranked by predicted val_bpb, the law printed, a different pick for a
+#     longer budget;
+#   - bad input: a bad budget or launcher (exit 2), a corrupt cache file (exit 1, naming it).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+F=./frontier
+source tests/lib.sh
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+data=$($F prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
+[ -d "$data" ] || { bad "prepare did not report a data folder"; exit 1; }
+key=$($F info | sed -n 's/^plan layout: *//p')
+[ -n "$key" ] && ok "frontier info names the plan layout: $key" || { bad "frontier info has no plan layout line"; exit 1; }
+
+# A machine whose step time is FLOPs at 600 GFLOP/s plus 2 ms: what calibration would measure.
+C=$tmp/cache
+mkdir -p "$C/plan"
+/usr/bin/python3 - "$C/throughput.json" "$key" <<'PY'
+import json, sys
+coef = dict(gemm_flops=1/6e11, gemm_bytes=0, attn_flops=1/6e11, elem_bytes=0, opt_flops=1/6e11, layer_calls=0,
+            step=2e-3, allreduce_bytes=0)
+json.dump({sys.argv[2]: {"coef": coef, "n_points": 11, "rms_rel_err": 0.04, "max_rel_err": 0.08}}, open(sys.argv[1], "w"))
+PY
+
+out=$($F plan --budget 2m --data "$data" --cache "$C" --out "$tmp/plan.json" 2>&1); rc=$?
+echo "$out" | tail -16
+[ $rc = 0 ] && ok "plan --budget 2m: exit 0" || bad "plan exit $rc"
+grep -q "NO LOSS MODEL FITTED" <<<"$out" && ok "without a loss model it says so, loudly" || bad "no warning without a fit"
+rows=$(grep -c '^| [0-9]' <<<"$out")
+[ "$rows" -ge 8 ] && ok "a table of $rows candidates" || bad "table has $rows rows"
+/usr/bin/python3 - "$tmp/plan.json" "$out" <<'PY' || fails=$((fails + 1))
+import json, re, sys
+p = json.load(open(sys.argv[1]))
+need = ["depth", "n-embd", "n-head", "head-dim", "seq-len", "batch-tokens", "device-batch", "weight-decay", "budget", "precision"]
+miss = [k for k in need if k not in p]
+first = [l for l in sys.argv[2].splitlines() if l.startswith("| 1 |")][0].split("|")
+ok = not miss and p["budget"] == "2m" and int(first[2]) == p["depth"] and int(first[3]) == p["n-embd"]
+ok = ok and int(first[12]) == p["batch-tokens"] and p["batch-tokens"] % (p["device-batch"] * p["seq-len"]) == 0
+epochs = float(first[10])
+print(("ok" if ok and epochs > 0 else "FAIL") + f": plan.json holds rank 1 (depth {p.get('depth')}, batch {p.get('batch-tokens')}, "
+      f"wd {p.get('weight-decay')}, {epochs} epochs){' missing ' + str(miss) if miss else ''}")
+sys.exit(0 if ok and epochs > 0 else 1)
+PY
+
+# plan.json is a --config file: the run trains what was planned
+$F train --config "$tmp/plan.json" --steps 2 --eval-tokens 2048 --data "$data" --run-dir "$tmp/run" --quiet > "$tmp/train.log" 2>&1 \
+  && ok "frontier train --config plan.json trains" || { bad "train --config plan.json failed"; tail -5 "$tmp/train.log"; }
+/usr/bin/python3 - "$tmp/plan.json" "$tmp/run/config.json" <<'PY' || fails=$((fails + 1))
+import json, sys
+p, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+diff = [k for k in p if k != "budget" and c.get(k) != p[k]]
+print(("FAIL: differs in " + str(diff)) if diff else f"ok: the run's config.json has every planned setting ({len(p)})")
+sys.exit(1 if diff else 0)
+PY
+
+# a loss model (the shape of this machine's: ~1.57 bpb for the cpu preset's 1.4M scaling parameters
+# at 19.5M tokens): candidates ranked by its prediction, and 4 hours pick a larger model than 2 minutes
+dk=$(basename "$data" | cut -c1-24)-T256
+/usr/bin/python3 - "$C/plan/scaling-$dk.json" <<'PY'
+import json, sys
+law = {"E": 0.6, "A": 55.0, "alpha": 0.34, "B": 58.0, "beta": 0.28, "rstar": 15.4}
+json.dump({"law": law, "n_points": 19, "rstar_fitted": True, "rms_resid": 0.01, "bootstrap": [law, dict(law, E=0.91)]},
+          open(sys.argv[1], "w"))
+PY
+out=$($F plan --budget 2m --data "$data" --cache "$C" --out "$tmp/p2.json" 2>&1); rc=$?
+[ $rc = 0 ] && grep -q "^loss model: L = 0.600" <<<"$out" && ! grep -q "NO LOSS MODEL" <<<"$out" \
+  && ok "with a loss model: the law is printed and used" || { bad "plan with a fit: exit $rc"; echo "$out" | head -5; }
+/usr/bin/python3 - "$out" <<'PY' || fails=$((fails + 1))
+import sys
+rows = [l.split("|") for l in sys.argv[1].splitlines() if l.startswith("| ") and l[2].isdigit()]
+L = [float(r[14].split("+-")[0]) for r in rows]
+print(("ok" if L == sorted(L) else "FAIL") + f": ranked by predicted val_bpb ({L[0]:.4f} first of {len(L)})")
+sys.exit(0 if L == sorted(L) else 1)
+PY
+d2=$(sed -n 's/.*"depth":[[:space:]]*\([0-9]*\).*/\1/p' "$tmp/p2.json")
+$F plan --budget 4h --data "$data" --cache "$C" --out "$tmp/p4h.json" > "$tmp/p4h.log" 2>&1 || bad "plan --budget 4h failed"
+d4=$(sed -n 's/.*"depth":[[:space:]]*\([0-9]*\).*/\1/p' "$tmp/p4h.json")
+[ -n "$d2" ] && [ -n "$d4" ] && [ "$d4" -gt "$d2" ] && ok "4 hours pick depth $d4, 2 minutes depth $d2" || bad "depths: 2m '$d2', 4h '$d4'"
+
+# bad input
+check "--budget 0" 2 "--budget" $F plan --budget 0 --data "$data" --cache "$C" --out "$tmp/x.json"
+check "--launcher without {cmd}" 2 "has no {cmd}" $F plan --launcher "mpirun -np 2" --data "$data" --cache "$C"
+mkdir -p "$tmp/bad" && echo '{"broken' > "$tmp/bad/throughput.json"
+check "a corrupt throughput.json" 1 "$tmp/bad/throughput.json" $F plan --data "$data" --cache "$tmp/bad" --out "$tmp/x.json"
+[ ! -e "$tmp/x.json" ] && ok "no plan.json from a failed plan" || bad "a failed plan wrote plan.json"
+echo "plan cli: $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,210 @@
+// tests/planner/test_planner.c — the planner's models and ranking on synthetic data with known
+// answers: the loss law's fit recovers its exponents and the repetition constant R* (and keeps the
+// prior when no run repeated its data), its bootstrap spread is honest, the effective data behaves
+// as Muennighoff et al.'s; the throughput fit recovers the machine rates it was made from and
+// predicts shapes it never saw; the ranking picks the lowest predicted val_bpb, counts epochs, and
+// without a loss model follows the tokens:params rule with repeated tokens discounted; the batch
+// and weight-decay rules; the fit's JSON round trip.
+#include "test_util.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+
+#include "planner/measure.h"
+#include "planner/planner.h"
+#include "planner/scaling.h"
+#include "planner/throughput.h"
+#include "util/rng.h"
+
+static const ScalingLaw TRUTH = {0.9, 40, 0.35, 500, 0.30, 6.0};
+
+// A ladder like plan_ladder's: 4 sizes x 4 token counts on unlimited data, and 2 cut data sets
+// read up to 30 times.
+static int synthetic_points(ScalingPoint *p, int repeat, double noise_sd, unsigned seed) {
+    int n = 0;
+    Rng r;
+    rng_seed(&r, seed);
+    const double Ns[] = {3e5, 1e6, 3e6, 1e7}, Ds[] = {3e6, 1e7, 3e7, 1e8};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) p[n++] = (ScalingPoint){Ns[i], Ds[j], 0, 0};
+    if (repeat) {
+        const double Us[] = {2e6, 5e6}, Dr[] = {8e6, 2e7, 6e7};
+        for (int u = 0; u < 2; u++)
+            for (int j = 0; j < 3; j++) p[n++] = (ScalingPoint){1e6, Dr[j], Us[u], 0};
+    }
+    for (int i = 0; i < n; i++) p[i].L = scaling_eval(&TRUTH, p[i].N, p[i].D, p[i].U) + noise_sd * rng_normal(&r);
+    return n;
+}
+
+static void test_effective_data(void **state) {
+    (void)state;
+    assert_true(scaling_effective_data(5e6, 1e7, 6) == 5e6);   // nothing repeated
+    assert_true(scaling_effective_data(5e6, 0, 6) == 5e6);     // unlimited data
+    double prev = 1e7;
+    for (double D = 1.1e7; D < 1e9; D *= 1.5) {  // more repetitions are worth more, less and less
+        double e = scaling_effective_data(D, 1e7, 6);
+        assert_true(e > prev && e < D && e < 1e7 * (1 + 6));
+        prev = e;
+    }
+    // the first repetitions are worth nearly new tokens (Muennighoff: ~4 epochs), later ones little
+    assert_true(scaling_effective_data(2e7, 1e7, 15.4) > 0.96 * 2e7);
+    assert_true(scaling_effective_data(4e8, 1e7, 15.4) < 0.5 * 4e8);
+}
+
+static void test_fit_recovers_the_law(void **state) {
+    (void)state;
+    ScalingPoint p[64];
+    int n = synthetic_points(p, 1, 0, 1);
+    ScalingFit *f = malloc(sizeof *f);
+    assert_int_equal(scaling_fit(p, n, 7, f), 0);
+    print_message("fit: E %.4f A %.3g alpha %.4f B %.3g beta %.4f R* %.3f, rms %.2g\n", f->law.E, f->law.A,
+                  f->law.alpha, f->law.B, f->law.beta, f->law.rstar, f->rms_resid);
+    assert_true(f->rstar_fitted);
+    assert_true(fabs(f->law.alpha - TRUTH.alpha) < 0.01 && fabs(f->law.beta - TRUTH.beta) < 0.01);
+    assert_true(fabs(f->law.rstar / TRUTH.rstar - 1) < 0.05);
+    assert_true(f->rms_resid < 1e-3);
+    // a prediction far out (10 epochs of a cut set) is right, with a small spread
+    double m, sd, t = scaling_eval(&TRUTH, 1e6, 1e8, 1e7);
+    scaling_predict(f, 1e6, 1e8, 1e7, &m, &sd);
+    assert_true(fabs(m - t) < 0.01 && sd < 0.01);
+    // with noise the bootstrap spread covers the error (within 3 sd)
+    n = synthetic_points(p, 1, 0.005, 2);
+    assert_int_equal(scaling_fit(p, n, 7, f), 0);
+    scaling_predict(f, 2e6, 5e7, 0, &m, &sd);
+    t = scaling_eval(&TRUTH, 2e6, 5e7, 0);
+    print_message("noisy: predicted %.4f +- %.4f, true %.4f\n", m, sd, t);
+    assert_true(sd > 0 && fabs(m - t) < 3 * sd + 0.002);
+    // without repetition R* cannot be identified: the prior, said so
+    n = synthetic_points(p, 0, 0, 1);
+    assert_int_equal(scaling_fit(p, n, 7, f), 0);
+    assert_false(f->rstar_fitted);
+    assert_true(f->law.rstar == SCALING_RSTAR_PRIOR);
+    // too few points, or one size only, are usage errors
+    assert_int_equal(scaling_fit(p, 5, 7, f), -1);
+    assert_error_contains("at least 6 runs");
+    for (int i = 0; i < n; i++) p[i].N = 1e6;
+    assert_int_equal(scaling_fit(p, n, 7, f), -1);
+    assert_error_contains("1 model sizes");
+    free(f);
+}
+
+static void test_fit_json_round_trip(void **state) {
+    (void)state;
+    ScalingPoint p[64];
+    int n = synthetic_points(p, 1, 0.002, 3);
+    ScalingFit *f = malloc(sizeof *f), *g = malloc(sizeof *g);
+    assert_int_equal(scaling_fit(p, n, 7, f), 0);
+    cJSON *j = scaling_fit_to_json(f);
+    char *text = cJSON_Print(j);
+    cJSON *k = cJSON_Parse(text);
+    assert_int_equal(scaling_fit_from_json(k, "scaling.json", g), 0);
+    assert_int_equal(g->n_boot, f->n_boot);
+    assert_int_equal(g->rstar_fitted, f->rstar_fitted);
+    double a, sa, b, sb;
+    scaling_predict(f, 1e6, 3e7, 5e6, &a, &sa);
+    scaling_predict(g, 1e6, 3e7, 5e6, &b, &sb);
+    // cJSON prints 15 digits where they read back within an ulp; the spread's sum of squares
+    // magnifies that a little
+    assert_true(fabs(a - b) < 1e-12 && fabs(sa / sb - 1) < 1e-6);
+    cJSON_DeleteItemFromObject(k, "law");
+    assert_int_equal(scaling_fit_from_json(k, "scaling.json", g), -1);
+    assert_error_contains("scaling.json: a law lacks");
+    cJSON_Delete(j), cJSON_Delete(k), free(text), free(f), free(g);
+}
+
+// Step times made from known rates: the fit finds them again and prices shapes it never saw.
+static void test_throughput_fit(void **state) {
+    (void)state;
+    ThroughputModel truth = {0};
+    const double rates[TP_NTERMS] = {1.2e-12, 4e-11, 3e-12, 2e-10, 1.5e-12, 2e-4, 3e-3, 0};
+    memcpy(truth.coef, rates, sizeof rates);
+    double work[32][TP_NTERMS], step[32];
+    int n = 0;
+    for (int i = 0; i < PLAN_N_CAL; i++) {
+        TpShape s = {plan_point_model(&PLAN_CAL_POINTS[i], 8192), PLAN_CAL_POINTS[i].batch_tokens, 16, 1, 5};
+        assert_int_equal(tp_work(&s, work[n]), 0);
+        step[n] = tp_predict_step_s(&truth, work[n]);
+        n++;
+    }
+    ThroughputModel m = {0};
+    assert_int_equal(tp_fit((const double(*)[TP_NTERMS])work, step, n, &m), 0);
+    assert_true(m.rms_rel_err < 1e-6);
+    for (int i = 0; i < PLAN_N_HELDOUT; i++) {
+        TpShape s = {plan_point_model(&PLAN_HELDOUT_POINTS[i], 8192), PLAN_HELDOUT_POINTS[i].batch_tokens, 16, 1, 5};
+        double w[TP_NTERMS];
+        assert_int_equal(tp_work(&s, w), 0);
+        double e = tp_predict_step_s(&m, w) / tp_predict_step_s(&truth, w) - 1;
+        assert_true(fabs(e) < 1e-3);
+    }
+    // a batch that does not split is refused, not priced
+    TpShape bad = {plan_point_model(&PLAN_CAL_POINTS[0], 8192), 1000, 16, 1, 5};
+    assert_true(isnan(tp_predict_tok_s(&m, &bad)));
+}
+
+// A machine where step time is proportional to FLOPs: tok/s = rate / FLOPs per token.
+static ThroughputModel flops_machine(double flops_per_s) {
+    ThroughputModel m = {0};
+    m.coef[TP_GEMM_FLOPS] = m.coef[TP_ATTN_FLOPS] = m.coef[TP_OPT_FLOPS] = 1 / flops_per_s;
+    m.coef[TP_STEP] = 1e-3;
+    return m;
+}
+
+static void test_ranking(void **state) {
+    (void)state;
+    ThroughputModel tp = flops_machine(3e11);
+    PlanCandidate c[32];
+    PlanQuery q = {plan_family_default(), 1800, 1, 1e12, 44e6, &tp, NULL};
+    int n = plan_rank(&q, c, 32);
+    assert_true(n >= 8);
+    // without a loss model: D'/N nearest 12, repeated tokens discounted; epochs counted
+    for (int i = 0; i < n; i++) {
+        assert_true(c[i].epochs > 0 && fabs(c[i].epochs - c[i].tokens / 44e6) < 1e-9);
+        assert_true(c[i].rules.batch_tokens % (16 * 256) == 0);
+        if (i > 0) assert_true(c[i].score >= c[i - 1].score);
+    }
+    double eff = scaling_effective_data(c[0].tokens, 44e6, SCALING_RSTAR_PRIOR);
+    for (int i = 1; i < n; i++) {
+        double e = scaling_effective_data(c[i].tokens, 44e6, SCALING_RSTAR_PRIOR);
+        assert_true(fabs(log(eff / c[0].N / 12)) <= fabs(log(e / c[i].N / 12)));
+    }
+    assert_true(isnan(c[0].L));
+    // with a loss model: the lowest predicted val_bpb first; and a smaller corpus, read more
+    // often, buys no larger D' for a smaller model's extra tokens, so the pick is no smaller (the
+    // planner that counted repeated tokens as new would shrink the model instead)
+    ScalingPoint p[64];
+    int np = synthetic_points(p, 1, 0, 1);
+    ScalingFit *f = malloc(sizeof *f);
+    assert_int_equal(scaling_fit(p, np, 7, f), 0);
+    q.fit = f;
+    n = plan_rank(&q, c, 32);
+    for (int i = 1; i < n; i++) assert_true(c[i].L >= c[0].L);
+    int depth_big = c[0].depth;
+    q.train_tokens = 2e6;
+    n = plan_rank(&q, c, 32);
+    assert_true(c[0].depth >= depth_big);
+    assert_true(c[0].epochs > 1);
+    free(f);
+    // no throughput model, no budget: refused
+    q.tp = NULL;
+    assert_int_equal(plan_rank(&q, c, 32), -1);
+}
+
+static void test_rules(void **state) {
+    (void)state;
+    PlanRules r = plan_rules(PLAN_RULE_D_REF, 4096);
+    assert_int_equal(r.batch_tokens, 16384);  // the anchor: the cpu preset's batch and weight decay
+    assert_true(fabs(r.weight_decay - PLAN_RULE_WD_REF) < 1e-12);
+    PlanRules big = plan_rules(100 * PLAN_RULE_D_REF, 4096);
+    assert_true(big.batch_tokens > r.batch_tokens && big.weight_decay < r.weight_decay);
+    PlanRules odd = plan_rules(1e3, 3 * 4096);  // at least one micro-batch per rank, a multiple of it
+    assert_true(odd.batch_tokens >= 3 * 4096 && odd.batch_tokens % (3 * 4096) == 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_effective_data), cmocka_unit_test(test_fit_recovers_the_law),
+        cmocka_unit_test(test_fit_json_round_trip), cmocka_unit_test(test_throughput_fit),
+        cmocka_unit_test(test_ranking), cmocka_unit_test(test_rules),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
