@@ -14,13 +14,15 @@
 #include "util/json_file.h"
 
 // Spread over what the throughput terms separate: width (GEMM FLOPs vs bytes), T (attention),
-// depth (per-layer calls), batch (per-step costs), head dim.
+// depth (per-layer calls), batch (per-step costs), head dim; up to the sizes a long budget picks
+// (width 640, T 1024), so that those are not extrapolated.
 #define CAL(depth, width, hd, T, batch) {depth, width, hd, T, batch, PLAN_CAL_BUDGET_S, 0, 0}
 const PlanPoint PLAN_CAL_POINTS[] = {
     CAL(2, 128, 128, 256, 16384), CAL(1, 128, 128, 256, 8192),   CAL(4, 256, 128, 256, 16384),
     CAL(2, 256, 128, 512, 16384), CAL(6, 384, 128, 256, 16384),  CAL(4, 256, 64, 512, 16384),
     CAL(8, 512, 128, 256, 16384), CAL(2, 128, 128, 1024, 16384), CAL(4, 256, 128, 1024, 32768),
-    CAL(1, 64, 64, 256, 4096),    CAL(3, 256, 128, 256, 4096),
+    CAL(1, 64, 64, 256, 4096),    CAL(3, 256, 128, 256, 4096),  CAL(10, 640, 128, 256, 16384),
+    CAL(6, 384, 128, 1024, 16384),
 };
 const int PLAN_N_CAL = sizeof PLAN_CAL_POINTS / sizeof *PLAN_CAL_POINTS;
 

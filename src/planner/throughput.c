@@ -14,7 +14,7 @@
 #include "util/fileio.h"
 #include "util/json_file.h"
 
-const char *const TP_TERM_NAMES[TP_NTERMS] = {"gemm_flops", "gemm_bytes", "attn_flops", "elem_bytes",
+const char *const TP_TERM_NAMES[TP_NTERMS] = {"gemm_flops", "gemm_bytes", "gemm_thin", "attn_flops", "elem_bytes",
                                               "opt_flops", "layer_calls", "step", "allreduce_bytes"};
 
 // ---------------------------------------------------------------------------------------------
@@ -26,6 +26,7 @@ static void add_linear(double *w, int N, int out, int in) {
     OpCost f = cost_matmul(N, out, in, 0), dx = cost_matmul(N, in, out, 0), dw = cost_matmul(out, in, N, 1);
     w[TP_GEMM_FLOPS] += f.flops + dx.flops + dw.flops;
     w[TP_GEMM_BYTES] += f.bytes + dx.bytes + dw.bytes;
+    w[TP_GEMM_THIN] += (f.flops + dx.flops + dw.flops) / (out < in ? out : in);
 }
 
 static void add_elem(double *w, OpCost c) { w[TP_ELEM_BYTES] += c.bytes; }
@@ -73,6 +74,7 @@ int tp_work(const TpShape *s, double w[TP_NTERMS]) {
     OpCost head = cost_head_ce(N, V, C, 1, 1), hdw = cost_head_dw(N, V, C);
     m[TP_GEMM_FLOPS] += head.flops + hdw.flops;
     m[TP_GEMM_BYTES] += head.bytes + hdw.bytes;
+    m[TP_GEMM_THIN] += (head.flops + hdw.flops) / (C < V ? C : V);
     for (int k = 0; k < TP_NTERMS; k++) w[k] = n_micro * m[k];
     w[TP_LAYER_CALLS] = n_micro * c->depth;
     // Per step: Muon on every block matrix, AdamW and the gradients' zeroing on everything.

@@ -29,6 +29,9 @@ typedef struct {
 enum {
     TP_GEMM_FLOPS,    // the blocks' and the head's products, forward and backward
     TP_GEMM_BYTES,    // their operands and results (small products are bound by these)
+    TP_GEMM_THIN,     // Σ FLOPs / the weight's smaller side: a product of narrow matrices runs below
+                      // the kernel's peak (edges, packing, a K too short to amortise the loads),
+                      // the more so the narrower: its time grows as FLOPs · (1 + c / width)
     TP_ATTN_FLOPS,    // causal attention, forward and backward
     TP_ELEM_BYTES,    // norms, RoPE, embeddings, the loss, residual adds, the optimizer's state
     TP_OPT_FLOPS,     // Muon's orthogonalisation products (per matrix, independent of the batch)
