@@ -50,7 +50,7 @@ mkdir -p "$tmp/cache"
 k2=${key/ranks=1/ranks=2}
 /usr/bin/python3 - "$tmp/cache/throughput.json" "${k2/threads=0/threads=1}" <<'PY'
 import json, sys
-coef = dict(gemm_flops=1/6e11, gemm_bytes=0, attn_flops=1/6e11, elem_bytes=0, opt_flops=1/6e11, layer_calls=0,
+coef = dict(gemm_flops=1/6e11, gemm_bytes=0, gemm_thin=0, attn_flops=1/6e11, elem_bytes=0, opt_flops=1/6e11, layer_calls=0,
             step=2e-3, allreduce_bytes=0)
 json.dump({sys.argv[2]: {"coef": coef, "n_points": 11, "rms_rel_err": 0.04, "max_rel_err": 0.08}}, open(sys.argv[1], "w"))
 PY

@@ -27,7 +27,7 @@ seed_model() {  # layout key: the one `frontier info` names (1 rank) or the same
 import json, os, sys
 path, key = sys.argv[1], sys.argv[2]
 all = json.load(open(path)) if os.path.exists(path) else {}
-coef = dict(gemm_flops=1/6e11, gemm_bytes=0, attn_flops=1/6e11, elem_bytes=0, opt_flops=1/6e11, layer_calls=0,
+coef = dict(gemm_flops=1/6e11, gemm_bytes=0, gemm_thin=0, attn_flops=1/6e11, elem_bytes=0, opt_flops=1/6e11, layer_calls=0,
             step=2e-3, allreduce_bytes=0)
 all[key] = {"coef": coef, "n_points": 11, "rms_rel_err": 0.04, "max_rel_err": 0.08}
 json.dump(all, open(path, "w"))

@@ -22,7 +22,7 @@ C=$tmp/cache
 mkdir -p "$C/plan"
 /usr/bin/python3 - "$C/throughput.json" "$key" <<'PY'
 import json, sys
-coef = dict(gemm_flops=1/6e11, gemm_bytes=0, attn_flops=1/6e11, elem_bytes=0, opt_flops=1/6e11, layer_calls=0,
+coef = dict(gemm_flops=1/6e11, gemm_bytes=0, gemm_thin=0, attn_flops=1/6e11, elem_bytes=0, opt_flops=1/6e11, layer_calls=0,
             step=2e-3, allreduce_bytes=0)
 json.dump({sys.argv[2]: {"coef": coef, "n_points": 11, "rms_rel_err": 0.04, "max_rel_err": 0.08}}, open(sys.argv[1], "w"))
 PY

@@ -116,7 +116,10 @@ static void test_fit_json_round_trip(void **state) {
 static void test_throughput_fit(void **state) {
     (void)state;
     ThroughputModel truth = {0};
-    const double rates[TP_NTERMS] = {1.2e-12, 4e-11, 3e-12, 2e-10, 1.5e-12, 2e-4, 3e-3, 0};
+    double rates[TP_NTERMS] = {0};
+    rates[TP_GEMM_FLOPS] = 1.2e-12, rates[TP_GEMM_BYTES] = 4e-11, rates[TP_GEMM_THIN] = 2e-11;
+    rates[TP_ATTN_FLOPS] = 3e-12, rates[TP_ELEM_BYTES] = 2e-10, rates[TP_OPT_FLOPS] = 1.5e-12;
+    rates[TP_LAYER_CALLS] = 2e-4, rates[TP_STEP] = 3e-3;
     memcpy(truth.coef, rates, sizeof rates);
     double work[32][TP_NTERMS], step[32];
     int n = 0;
