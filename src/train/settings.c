@@ -109,6 +109,22 @@ void train_setting_give(unsigned char *given, const char *name) {
     given[s - TRAIN_SETTINGS] = 1;
 }
 
+TrainConfig train_defaults(void) {
+    TrainConfig c = {0};
+    model_config_preset("cpu", &c.model);
+    c.optim = optim_defaults();
+    c.batch_tokens = 16384;  // the "cpu" preset's batch (kit-d10: 2^19); frontier research, docs/research.md
+    c.device_batch = 16;
+    c.optim.ref_batch_tokens = 4096;  // its learning rates were set at this batch
+    c.budget_s = 300;
+    c.excluded_steps = 2;
+    c.seed = 42;
+    c.run_dir = NULL;
+    c.cache_dir = "cache";
+    c.keep_checkpoints = 2;
+    return c;
+}
+
 TrainConfig train_settings_defaults(void) {
     TrainConfig c = train_defaults();
     c.precision = KP_AUTO;

@@ -32,22 +32,6 @@
 #include "util/timer.h"
 #include "util/json_file.h"
 
-TrainConfig train_defaults(void) {
-    TrainConfig c = {0};
-    model_config_preset("cpu", &c.model);
-    c.optim = optim_defaults();
-    c.batch_tokens = 16384;  // the "cpu" preset's batch (kit-d10: 2^19); frontier research, docs/research.md
-    c.device_batch = 16;
-    c.optim.ref_batch_tokens = 4096;  // its learning rates were set at this batch
-    c.budget_s = 300;
-    c.excluded_steps = 2;
-    c.seed = 42;
-    c.run_dir = NULL;
-    c.cache_dir = "cache";
-    c.keep_checkpoints = 2;
-    return c;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Setup: data, tokenizer, model, optimizer, loader (or all of it restored from a run folder)
 // ---------------------------------------------------------------------------------------------
