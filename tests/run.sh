@@ -42,10 +42,34 @@ run_one() {  # name, command...
   fi
   rm -f "$log"
 }
+# A second lane: shell tests that keep one core busy at most (one training thread, or processes
+# that mostly wait) run beside the others, which use both cores, instead of after them. Its
+# results are printed, and counted, when both lanes are done. (The tests themselves hold under a
+# competing load: bench/flake_hunt.sh LOAD=1 runs each beside a training on both cores.)
+LANE2="tests/train/test_crash.sh tests/research/test_research_cli.sh tests/research/test_research_sim.sh tests/cli/test_bad_flags.sh"
+[ "${FRONTIER_TEST_LANES:-2}" = 1 ] && LANE2=""
+lane2_out=$(mktemp)
+if [ "${FRONTIER_UNIT_ONLY:-0}" != 1 ] && [ -n "$LANE2" ]; then
+  ( passed=0; failed=0; skipped=0; failures=()
+    for t in $LANE2; do [ -f "$t" ] && run_one "$t" bash "$t"; done
+    echo "LANE2 $passed $failed $skipped ${failures[*]:-}" ) > "$lane2_out" 2>&1 &
+  lane2_pid=$!
+fi
 for bin in "$@"; do run_one "${bin#build/*/}" "$bin"; done
 if [ "${FRONTIER_UNIT_ONLY:-0}" != 1 ]; then
-  for t in $(find tests -name 'test_*.sh' | sort); do run_one "$t" bash "$t"; done
+  for t in $(find tests -name 'test_*.sh' | sort); do
+    case " $LANE2 " in *" $t "*) continue;; esac
+    run_one "$t" bash "$t"
+  done
+  if [ -n "${lane2_pid:-}" ]; then
+    wait "$lane2_pid"
+    grep -v '^LANE2 ' "$lane2_out"
+    read -r _ p2 f2 s2 fl2 < <(grep '^LANE2 ' "$lane2_out" || echo "LANE2 0 1 0 lane2-did-not-finish")
+    passed=$((passed + p2)); failed=$((failed + f2)); skipped=$((skipped + s2))
+    [ -n "${fl2:-}" ] && failures+=($fl2)
+  fi
 fi
+rm -f "$lane2_out"
 [ "$failed" -gt 0 ] && printf 'failed: %s\n' "${failures[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
