@@ -51,10 +51,19 @@ static void run_free(Run *r) {
     memset(r, 0, sizeof *r);
 }
 
-// --ckpt RUN_DIR, or RUN_DIR/model.safetensors itself (the run folder is then its folder).
-static int run_load(const char *ckpt, Run *r) {
+// --weights: which of a run folder's weights are read (ckpt_model_path_weights).
+static const char *const WEIGHTS[] = {"auto", "avg", "raw", NULL};
+#define WEIGHTS_HELP "a run folder's weights: avg = the weight average a run with --ema-steps/--ema-seconds " \
+                     "saved (model_avg.safetensors), raw = the last checkpoint's weights, auto = avg when the run has one"
+
+// --ckpt RUN_DIR, or RUN_DIR/model.safetensors itself (the run folder is then its folder); weights:
+// an index into WEIGHTS.
+static int run_load(const char *ckpt, int weights, Run *r) {
     memset(r, 0, sizeof *r);
-    r->model_path = ckpt_model_path(ckpt);
+    r->model_path = ckpt_model_path_weights(ckpt, WEIGHTS[weights]);
+    if (weights == 1 && !path_has_suffix(ckpt, ".safetensors") && !path_exists(r->model_path))
+        return err_set("--weights avg: %s has no weight average (model_avg.safetensors: a run trained with "
+                       "--ema-steps or --ema-seconds writes it when it finishes)", ckpt);
     if (path_has_suffix(ckpt, ".safetensors")) {
         const char *slash = strrchr(ckpt, '/');
         r->run_dir = slash ? strndup(ckpt, (size_t)(slash - ckpt) + (slash == ckpt)) : xstrdup(".");
@@ -209,10 +218,11 @@ static const char *default_core_dir(void) {
 // the selected tasks that had no data ("missing", with why in "missing_detail") and those --tasks
 // left out ("not_selected"). `frontier score` refuses to compare a CORE that covers less than the
 // others or than its bundle's full set (known-absent tasks aside).
-static int write_core_json(const char *run_dir, const CoreSuite *suite, const CoreResult *res, int max_per_task,
-                           KernelPrecision precision) {
+static int write_core_json(const char *run_dir, const char *model_path, const CoreSuite *suite, const CoreResult *res,
+                           int max_per_task, KernelPrecision precision) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "core", res->core);
+    cJSON_AddStringToObject(o, "model", model_path);  // which weights: the average or the last checkpoint's
     cJSON_AddNumberToObject(o, "n_tasks", res->n_scored);  // = tasks_scored (older readers)
     cJSON_AddNumberToObject(o, "tasks_scored", res->n_scored);
     cJSON_AddNumberToObject(o, "tasks_total", res->n_total);
@@ -308,7 +318,7 @@ static int run_core(Run *r, const char *run_dir, const char *core_dir, const cha
             snprintf(why + used, sizeof why - used, "; %d not selected (--tasks)", res.n_total - res.n);
         printf("CORE %.4f = mean centered over %d of %d tasks%s; %lld tokens in %.1f s (%.0f tok/s)\n", res.core,
                res.n_scored, res.n_total, why, res.tokens, res.seconds, res.tokens / (res.seconds + 1e-9));
-        rc = write_core_json(run_dir, suite, &res, max_per_task, r->model.precision);
+        rc = write_core_json(run_dir, r->model_path, suite, &res, max_per_task, r->model.precision);
     }
     core_result_free(&res);
     core_free(suite);
@@ -351,7 +361,7 @@ int cmd_eval(int argc, char **argv) {
     const char *ckpt = NULL, *core_dir = NULL, *tasks = NULL, *precision = "fp32";
     StringList inputs = {0};
     int64_t eval_tokens = 0;
-    int batch = 0, seq_len = 0, threads = 0, core = 0, max_per_task = 0, allow_missing = 0;
+    int batch = 0, seq_len = 0, threads = 0, core = 0, max_per_task = 0, allow_missing = 0, weights = 0;
     Option opts[] = {
         {"core", OPT_FLAG, &core, NULL, "score the CORE benchmark instead of val_bpb (writes RUN_DIR/core.json)", 0, 0, 0, 0, NULL},
         {"tasks", OPT_STRING, &tasks, "A,B", "with --core: only these task labels", 0, 0, 0, 0, NULL},
@@ -360,6 +370,7 @@ int cmd_eval(int argc, char **argv) {
         {"allow-missing-tasks", OPT_FLAG, &allow_missing, NULL, "with --core: score the tasks that have data when some "
          "task's data file is missing (else an error), and list the missing ones in the result", 0, 0, 0, 0, NULL},
         {"ckpt", OPT_STRING, &ckpt, "RUN_DIR", "the trained run folder (or its model.safetensors); required", 0, 0, 0, 0, NULL},
+        {"weights", OPT_ENUM, &weights, "auto|avg|raw", WEIGHTS_HELP, 0, 0, 0, 0, WEIGHTS},
         {"input", OPT_LIST, &inputs, "FILE", "score these documents (.jsonl/.txt file or folder; repeatable) instead", 0, 0, 0, 0, NULL},
         {"eval-tokens", OPT_INT64, &eval_tokens, "N", "stop after the row reaching N target positions (0 = all)", 0,
          INT64_MAX, 0, 0, NULL},
@@ -401,7 +412,7 @@ int cmd_eval(int argc, char **argv) {
     int n_shards = 0;
     int64_t n_docs = 0;
     BpbResult res;
-    if (run_load(ckpt, &r) != 0) {  // what --ckpt names is not a run frontier can read: bad input
+    if (run_load(ckpt, weights, &r) != 0) {  // what --ckpt names is not a run frontier can read: bad input
         err_prefix("--ckpt %s", ckpt);
         err_mark_usage();
         rc = report_error();
@@ -475,6 +486,7 @@ int cmd_eval(int argc, char **argv) {
     cJSON_AddNumberToObject(j, "nats", res.nats);
     cJSON_AddNumberToObject(j, "bytes", (double)res.bytes);
     cJSON_AddStringToObject(j, "precision", kernels_precision_name(prec));
+    cJSON_AddStringToObject(j, "model", r.model_path);
     char *line = cJSON_PrintUnformatted(j);
     printf("%s\n", line);
     free(line);
@@ -509,11 +521,12 @@ static void print_token(int32_t token, void *ctx) {
 
 int cmd_sample(int argc, char **argv) {
     const char *ckpt = NULL, *prompt = NULL;
-    int n = 200, top_k = 50, threads = 0;
+    int n = 200, top_k = 50, threads = 0, weights = 0;
     double temperature = 0.8;
     int64_t seed = 42;
     Option opts[] = {
         {"ckpt", OPT_STRING, &ckpt, "RUN_DIR", "the trained run folder (or its model.safetensors); required", 0, 0, 0, 0, NULL},
+        {"weights", OPT_ENUM, &weights, "auto|avg|raw", WEIGHTS_HELP, 0, 0, 0, 0, WEIGHTS},
         {"prompt", OPT_STRING, &prompt, "TEXT", "text to continue (<|bos|> is put in front)", 0, 0, 0, 0, NULL},
         {"n", OPT_INT, &n, "N", "tokens to generate at most", 0, INT32_MAX, 0, 0, NULL},
         {"temperature", OPT_DOUBLE, &temperature, "T", "softmax temperature; 0 = greedy (at most 1000)", 0, 1000, 0, 0, NULL},
@@ -533,7 +546,7 @@ int cmd_sample(int argc, char **argv) {
     if (check_ckpt(ckpt) != 0) return report_error();
     threads_arg(threads);
     Run r;
-    if (run_load(ckpt, &r) != 0) {
+    if (run_load(ckpt, weights, &r) != 0) {
         err_prefix("--ckpt %s", ckpt);
         err_mark_usage();
         rc = report_error();

@@ -89,7 +89,7 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
 static void start_epoch(DataLoader *dl, int64_t epoch) {
     dl->epoch = epoch;
     dl->cursor = dl->cfg.rank;
-    if (dl->cfg.shuffle) loader_permutation(dl->cfg.seed, epoch, dl->perm, dl->n_docs);
+    if (dl->cfg.shuffle) loader_permutation(dl->cfg.seed, dl->cfg.same_order ? 1 : epoch, dl->perm, dl->n_units);
 }
 
 void loader_reset(DataLoader *dl) {
@@ -142,11 +142,18 @@ static int index_docs(DataLoader *dl, int64_t at, int64_t n_docs, const char *wh
         h = fnv1a(h, &dl->doc_len[i], sizeof dl->doc_len[i]);
     }
     dl->data_hash = h;
-    if (cfg->rank >= n_docs)
-        return err_set("data loader: rank %d of %d gets no documents: %s holds only %lld", cfg->rank, cfg->world,
-                       what, (long long)n_docs);
-    dl->rank_docs = (n_docs - cfg->rank + cfg->world - 1) / cfg->world;
-    if (cfg->shuffle) dl->perm = xmalloc((size_t)n_docs * sizeof *dl->perm);
+    dl->n_units = n_docs;
+    if (cfg->fixed_rows) {
+        dl->n_units = (at - 1) / cfg->T;
+        if (dl->n_units > INT32_MAX)
+            return err_set("data loader: %s: %lld rows of T+1 = %d tokens; at most %d are supported", what,
+                           (long long)dl->n_units, cfg->T + 1, INT32_MAX);
+    }
+    if (cfg->rank >= dl->n_units)
+        return err_set("data loader: rank %d of %d gets no %s: %s holds only %lld", cfg->rank, cfg->world,
+                       cfg->fixed_rows ? "rows" : "documents", what, (long long)dl->n_units);
+    dl->rank_docs = (dl->n_units - cfg->rank + cfg->world - 1) / cfg->world;
+    if (cfg->shuffle) dl->perm = xmalloc((size_t)dl->n_units * sizeof *dl->perm);
     dl->buf_cap = (int64_t)cfg->buffer_docs + cfg->refill_docs;
     dl->buf = xmalloc((size_t)dl->buf_cap * sizeof *dl->buf);
     dl->buf_skip = xmalloc((size_t)dl->buf_cap * sizeof *dl->buf_skip);
@@ -228,11 +235,12 @@ void loader_free(DataLoader *dl) {
 // Packing
 // ---------------------------------------------------------------------------------------------
 
-// Next document id of this rank's stream into *id; 0 when validation data has run out.
+// Next unit (document id, or window with fixed_rows) of this rank's stream into *id; 0 when
+// validation data has run out.
 static int pull_doc(DataLoader *dl, int32_t *id) {
-    if (dl->cursor >= dl->n_docs) {
+    if (dl->cursor >= dl->n_units) {
         if (!dl->cfg.shuffle) return 0;
-        start_epoch(dl, dl->epoch + 1);  // rank < n_docs, so the new epoch has a document for us
+        start_epoch(dl, dl->epoch + 1);  // rank < n_units, so the new epoch has a unit for us
     }
     *id = dl->cfg.shuffle ? dl->perm[dl->cursor] : (int32_t)dl->cursor;
     dl->cursor += dl->cfg.world;
@@ -257,8 +265,21 @@ static void refill(DataLoader *dl) {
     }
 }
 
+// With fixed_rows: the next window into dl->row; T+1, or 0 when validation data has run out.
+// Counted as T tokens used: the window's first token is the last one's target.
+static int64_t fill_window(DataLoader *dl) {
+    int32_t k;
+    if (!pull_doc(dl, &k)) return 0;
+    const int64_t T = dl->cfg.T;
+    const uint16_t *src = dl->tokens + (int64_t)k * T;
+    for (int64_t i = 0; i <= T; i++) dl->row[i] = src[i];
+    dl->tokens_used += T;
+    return T + 1;
+}
+
 // Fill dl->row; returns the tokens placed: T+1, or fewer when validation data runs out.
 static int64_t fill_row(DataLoader *dl) {
+    if (dl->cfg.fixed_rows) return fill_window(dl);
     const int64_t cap = (int64_t)dl->cfg.T + 1;
     int64_t pos = 0;
     while (pos < cap) {
@@ -298,7 +319,7 @@ static int64_t fill_row(DataLoader *dl) {
 
 int loader_next(DataLoader *dl, int32_t *inputs, int32_t *targets) {
     if (!dl || !inputs || !targets) return err_set("loader_next: NULL argument");
-    if (!dl->cfg.shuffle && dl->buf_n == 0 && dl->cursor >= dl->n_docs) {
+    if (!dl->cfg.shuffle && dl->buf_n == 0 && dl->cursor >= dl->n_units) {
         dl->rows = 0;
         return 0;
     }
@@ -327,7 +348,7 @@ int64_t loader_tokens_consumed(const DataLoader *dl) { return dl->tokens_used + 
 // ---------------------------------------------------------------------------------------------
 
 #define STATE_MAGIC 0x5453444c52544e46LL  // "FNTRLDST" as little-endian bytes
-#define STATE_VERSION 2
+#define STATE_VERSION 3
 // Counters (epoch, batches, tokens) beyond this are corrupt: no run gets near it, and the loader
 // adds to them without overflowing.
 #define COUNTER_MAX (1LL << 62)
@@ -336,6 +357,8 @@ enum {
     S_MAGIC, S_VERSION, S_WORLD, S_RANK, S_SEED, S_SHUFFLE, S_DATA_HASH, S_N_DOCS,
     S_EPOCH, S_CURSOR, S_BATCHES, S_TOKENS_USED, S_TOKENS_CROPPED, S_BUF_N,
     S_DISCARD,
+    S_FIELDS_V2,  // version 2 ends here; version 3 adds the data order
+    S_FIXED_ROWS = S_FIELDS_V2, S_SAME_ORDER, S_N_UNITS,
     S_FIELDS  // then S_BUF_N (document id, tokens consumed) pairs
 };
 
@@ -359,7 +382,8 @@ size_t loader_save_state(const DataLoader *dl, void *buf) {
         [S_SEED] = (int64_t)dl->cfg.seed, [S_SHUFFLE] = dl->cfg.shuffle, [S_DATA_HASH] = (int64_t)dl->data_hash,
         [S_N_DOCS] = dl->n_docs, [S_EPOCH] = dl->epoch, [S_CURSOR] = dl->cursor, [S_BATCHES] = dl->batches,
         [S_TOKENS_USED] = dl->tokens_used, [S_TOKENS_CROPPED] = dl->tokens_cropped, [S_BUF_N] = dl->buf_n,
-        [S_DISCARD] = dl->cfg.discard_crops,
+        [S_DISCARD] = dl->cfg.discard_crops, [S_FIXED_ROWS] = dl->cfg.fixed_rows,
+        [S_SAME_ORDER] = dl->cfg.same_order, [S_N_UNITS] = dl->n_units,
     };
     for (int i = 0; i < S_FIELDS; i++) put64(p + 8 * i, f[i]);
     for (int64_t i = 0; i < dl->buf_n; i++) {
@@ -371,14 +395,20 @@ size_t loader_save_state(const DataLoader *dl, void *buf) {
 
 int loader_load_state(DataLoader *dl, const void *buf, size_t len) {
     const unsigned char *p = buf;
-    if (len < (size_t)S_FIELDS * 8)
-        return err_set("data loader state: %zu bytes, too short (the header alone is %d)", len, S_FIELDS * 8);
+    if (len < (size_t)S_FIELDS_V2 * 8)
+        return err_set("data loader state: %zu bytes, too short (the header alone is %d)", len, S_FIELDS_V2 * 8);
     int64_t f[S_FIELDS];
-    for (int i = 0; i < S_FIELDS; i++) f[i] = get64(p + 8 * i);
+    for (int i = 0; i < S_FIELDS_V2; i++) f[i] = get64(p + 8 * i);
     if (f[S_MAGIC] != STATE_MAGIC) return err_set("data loader state: bad magic; not a data loader state");
-    if (f[S_VERSION] != STATE_VERSION)
-        return err_set("data loader state: version %lld, this build reads version %d", (long long)f[S_VERSION],
+    if (f[S_VERSION] != STATE_VERSION && f[S_VERSION] != 2)
+        return err_set("data loader state: version %lld, this build reads versions 2 and %d", (long long)f[S_VERSION],
                        STATE_VERSION);
+    // Version 2 had no data order: documents, a new order each epoch.
+    const int fields = f[S_VERSION] == 2 ? S_FIELDS_V2 : S_FIELDS;
+    if (len < (size_t)fields * 8)
+        return err_set("data loader state: %zu bytes, too short (the header alone is %d)", len, fields * 8);
+    for (int i = S_FIELDS_V2; i < fields; i++) f[i] = get64(p + 8 * i);
+    if (fields == S_FIELDS_V2) f[S_FIXED_ROWS] = 0, f[S_SAME_ORDER] = 0, f[S_N_UNITS] = dl->n_docs;
     if (f[S_WORLD] != dl->cfg.world || f[S_RANK] != dl->cfg.rank)
         return err_set("data loader state: saved by rank %lld of %lld, this loader is rank %d of %d",
                        (long long)f[S_RANK], (long long)f[S_WORLD], dl->cfg.rank, dl->cfg.world);
@@ -393,12 +423,20 @@ int loader_load_state(DataLoader *dl, const void *buf, size_t len) {
                        "%lld documents, hash %016llx)", (long long)f[S_N_DOCS], (unsigned long long)f[S_DATA_HASH],
                        (long long)dl->n_docs, (unsigned long long)dl->data_hash);
     int64_t buf_n = f[S_BUF_N];
-    if (buf_n < 0 || buf_n > (int64_t)((len - (size_t)S_FIELDS * 8) / 16) || len != (size_t)(S_FIELDS + 2 * buf_n) * 8)
+    if (buf_n < 0 || buf_n > (int64_t)((len - (size_t)fields * 8) / 16) || len != (size_t)(fields + 2 * buf_n) * 8)
         return err_set("data loader state: %zu bytes, which does not match its count of %lld buffered documents "
-                       "(%d bytes + 16 a document)", len, (long long)buf_n, S_FIELDS * 8);
+                       "(%d bytes + 16 a document)", len, (long long)buf_n, fields * 8);
     if (f[S_DISCARD] != dl->cfg.discard_crops)
         return err_set("data loader state: saved with discard_crops %lld, this loader has %d", (long long)f[S_DISCARD],
                        dl->cfg.discard_crops);
+    if (f[S_FIXED_ROWS] != dl->cfg.fixed_rows || f[S_SAME_ORDER] != dl->cfg.same_order)
+        return err_set("data loader state: saved with fixed_rows %lld, same_order %lld; this loader has %d, %d",
+                       (long long)f[S_FIXED_ROWS], (long long)f[S_SAME_ORDER], dl->cfg.fixed_rows, dl->cfg.same_order);
+    if (f[S_N_UNITS] != dl->n_units)
+        return err_set("data loader state: saved with %lld rows per epoch, this loader cuts %lld (a different "
+                       "sequence length?)", (long long)f[S_N_UNITS], (long long)dl->n_units);
+    if (dl->cfg.fixed_rows && buf_n != 0)
+        return err_set("data loader state: %lld buffered documents in a fixed-rows state", (long long)buf_n);
     // cursor: rank + k*world for k in [0, rank_docs] (rank_docs = the end of the epoch's share)
     int64_t cur = f[S_CURSOR];
     if (f[S_EPOCH] < 1 || (!dl->cfg.shuffle && f[S_EPOCH] != 1) || cur < dl->cfg.rank ||
@@ -408,7 +446,7 @@ int loader_load_state(DataLoader *dl, const void *buf, size_t len) {
         return err_set("data loader state: corrupt stream position (epoch %lld, cursor %lld)", (long long)f[S_EPOCH],
                        (long long)cur);
     for (int64_t i = 0; i < buf_n; i++) {
-        int64_t id = get64(p + 8 * (S_FIELDS + 2 * i)), skip = get64(p + 8 * (S_FIELDS + 2 * i + 1));
+        int64_t id = get64(p + 8 * (fields + 2 * i)), skip = get64(p + 8 * (fields + 2 * i + 1));
         if (id < 0 || id >= dl->n_docs || skip < 0 || (skip > 0 && skip > dl->doc_len[id] - 2))
             return err_set("data loader state: corrupt buffer: document %lld of %lld documents", (long long)id,
                            (long long)dl->n_docs);
@@ -420,8 +458,8 @@ int loader_load_state(DataLoader *dl, const void *buf, size_t len) {
         dl->buf_cap = buf_n;
     }
     for (int64_t i = 0; i < buf_n; i++) {
-        dl->buf[i] = (int32_t)get64(p + 8 * (S_FIELDS + 2 * i));
-        dl->buf_skip[i] = (int32_t)get64(p + 8 * (S_FIELDS + 2 * i + 1));
+        dl->buf[i] = (int32_t)get64(p + 8 * (fields + 2 * i));
+        dl->buf_skip[i] = (int32_t)get64(p + 8 * (fields + 2 * i + 1));
     }
     dl->buf_n = buf_n;
     start_epoch(dl, f[S_EPOCH]);

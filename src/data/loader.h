@@ -22,7 +22,16 @@
 // The document stream, per rank r of W:
 //   training (shuffle=1): epoch e (1, 2, ...) visits every document of every shard once, in the
 //     order of loader_permutation(seed, e), and rank r takes the documents at positions
-//     r, r+W, r+2W, ... of it; the stream never ends (epoch e+1 follows with a new permutation).
+//     r, r+W, r+2W, ... of it; the stream never ends (epoch e+1 follows with a new permutation;
+//     with same_order, every epoch repeats epoch 1's).
+//   fixed rows (fixed_rows=1, training or validation): instead of documents, the stream visits
+//     the windows of the token data cut once, in file order, into rows of T+1 tokens that overlap
+//     by one (window k = tokens[kT, kT+T], so every token but the first is a target exactly once;
+//     the last (n_tokens-1) % T tokens are never targets). Each row is one window, whatever the
+//     document boundaries: rows start mid-document and hold the end of one document and the
+//     start of the next. The windows are shuffled per epoch as documents are. This is llm.c's and
+//     nanoGPT's data order ("row-level" shuffling); the default, documents shuffled then packed,
+//     is "document-level".
 //   validation (shuffle=0): documents in file order (the shards in the order given), rank r
 //     takes documents r, r+W, ...; one pass. When the stream and the buffer run dry, the row being
 //     built is left short: its unfilled target positions are -1 (ignore) and rows not started at
@@ -53,6 +62,8 @@ typedef struct {
                         // placed, so every token is a target exactly once) and continues in a later
                         // row. Our documents average ~5,000 tokens: discarding would drop ~90% of
                         // the tokens at T = 512 and score val_bpb on document openings only.
+    int fixed_rows;     // 1: the stream visits fixed windows of T+1 tokens, not documents (above)
+    int same_order;     // 1 (training): every epoch in epoch 1's order; 0: a new order each epoch
     int64_t max_tokens;  // > 0: only the first documents (file order) whose tokens add up to at most
                          // this many (at least one document): a fixed subset, read again each epoch
     int vocab_size;   // > 0: every token of every shard must be < vocab_size (checked once per shard
@@ -75,10 +86,11 @@ typedef struct {
     int64_t *doc_start;   // (n_docs) index in tokens of each document's <|bos|>
     int32_t *doc_len;     // (n_docs) tokens in each document, its <|bos|> included
     int64_t n_docs;       // in all shards
-    int64_t rank_docs;    // this rank's documents per epoch: ceil((n_docs - rank) / world)
+    int64_t n_units;      // what the stream visits each epoch: n_docs, or the windows with fixed_rows
+    int64_t rank_docs;    // this rank's units per epoch: ceil((n_units - rank) / world)
     uint64_t data_hash;   // FNV-1a of n_docs and doc_len; ties a saved state to its data
     // the document stream
-    int32_t *perm;        // (n_docs) this epoch's document order (training mode; NULL otherwise)
+    int32_t *perm;        // (n_units) this epoch's order (training mode; NULL otherwise)
     int64_t epoch;        // 1-based epoch of the last document taken from the stream
     int64_t cursor;       // next position of the stream in perm (training) or in file order (val)
     // the buffer
@@ -116,11 +128,13 @@ int64_t loader_epoch(const DataLoader *dl);  // 1-based epoch of the stream posi
 int64_t loader_tokens_consumed(const DataLoader *dl);
 
 // Exact resume. The state is a versioned little-endian blob of int64s: a header (magic, version,
-// world, rank, seed, shuffle, data hash), the stream position (epoch, cursor), the counters, and
-// the buffered document ids. Save it between loader_next() calls; loading it into a loader opened
-// on the same shards with the same rank, world, seed and mode continues the identical batch stream
-// (B, T and the buffer size may differ: then the stream resumes at the same data position but
-// packs differently). Loading checks everything and leaves the loader untouched on error.
+// world, rank, seed, shuffle, data hash, the data order), the stream position (epoch, cursor),
+// the counters, and the buffered document ids. Version 2 states (before fixed_rows and
+// same_order) load as the default order. Save it between loader_next() calls; loading it into a
+// loader opened on the same shards with the same rank, world, seed, mode and data order continues
+// the identical batch stream (B, T and the buffer size may differ: then the stream resumes at the
+// same data position but packs differently; with fixed_rows, T may not, since it cuts the
+// windows). Loading checks everything and leaves the loader untouched on error.
 size_t loader_state_size(const DataLoader *dl);  // bytes of the current state (it varies)
 size_t loader_save_state(const DataLoader *dl, void *buf);  // writes loader_state_size() bytes
 int loader_load_state(DataLoader *dl, const void *buf, size_t len);

@@ -67,6 +67,11 @@ OpCost cost_attention_bwd(int B, int T, int H, int Hkv, int D, int window) {
 
 OpCost cost_relu2_fwd(size_t n) { return (OpCost){2.0 * (double)n, F * 2.0 * (double)n}; }
 OpCost cost_relu2_bwd(size_t n) { return (OpCost){3.0 * (double)n, F * 3.0 * (double)n}; }
+// one multiply (and an add when accumulating) per element; the mask's ~10 integer operations are
+// not FLOPs. Read x (and out), write out.
+OpCost cost_dropout(size_t n, int accumulate) {
+    return (OpCost){(accumulate ? 2.0 : 1.0) * (double)n, F * (accumulate ? 3.0 : 2.0) * (double)n};
+}
 
 // ReLU² fused into the product: its FLOPs plus the product's; memory as the product's with fc in
 // place of act (act never stored). bwd: the tn and nn products, fc read by both, ReLU²'s

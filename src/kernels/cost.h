@@ -21,6 +21,7 @@ OpCost cost_attention_fwd(int B, int T, int H, int Hkv, int D, int window);
 OpCost cost_attention_bwd(int B, int T, int H, int Hkv, int D, int window);
 OpCost cost_relu2_fwd(size_t n);
 OpCost cost_relu2_bwd(size_t n);
+OpCost cost_dropout(size_t n, int accumulate);
 OpCost cost_relu2_linear_fwd(int M, int N, int K, int accumulate);
 OpCost cost_relu2_linear_bwd(int M, int N, int K);
 OpCost cost_softcap_ce(int N, int V, int with_grad);

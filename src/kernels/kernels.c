@@ -71,7 +71,7 @@ const Kernels KERNELS_REF = {
     .attention_fwd = ref_attention_fwd, .attention_bwd = ref_attention_bwd,
     .relu2_fwd = ref_relu2_fwd, .relu2_bwd = ref_relu2_bwd,
     .relu2_linear_fwd = ref_relu2_linear_fwd, .relu2_linear_bwd = ref_relu2_linear_bwd,
-    .softcap_ce = ref_softcap_ce, .head_ce = ref_head_ce, .head_dw = ref_head_dw,
+    .softcap_ce = ref_softcap_ce, .head_ce = ref_head_ce, .head_dw = ref_head_dw, .dropout = ref_dropout,
 };
 
 static const Kernels OWN_AVX2 = {
@@ -84,7 +84,7 @@ static const Kernels OWN_AVX2 = {
     .relu2_fwd = avx2_relu2_fwd, .relu2_bwd = avx2_relu2_bwd,
     .relu2_linear_fwd = avx2_relu2_linear_fwd, .relu2_linear_bwd = avx2_relu2_linear_bwd,
     .attention_fwd = avx2_attention_fwd, .attention_bwd = avx2_attention_bwd,
-    .softcap_ce = avx2_softcap_ce, .head_ce = avx2_head_ce, .head_dw = avx2_head_dw,
+    .softcap_ce = avx2_softcap_ce, .head_ce = avx2_head_ce, .head_dw = avx2_head_dw, .dropout = avx2_dropout,
 };
 
 static const Kernels OWN_AVX512 = {
@@ -98,6 +98,7 @@ static const Kernels OWN_AVX512 = {
     .relu2_fwd = avx512_relu2_fwd, .relu2_bwd = avx512_relu2_bwd,
     .relu2_linear_fwd = avx512_relu2_linear_fwd, .relu2_linear_bwd = avx512_relu2_linear_bwd,
     .softcap_ce = avx512_softcap_ce, .head_ce = avx512_head_ce, .head_dw = avx512_head_dw,
+    .dropout = avx512_dropout,
 };
 
 // AMX has no fp32 op of its own (its tiles multiply bf16): its table is avx512's, and with

@@ -95,6 +95,12 @@ typedef struct {
     // The head's weight gradient from head_ce's dlogits (the same table's format): dw (V,C) +=
     // dlogitsᵀ @ x — as matmul_tn on the fp32 values.
     void (*head_dw)(float *dw, const void *dlogits, const float *x, int N, int V, int C);
+
+    // Dropout with a mask drawn from a counter: element i is kept where dropout_bits(key, i0 + i)
+    // >= dropout_threshold(p) (below), so the same (key, i0) gives the same mask on every
+    // variant, thread count and call; backward calls it again with the same key on the gradient.
+    // out (n) (+)= kept ? x·(1/(1−p)) : 0, for 0 <= p < 1. out may alias x when not accumulating.
+    void (*dropout)(float *out, const float *x, size_t n, float p, uint32_t key, uint32_t i0, int accumulate);
 } Kernels;
 
 // The ops, in Kernels field order: X(name) for each.
@@ -102,9 +108,9 @@ typedef struct {
     X(matmul_nt) X(matmul_nn) X(matmul_tn) X(embedding_fwd) X(embedding_bwd) X(rmsnorm_fwd) \
     X(rmsnorm_bwd) X(rope_fwd) X(rope_bwd) X(rope_rmsnorm_fwd) X(rope_rmsnorm_bwd)          \
     X(attention_fwd) X(attention_bwd) X(relu2_fwd) X(relu2_bwd) X(relu2_linear_fwd) X(relu2_linear_bwd)     \
-    X(softcap_ce) X(head_ce) X(head_dw)
+    X(softcap_ce) X(head_ce) X(head_dw) X(dropout)
 
-enum { KERNEL_OP_COUNT = 20 };
+enum { KERNEL_OP_COUNT = 21 };
 
 // The precision of the products (the matmuls, ReLU²'s linear layer, the head, attention; kernels.h,
 // "Matmul precision").
@@ -126,3 +132,21 @@ static inline size_t head_dl16_at(int n, int v, int V) {
 }
 // The uint16 elements of N rows of bf16 dlogits: ceil(N/2)·P.
 static inline size_t head_dl16_elems(int N, int V) { return (size_t)(N + 1) / 2 * head_dl16_stride(V); }
+
+// Dropout's mask bits: lowbias32 (Wellons' 32-bit integer hash: two multiply-xorshift rounds,
+// full avalanche) of the element's index times the golden-ratio constant, xored with the key.
+// Indices past 2^32 wrap: the mask then repeats with that period.
+static inline uint32_t dropout_bits(uint32_t key, uint32_t i) {
+    uint32_t x = (i * 0x9E3779B9u) ^ key;
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+// An element is kept when its bits are >= p·2^32 (so P(kept) = 1 − p within 2^-32).
+static inline uint32_t dropout_threshold(float p) {
+    double t = (double)p * 4294967296.0;
+    return t <= 0 ? 0 : t >= 4294967295.0 ? 4294967295u : (uint32_t)t;
+}

@@ -291,7 +291,7 @@ void runstate_free(RunState *s) {
     free(s->layer);
     float *bufs[] = {s->emb, s->rstd0, s->x_final, s->xn_final, s->rstd_final, s->logits, s->head,
                      s->losses, s->dx, s->dxn, s->dq, s->dk, s->dv, s->datt, s->dfc,
-                     s->x0, s->x_half, s->x_back, s->dx0, s->dx_back, s->xe, s->smear_sig, s->dve_z};
+                     s->x0, s->x_half, s->x_back, s->dx0, s->dx_back, s->xe, s->smear_sig, s->dve_z, s->drop};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(s->bigram_rows);
     free(s->row_sums);
@@ -366,10 +366,32 @@ static void scale_floats(float *x, size_t n, float s) {
     for (size_t i = 0; i < n; i++) x[i] *= s;
 }
 
+// The key of dropout's mask for layer l's site (0: attention, 1: MLP): element 2l+site+1 of the
+// splitmix64 stream from the micro-batch's key.
+static uint32_t dropout_key(uint64_t key, int l, int site) {
+    uint64_t x = key + 0x9e3779b97f4a7c15ULL * (uint64_t)(2 * l + site);
+    return (uint32_t)splitmix64(&x);
+}
+
+void model_dropout_batch(Model *m, uint64_t seed, int64_t step, int64_t first_row, int T) {
+    uint64_t x = seed + 0x9e3779b97f4a7c15ULL * (uint64_t)step;
+    m->dropout_key = splitmix64(&x);
+    m->dropout_i0 = (uint32_t)((uint64_t)first_row * (uint64_t)T * (uint64_t)m->cfg.n_embd);
+}
+
+// A block's output proj (N, C) joins the residual stream `out` that holds its input: fused into
+// the product (accumulate) without dropout, through s->drop with it.
+static float *block_output(const RunState *s, float *out) { return s->drop_p > 0 ? s->drop : out; }
+static void block_output_done(const Model *m, const RunState *s, float *out, int N, int l, int site) {
+    if (s->drop_p > 0)
+        kernels_for(m->precision)->dropout(out, s->drop, (size_t)N * m->cfg.n_embd, s->drop_p,
+                                           dropout_key(s->drop_key, l, site), s->drop_i0, 1);
+}
+
 // One attention block. `prefix` (NULL in training) holds the cached keys and values of P
 // earlier positions of layer l: the queries sit at positions P..P+T-1 and also attend to them.
-static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w, const int32_t *inputs, int B, int T,
-                            const KVPrefix *prefix, int l) {
+static void attention_block(const Model *m, RunState *s, LayerActs *a, const LayerWeights *w, const int32_t *inputs,
+                            int B, int T, const KVPrefix *prefix, int l) {
     const Kernels *K = kernels_for(m->precision);
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, H = c->n_head, Hkv = c->n_kv_head, D = c->head_dim;
@@ -401,25 +423,28 @@ static void attention_block(const Model *m, LayerActs *a, const LayerWeights *w,
         K->attention_fwd(a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D, window);
     }
     memcpy(a->x2, a->x, (size_t)N * C * sizeof *a->x2);  // residual
-    linear(K, a->x2, a->att, w->attn_proj, N, C, H * D, 1);
+    linear(K, block_output(s, a->x2), a->att, w->attn_proj, N, C, H * D, s->drop_p == 0);
+    block_output_done(m, s, a->x2, N, l, 0);
 }
 
 // relu(fc)² is formed inside c_proj's product (relu2_linear_fwd) and never stored: backward
 // forms it again from fc.
-static void mlp_block(const Model *m, LayerActs *a, const LayerWeights *w, float *out, int N) {
+static void mlp_block(const Model *m, RunState *s, LayerActs *a, const LayerWeights *w, float *out, int N, int l) {
     const Kernels *K = kernels_for(m->precision);
     int C = m->cfg.n_embd, F = m->cfg.mlp_ratio * C;
     K->rmsnorm_fwd(a->xn2, a->rstd2, a->x2, N, C);
     linear(K, a->fc, a->xn2, w->c_fc, N, F, C, 0);
     memcpy(out, a->x2, (size_t)N * C * sizeof *out);  // residual
-    K->relu2_linear_fwd(out, a->fc, w->mlp_proj, N, C, F, 1);
+    K->relu2_linear_fwd(block_output(s, out), a->fc, w->mlp_proj, N, C, F, s->drop_p == 0);
+    block_output_done(m, s, out, N, l, 1);
 }
 
 // The trunk: embedding, the blocks and the final norm, leaving s->xn_final (B*T, C).
 // With `store` (model_prefill, B = 1), each layer's keys and values are copied into it as the
-// layer finishes: a forward-only state's next layer overwrites them.
+// layer finishes: a forward-only state's next layer overwrites them. `train`: model_forward_train,
+// the one forward that applies the model's dropout.
 static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, KVPrefix *store, const int32_t *inputs,
-                           int B, int T) {
+                           int B, int T, int train) {
     const Kernels *K = kernels_for(m->precision);
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, L = c->depth, P = prefix ? prefix->P : 0;
@@ -430,6 +455,9 @@ static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, KVPref
                 B, T, P, s->B, s->T, c->seq_len);
         abort();
     }
+    s->drop_p = train ? m->dropout : 0;
+    s->drop_key = m->dropout_key, s->drop_i0 = m->dropout_i0;
+    if (s->drop_p > 0 && !s->drop) s->drop = xaligned_alloc((size_t)s->B * s->T * C * sizeof *s->drop);
     recipe_input_fwd(m, s, prefix, inputs, B, T, c->lambdas ? s->x0 : s->layer[0].x);
     if (store) {  // what the position after the prefix needs of its last: its token, its pre-smear embedding
         store->last_token = inputs[N - 1];
@@ -440,7 +468,7 @@ static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, KVPref
             model_residual_mix(s->layer[l].x, l ? s->layer[l].xr : s->x0, s->x0, m->resid_lambdas[l],
                                m->x0_lambdas[l], (size_t)N * C);
         prof_begin("attention", "layer", l);
-        attention_block(m, &s->layer[l], &m->w[l], inputs, B, T, prefix, l);
+        attention_block(m, s, &s->layer[l], &m->w[l], inputs, B, T, prefix, l);
         if (store) {
             size_t kvd = (size_t)c->n_kv_head * c->head_dim, off = (size_t)l * store->cap * kvd;
             memcpy(store->k + off, s->layer[l].k, (size_t)N * kvd * sizeof *store->k);
@@ -449,7 +477,7 @@ static void forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, KVPref
         prof_end(0, 0);
         prof_begin("mlp", "layer", l);
         float *out = l + 1 == L ? s->x_final : c->lambdas ? s->layer[l + 1].xr : s->layer[l + 1].x;
-        mlp_block(m, &s->layer[l], &m->w[l], out, N);
+        mlp_block(m, s, &s->layer[l], &m->w[l], out, N, l);
         if (c->backout && l == model_config_backout_layer(c)) memcpy(s->x_half, out, (size_t)N * C * sizeof *out);
         prof_end(0, 0);
     }
@@ -509,7 +537,7 @@ float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, V = c->vocab_size;
     prof_begin("forward", "phase", -1);
-    forward_hidden(m, s, NULL, NULL, inputs, B, T);
+    forward_hidden(m, s, NULL, NULL, inputs, B, T, 0);
     if (targets) {
         head_chunks(m, s, targets, N, 0, 0.0f);
     } else {  // every logit asked for (sampling tests, parity tools): the full (N, V), made once
@@ -536,7 +564,7 @@ float model_forward_train(Model *m, RunState *s, const int32_t *inputs, const in
     require_backward_buffers(s, "model_forward_train");
     int N = B * T;
     prof_begin("forward", "phase", -1);
-    forward_hidden(m, s, NULL, NULL, inputs, B, T);
+    forward_hidden(m, s, NULL, NULL, inputs, B, T, 1);
     prof_end(0, 0);
     s->n_counted = count_targets(targets, N);
     if (!s->n_counted) {  // nothing to learn from: model_backward returns at once
@@ -555,11 +583,21 @@ float model_forward_train(Model *m, RunState *s, const int32_t *inputs, const in
 // Backward: the forward in reverse. s->dx carries d(loss)/d(residual stream).
 // ---------------------------------------------------------------------------------------------
 
-static void mlp_block_bwd(const Model *m, RunState *s, LayerActs *a, const LayerWeights *w, LayerWeights *dw, int N) {
+// d(a block's output before dropout) from s->dx, d(the residual stream after it): s->dx itself
+// without dropout, else s->dx through the forward's mask into s->drop.
+static const float *block_output_grad(const Model *m, RunState *s, int N, int l, int site) {
+    if (s->drop_p == 0) return s->dx;
+    kernels_for(m->precision)->dropout(s->drop, s->dx, (size_t)N * m->cfg.n_embd, s->drop_p,
+                                       dropout_key(s->drop_key, l, site), s->drop_i0, 0);
+    return s->drop;
+}
+
+static void mlp_block_bwd(const Model *m, RunState *s, LayerActs *a, const LayerWeights *w, LayerWeights *dw, int N,
+                          int l) {
     const Kernels *K = kernels_for(m->precision);
     int C = m->cfg.n_embd, F = m->cfg.mlp_ratio * C;
     // d c_proj += dout^T relu(fc)²; d fc = relu2_bwd(dout @ c_proj, fc)
-    K->relu2_linear_bwd(dw->mlp_proj, s->dfc, s->dx, w->mlp_proj, a->fc, N, C, F);
+    K->relu2_linear_bwd(dw->mlp_proj, s->dfc, block_output_grad(m, s, N, l, 1), w->mlp_proj, a->fc, N, C, F);
     K->matmul_tn(dw->c_fc, s->dfc, a->xn2, F, C, N, 1);         // d c_fc += dfc^T xn2
     K->matmul_nn(s->dxn, s->dfc, w->c_fc, N, C, F, 0);          // d xn2
     K->rmsnorm_bwd(s->dx, s->dxn, a->x2, a->rstd2, N, C, 1);     // + residual: d x2
@@ -570,8 +608,9 @@ static void attention_block_bwd(const Model *m, RunState *s, LayerActs *a, const
     const Kernels *K = kernels_for(m->precision);
     const ModelConfig *c = &m->cfg;
     int N = B * T, C = c->n_embd, H = c->n_head, Hkv = c->n_kv_head, D = c->head_dim;
-    K->matmul_tn(dw->attn_proj, s->dx, a->att, C, H * D, N, 1);
-    K->matmul_nn(s->datt, s->dx, w->attn_proj, N, H * D, C, 0);
+    const float *dout = block_output_grad(m, s, N, l, 0);
+    K->matmul_tn(dw->attn_proj, dout, a->att, C, H * D, N, 1);
+    K->matmul_nn(s->datt, dout, w->attn_proj, N, H * D, C, 0);
     K->attention_bwd(s->dq, s->dk, s->dv, s->datt, a->att, a->lse, a->q, a->k, a->v, B, T, H, Hkv, D,
                      model_config_layer_window(c, l));
     float qs = model_config_qk_scale(c);
@@ -626,7 +665,7 @@ void model_backward(Model *m, RunState *s, const int32_t *inputs, const int32_t 
             for (size_t i = 0; i < NC; i++) s->dx[i] -= b * s->dx_back[i];
         }
         prof_begin("mlp_bwd", "layer", l);
-        mlp_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], N);
+        mlp_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], N, l);
         prof_end(0, 0);
         prof_begin("attention_bwd", "layer", l);
         attention_block_bwd(m, s, &s->layer[l], &m->w[l], &m->dw[l], inputs, B, T, l);
@@ -662,14 +701,14 @@ void model_prefill(Model *m, RunState *s, KVPrefix *p, const int32_t *tokens, in
     p->P = 0;
     if (P == 0) return;
     prof_begin("prefill", "phase", -1);
-    forward_hidden(m, s, NULL, p, tokens, 1, P);
+    forward_hidden(m, s, NULL, p, tokens, 1, P, 0);
     prof_end(0, 0);
     p->P = P;
 }
 
 void model_forward_hidden(Model *m, RunState *s, const KVPrefix *prefix, const int32_t *inputs, int B, int T) {
     prof_begin("forward", "phase", -1);
-    forward_hidden(m, s, prefix && prefix->P > 0 ? prefix : NULL, NULL, inputs, B, T);
+    forward_hidden(m, s, prefix && prefix->P > 0 ? prefix : NULL, NULL, inputs, B, T, 0);
     prof_end(0, 0);
 }
 

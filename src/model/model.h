@@ -49,6 +49,16 @@ typedef struct {
     float *rope_sin;       // (T, D/2)
     KernelPrecision precision;  // of every product it runs (kernels_for): KP_FP32 from model_build;
                                 // set it after kernels_precision_check(p)
+    // Dropout on every block's attention and MLP output before it joins the residual stream, in
+    // model_forward_train only (evaluation never drops): p (0 = off, model_build's), and the
+    // mask of the next micro-batch, which the trainer sets before each: element e of a block's
+    // (N, C) output, site 0 (attention) or 1 (MLP) of layer l, is kept by dropout_bits(key(l,
+    // site), dropout_i0 + e) (kernels/ops.h), key(l, site) a hash of dropout_key, l and site.
+    // Indexing by the micro-batch's first element across the step (its first row x T x C) gives
+    // every row the same mask however the step is split into micro-batches and ranks.
+    float dropout;
+    uint64_t dropout_key;
+    uint32_t dropout_i0;
 } Model;
 
 // Activations of one layer for one micro-batch of N = B*T positions.
@@ -107,6 +117,11 @@ typedef struct {
     float *dx_back;    // (N, C) cfg.backout: d x_back, kept until block backout_layer's turn
     float *dve_z;      // (N, Hkv) cfg.value_embeds: d(the gate's logits) of the layer in hand
     double *row_sums;  // (N) per-row partial sums of the scalars' gradients (a fixed order)
+    // dropout: what the last forward applied (p 0: none), for its backward
+    float drop_p;
+    uint64_t drop_key;
+    uint32_t drop_i0;
+    float *drop;       // (N, C) a block's output before dropout, then its gradient (on first use)
 } RunState;
 
 // x = r·xr + a·x0 over n floats: the block input under cfg.lambdas (the trainer's forward and
@@ -169,12 +184,17 @@ int runstate_head_rows(int V, int N);
 // (allocated on first use) and returns 0.
 float model_forward(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
                     int *n_counted);
-// Training: model_forward with targets, but each head chunk's loss pass also writes
+// Dropout's mask for the next model_forward_train (m->dropout > 0): micro-batch rows
+// [first_row, ...) of optimizer step `step` of a run seeded `seed` (the key: element step+1 of the
+// splitmix64 stream from seed; dropout_i0 = first_row x T x n_embd).
+void model_dropout_batch(Model *m, uint64_t seed, int64_t step, int64_t first_row, int T);
+// Training: model_forward with targets (and m->dropout), but each head chunk's loss pass also writes
 // d(grad_scale * mean loss)/d(logits) and finishes the head's backward for those positions
 // (d xn_final into s->dxn, lm_head's gradient into m->grad): model_backward with the same
 // grad_scale then starts at the final norm. One pass over each chunk's logits instead of a loss
 // pass here and a recomputation in model_backward. m->grad must not be zeroed in between. Same
-// loss and gradients as model_forward + model_backward, bit for bit.
+// loss and gradients as model_forward + model_backward, bit for bit (without dropout, which
+// model_forward never applies).
 float model_forward_train(Model *m, RunState *s, const int32_t *inputs, const int32_t *targets, int B, int T,
                           float grad_scale);
 // Backward of `grad_scale * mean loss` for the batch the last forward saw; accumulates into

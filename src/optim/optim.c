@@ -20,6 +20,7 @@ struct OptimSlot {
     float *lr;               // points at the Optimizer's effective base lr for the group
     int s0, s1;              // state tensor indices: exp_avg, exp_avg_sq (AdamW);
                              // momentum_buffer, normuon_v or -1 (Muon)
+    int ema;                 // the weight average's state tensor, or -1
 };
 
 const char *const ORTHO_NAMES[] = {"polar-express", "newton-schulz", NULL};
@@ -92,6 +93,8 @@ int optim_config_check(const OptimConfig *c) {
     if (!(c->final_lr_frac >= 0.0 && c->final_lr_frac <= 1.0))
         return err_set("optimizer: final_lr_frac = %g must lie in [0, 1]", c->final_lr_frac);
     if (c->ref_width <= 0) return err_set("optimizer: ref_width = %d must be > 0", c->ref_width);
+    if (c->ema_steps > 0 && c->ema_seconds > 0)
+        return err_set("--ema-steps and --ema-seconds are two ways to give the average's time constant: give one");
     if (c->ref_batch_tokens <= 0)
         return err_set("optimizer: ref_batch_tokens = %lld must be > 0", (long long)c->ref_batch_tokens);
     return 0;
@@ -274,6 +277,7 @@ Optimizer *optim_new_shard(const OptimConfig *cfg, const ParamTable *params, int
             break;
         }
         }
+        s->ema = optim_ema_on(cfg) ? add_state(o, p->name, "ema", p->rows, p->cols) : -1;
     }
     plan_state_slices(o, first, first_state);
     free(first_state);
@@ -352,6 +356,41 @@ void optim_step(Optimizer *o, float *params, const float *grads, const OptimSche
 #pragma omp parallel for schedule(dynamic, 1) num_threads(workers)
     for (int j = 0; j < o->n_muon_order; j++)
         update_tensor(o, o->muon_order[j], params, grads, s, t, omp_get_thread_num());
+}
+
+double optim_ema_decay(const OptimConfig *c, long long step, double dt_s, double progress) {
+    if (!optim_ema_on(c) || step <= 1 || progress < c->ema_start) return -1;
+    return c->ema_steps > 0 ? exp(-1.0 / c->ema_steps) : exp(-dt_s / c->ema_seconds);
+}
+
+void optim_ema_update(Optimizer *o, const float *params, double decay) {
+    const float d = (float)decay, e1 = 1.0f - d;
+    for (int i = o->own_lo; i < o->own_hi; i++) {
+        if (o->slot[i].ema < 0) continue;
+        const ParamTensor *p = &o->params[i];
+        float *restrict e = optim_state_ptr(o, &o->st[o->slot[i].ema]);
+        const float *restrict w = params + p->offset;
+        if (decay < 0) {
+            memcpy(e, w, p->numel * sizeof *e);
+            continue;
+        }
+        const long long n = (long long)p->numel;
+#pragma omp parallel for simd schedule(static)
+        for (long long k = 0; k < n; k++) e[k] = MULADD(d, e[k], e1 * w[k]);
+    }
+}
+
+void optim_ema_readout(const Optimizer *o, float *params) {
+    const float a = (float)o->cfg.ema_blend, b = 1.0f - a;
+    for (int i = o->own_lo; i < o->own_hi; i++) {
+        if (o->slot[i].ema < 0) continue;
+        const ParamTensor *p = &o->params[i];
+        const float *restrict e = optim_state_ptr(o, &o->st[o->slot[i].ema]);
+        float *restrict w = params + p->offset;
+        const long long n = (long long)p->numel;
+#pragma omp parallel for simd schedule(static)
+        for (long long k = 0; k < n; k++) w[k] = MULADD(a, w[k], b * e[k]);
+    }
 }
 
 int optim_adamw_hparams(const Optimizer *o, const char *name, float *lr, float *beta1, float *beta2, float *wd) {

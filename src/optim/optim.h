@@ -84,6 +84,15 @@ typedef struct {
     // Scaling references
     int ref_width;                // 768: AdamW lrs × (C / ref_width)^-0.5
     int64_t ref_batch_tokens;     // 2^19: all base lrs × sqrt(B / ref_batch_tokens)
+    // An exponential moving average of the weights, kept as optimizer state ("<param>.ema": saved
+    // in checkpoints, sharded like the rest) and read out at the end (optim_ema_readout). Its time
+    // constant is in steps or in seconds of the budget clock (one of them; both 0: no average):
+    // each step ema = d·ema + (1 − d)·θ with d = exp(−1/ema_steps) or exp(−Δt/ema_seconds).
+    double ema_steps;             // 0
+    double ema_seconds;           // 0
+    double ema_start;             // 0: the progress from which it averages (before: ema = θ); the
+                                  // cool-down alone: 1 − warmdown_frac
+    double ema_blend;             // 0: the readout is ema_blend·θ + (1 − ema_blend)·ema
 } OptimConfig;
 
 // Every optimizer setting of `frontier train`, once: X(flag, field, type, metavar, lo, lo_open, hi,
@@ -112,7 +121,11 @@ typedef struct {
     X("normuon-beta2", normuon_beta2, FLOAT, "B", 0, 0, 1, 1, "NorMuon second-moment decay")                        \
     X("muon-eq", muon_eq, INT, "0|1", 0, 0, 1, 0, "MuonEq row equilibration")                                       \
     X("muon-plus", muon_plus, INT, "0|1", 0, 0, 1, 0, "Muon+ Frobenius-norm snap")                                  \
-    X("cautious-wd", cautious_wd, INT, "0|1", 0, 0, 1, 0, "cautious weight decay")
+    X("cautious-wd", cautious_wd, INT, "0|1", 0, 0, 1, 0, "cautious weight decay")                                  \
+    X("ema-steps", ema_steps, DOUBLE, "N", 0, 0, 1e9, 0, "average the weights (EMA) with a time constant of N steps; the run's val_bpb, the saved model_avg.safetensors and eval read the average (0 = off)") \
+    X("ema-seconds", ema_seconds, DOUBLE, "S", 0, 0, 1e7, 0, "the same with a time constant of S seconds of the budget clock, so it follows the wall-clock schedule (0 = off; not with --ema-steps)") \
+    X("ema-start", ema_start, DOUBLE, "FRAC", 0, 0, 1, 0, "the progress from which the average runs (before it, it is the weights); 1 - warmdown averages the cool-down alone") \
+    X("ema-blend", ema_blend, DOUBLE, "A", 0, 0, 1, 0, "the readout: A x weights + (1 - A) x average (0 = the average alone)")
 
 // This step's scheduled values (see schedule.h; optim_schedule() computes them from a config).
 typedef struct {
@@ -184,6 +197,8 @@ typedef struct {
 OptimConfig optim_defaults(void);
 // Checks a config; -1 with err_set() naming the bad field.
 int optim_config_check(const OptimConfig *cfg);
+// Whether the config keeps a weight average.
+static inline int optim_ema_on(const OptimConfig *c) { return c->ema_steps > 0 || c->ema_seconds > 0; }
 
 // An optimizer for `params` (copied) with zeroed state. n_embd: the model width C; batch_tokens:
 // total tokens per optimizer step B. NULL with err_set() on a bad config or table.
@@ -204,6 +219,17 @@ OptimSchedule optim_schedule(const OptimConfig *cfg, int step, double progress);
 // Each tensor, once updated, goes to kernels_repack_weight: where the caller pinned it and marked
 // the pins stale (kernels.h), its packed copies are made again as part of the update.
 void optim_step(Optimizer *o, float *params, const float *grads, const OptimSchedule *s);
+
+// The weight average's decay for optimizer step `step` (1, 2, ...; o->step after optim_step, saved
+// in checkpoints) of dt_s seconds, begun at progress p (see OptimConfig): exp(−1/ema_steps) or
+// exp(−dt_s/ema_seconds); −1 at the first step and before ema_start (the average starts from the
+// weights). Its update after a step, on this shard's tensors (params: the whole flat buffer,
+// after the all-gather): ema = d·ema + (1 − d)·θ, element by element (the same bits whatever the
+// thread count), or ema = θ for d < 0. And its readout into params (this shard's tensors; the
+// caller all-gathers): θ = ema_blend·θ + (1 − ema_blend)·ema. A no-op without an average.
+double optim_ema_decay(const OptimConfig *cfg, long long step, double dt_s, double progress);
+void optim_ema_update(Optimizer *o, const float *params, double decay);
+void optim_ema_readout(const Optimizer *o, float *params);
 
 // The named state tensor, or NULL.
 const OptimStateTensor *optim_state_find(const Optimizer *o, const char *name);

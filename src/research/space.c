@@ -350,6 +350,10 @@ static const char *json_type_name(const cJSON *v) {
 }
 
 static int check_param_against(Param *p, const cJSON *bv, const char *origin) {
+    if (!bv && train_setting_find(p->name))  // a base.json from before the setting existed
+        return err_set("%s: params.%s: the base config has no such setting (written by an older frontier?): add "
+                       "\"%s\" with its default (`frontier train --settings`) to the base, or start a new --out",
+                       origin, p->name, p->name);
     if (!bv) return err_set("%s: params.%s: not a setting of frontier train (see frontier train --help)", origin, p->name);
     switch (p->type) {
     case PARAM_BOOL:

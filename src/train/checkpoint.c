@@ -22,6 +22,7 @@
 #define CKPT_SUBDIR "checkpoints"
 #define LATEST "latest"
 #define MODEL_FILE "model.safetensors"
+#define AVG_MODEL_FILE "model_avg.safetensors"
 #define STATE_FILE "train_state.safetensors"
 
 static void meta_i64(StWriter *w, const char *key, int64_t v) {
@@ -128,6 +129,14 @@ char *ckpt_latest(const char *run_dir, int64_t *step) {
     return xstrdup(run_dir);
 }
 
+char *ckpt_model_path_weights(const char *p, const char *weights) {
+    if (path_has_suffix(p, ".safetensors")) return xstrdup(p);
+    char *avg = path_join(p, AVG_MODEL_FILE);
+    if (strcmp(weights, "raw") && (!strcmp(weights, "avg") || path_exists(avg))) return avg;
+    free(avg);
+    return ckpt_model_path(p);
+}
+
 char *ckpt_model_path(const char *p) {
     if (path_has_suffix(p, ".safetensors")) return xstrdup(p);
     char *link = path_join(p, LATEST);
@@ -149,7 +158,7 @@ int ckpt_run_exists(const char *run_dir) {
 }
 
 int ckpt_remove_run(const char *run_dir) {
-    static const char *const names[] = {CKPT_SUBDIR, LATEST, MODEL_FILE, STATE_FILE, "metrics.jsonl", "summary.json",
+    static const char *const names[] = {CKPT_SUBDIR, LATEST, MODEL_FILE, STATE_FILE, AVG_MODEL_FILE, "metrics.jsonl", "summary.json",
                                         "config.json", "tokenizer", "trace.json", "profile.csv", "profile_shapes.csv",
                                         "roofline.json", "report.html", NULL};
     for (int i = 0; names[i]; i++) {
@@ -245,6 +254,14 @@ static int save_model(const char *path, const Model *m, int64_t step, const char
     int rc = st_save(w, path);
     free(mc);
     st_writer_free(w);
+    return rc;
+}
+
+int ckpt_save_average(const char *run_dir, const Model *m, int64_t step, const char *tokenizer_id,
+                      const char *config_json) {
+    char *path = path_join(run_dir, AVG_MODEL_FILE);
+    int rc = save_model(path, m, step, tokenizer_id, config_json);
+    free(path);
     return rc;
 }
 

@@ -10,6 +10,8 @@
 //                            metadata, with the same "step": a pair from different saves is refused.
 //
 // In a run folder:
+//   model_avg.safetensors    with a weight average (--ema-steps/--ema-seconds): its readout at the
+//                            end of the run, what the run's val_bpb and `frontier eval` score
 //   checkpoints/step-<N>/    one folder per kept checkpoint (N = optimizer steps done, 8 digits)
 //   latest -> checkpoints/step-<N>          the newest complete checkpoint (a symlink)
 //   model.safetensors -> latest/model.safetensors, train_state.safetensors likewise, so a reader
@@ -90,3 +92,11 @@ int ckpt_load_state(const char *ckpt_dir, Optimizer *o, DataLoader *dl, TrainCou
 // RUN_DIR or a checkpoint folder -> its model.safetensors (through `latest` when there is one); a
 // path ending in .safetensors is returned as is. Malloc'ed.
 char *ckpt_model_path(const char *run_or_file);
+// The weights to evaluate: a .safetensors file itself; for a run folder, weights "raw" is
+// ckpt_model_path's, "avg" RUN_DIR/model_avg.safetensors (the weight average a run with
+// --ema-steps/--ema-seconds writes at its end), "auto" the average when there is one. Caller frees.
+char *ckpt_model_path_weights(const char *run_or_file, const char *weights);
+// RUN_DIR/model_avg.safetensors: the weight average's readout at the end of a run (written like
+// model.safetensors, atomically). 0 or -1 + err.
+int ckpt_save_average(const char *run_dir, const Model *m, int64_t step, const char *tokenizer_id,
+                      const char *config_json);

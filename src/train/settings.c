@@ -22,6 +22,10 @@
 static const char *const PRECISION_WORDS[] = {"fp32", "bf16", "auto", NULL};  // KernelPrecision's order
 _Static_assert(KP_FP32 == 0 && KP_BF16 == 1 && KP_AUTO == 2, "PRECISION_WORDS follows KernelPrecision");
 
+static const char *const DATA_ORDER_WORDS[] = {"docs", "rows", NULL};  // DATA_ORDER_*'s order
+static const char *const EPOCH_ORDER_WORDS[] = {"fresh", "same", NULL};
+static const char *const CROP_REST_WORDS[] = {"keep", "drop", NULL};
+
 #define FIELD(f) offsetof(TrainConfig, f), sizeof(((TrainConfig *)0)->f)
 // A run setting: integers with their bounds, reals with theirs, the rest without.
 #define RUN_INT(name, type, f, meta, lo, hi, flags, help) \
@@ -74,6 +78,18 @@ const Setting TRAIN_SETTINGS[] = {
     RUN_INT("train-tokens", INT64, train_tokens, "N", 0, INT64_MAX, 0, "train on only the first documents of the "
             "training data (file order) that add up to at most N tokens, read again each epoch (0 = all): the "
             "data-limited regime at a small scale"),
+    RUN_OTHER("data-order", ENUM, data_order, "docs|rows", DATA_ORDER_WORDS, 0, "what is shuffled: docs = the "
+              "documents, each epoch, then packed into rows (nanochat's best fit); rows = the token data cut once "
+              "into fixed rows of seq-len+1 tokens, the rows shuffled each epoch (llm.c, nanoGPT)"),
+    RUN_OTHER("epoch-order", ENUM, epoch_order, "fresh|same", EPOCH_ORDER_WORDS, 0, "fresh = a new shuffle every "
+              "epoch; same = every epoch in the first epoch's order"),
+    RUN_OTHER("crop-rest", ENUM, crop_rest, "keep|drop", CROP_REST_WORDS, 0, "--data-order docs: the rest of a "
+              "document cropped at a row's end continues a later row (keep) or is skipped for this epoch (drop, "
+              "nanochat's way; it drops most tokens of long documents)"),
+    RUN_REAL("dropout", FLOAT, dropout, "P", 0, 0, 0.9, 0, 0, "dropout on every block's attention and MLP output "
+             "before the residual add, in training only (0 = off): regularisation when the data repeats"),
+    RUN_REAL("wd-per-epoch", FLOAT, wd_per_epoch, "G", 0, 0, 1000, 0, 0, "Muon's weight decay times 1 + G x (epochs "
+             "read - 1) once the training data repeats (0 = off): heavier decay the more each token is seen again"),
     RUN_INT("eval-tokens", INT64, eval_tokens, "N", 0, INT64_MAX, R | I, "cap on validation tokens (0 = the whole set)"),
     RUN_INT("eval-batch", INT, eval_batch, "B", 0, 1 << 20, R, "rows per forward in evaluation (0 = --device-batch)"),
     RUN_REAL("peak-flops", DOUBLE, peak_flops, "F", 0, 0, 1e18, 0, R, "peak FLOP/s for MFU (0 = this machine's fp32 estimate)"),
@@ -253,6 +269,8 @@ int train_config_resolve(const TrainConfig *raw, const unsigned char *given, int
                          "split evenly over the ranks", (long long)c->batch_tokens, world, T);
     if (!(c->budget_s > 0))
         return err_usage("--budget must be a positive duration of at most a year, like 90s, 5m or 1h (got %g s)", c->budget_s);
+    if (c->data_order == DATA_ORDER_ROWS && c->crop_rest == CROP_REST_DROP)
+        return err_usage("--crop-rest drop applies to --data-order docs: fixed rows crop nothing (drop one of them)");
     if (c->resume && c->overwrite) return err_usage("--overwrite and --resume contradict each other: give one");
     if (c->resume) c->run_dir = c->resume;
     return resolve_save_every(raw->save_every, c);

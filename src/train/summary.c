@@ -52,6 +52,7 @@ int train_write_summary(const TrainConfig *cfg, const TrainResult *res, const ch
     cJSON *s = cJSON_CreateObject();
     if (res->stopped_by != STOP_AFTER && res->stopped_by != STOP_SIGNAL) {
         cJSON_AddNumberToObject(s, "val_bpb", res->val_bpb);
+        if (res->val_bpb_raw == res->val_bpb_raw) cJSON_AddNumberToObject(s, "val_bpb_raw", res->val_bpb_raw);
         cJSON_AddNumberToObject(s, "eval_tokens", (double)res->eval_tokens);
         cJSON_AddNumberToObject(s, "eval_positions", (double)res->eval_positions);
         cJSON_AddNumberToObject(s, "eval_T", res->eval_T);

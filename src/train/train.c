@@ -199,27 +199,6 @@ static int plan_micro_batches(const TrainConfig *cfg, Run *r) {
     return 0;
 }
 
-// Memory this machine can still give: MemAvailable, or less under a cgroup limit. -1 if unknown.
-static int64_t memory_available(void) {
-    int64_t avail = -1;
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long long kb;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) avail = (int64_t)kb * 1024;
-    if (f) fclose(f);
-    long long max = -1, cur = -1;
-    if ((f = fopen("/sys/fs/cgroup/memory.max", "r"))) {
-        if (fscanf(f, "%lld", &max) != 1) max = -1;  // "max": no limit
-        fclose(f);
-    }
-    if (max > 0 && (f = fopen("/sys/fs/cgroup/memory.current", "r"))) {
-        if (fscanf(f, "%lld", &cur) == 1 && (avail < 0 || max - cur < avail)) avail = max - cur;
-        fclose(f);
-    }
-    return avail;
-}
-
 static int64_t shard_tokens(char *const *paths, int n) {
     int64_t total = 0;
     for (int i = 0; i < n; i++) {
@@ -250,7 +229,7 @@ static int64_t estimate_memory(const TrainConfig *cfg, const Run *r, int64_t *tr
 static int check_memory(const TrainConfig *cfg, Run *r, int64_t *estimate) {
     int64_t train_rs, eval_rs;
     *estimate = estimate_memory(cfg, r, &train_rs, &eval_rs);
-    int64_t avail = memory_available();
+    int64_t avail = mem_available();
     const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");  // ranks sharing this machine's memory
     int per_host = local && atoi(local) > 0 ? atoi(local) : 1;
     if (avail < 0 || *estimate * per_host <= avail) return 0;
@@ -266,6 +245,7 @@ static int setup_model(const TrainConfig *cfg, Run *r, int64_t *mem_estimate) {
     if (plan_micro_batches(cfg, r) != 0) return -1;
     if (model_build(&r->model, &cfg->model) != 0) return -1;
     model_init_weights(&r->model, cfg->seed);  // the same seed on every rank: the same weights
+    r->model.dropout = cfg->dropout;
     r->opt = optim_new_shard(&cfg->optim, &r->model.params, cfg->model.n_embd, cfg->batch_tokens, r->rank, r->world);
     if (!r->opt) return -1;
     if (check_memory(cfg, r, mem_estimate) != 0) return -1;
@@ -279,6 +259,9 @@ static int setup_model(const TrainConfig *cfg, Run *r, int64_t *mem_estimate) {
     lc.shuffle = 1;
     lc.vocab_size = cfg->model.vocab_size;  // every token id checked once, as the shards load
     lc.max_tokens = cfg->train_tokens;
+    lc.fixed_rows = cfg->data_order == DATA_ORDER_ROWS;
+    lc.same_order = cfg->epoch_order == EPOCH_ORDER_SAME;
+    lc.discard_crops = cfg->crop_rest == CROP_REST_DROP;
     r->loader = loader_open((const char *const *)r->train_shards, r->n_train, r->tok->bos_id, &lc);
     if (!r->loader) return err_prefix("training data");
     runstate_build(&r->rs, &cfg->model, r->micro_rows, cfg->model.seq_len);
@@ -354,6 +337,14 @@ static void free_run(Run *r) {
 
 // 0: a step done; 1: abandoned after a signal (one process: nothing was updated, and the loader's
 // state at the step's start is in r->lstate); -1 + err.
+// --wd-per-epoch: 1 + G x (epochs read before this step - 1), at least 1. The loader's count is
+// in the checkpoint, so a resume continues the same factors.
+static float wd_epoch_factor(const TrainConfig *cfg, const Run *r) {
+    if (cfg->wd_per_epoch <= 0) return 1.0f;
+    double epochs = (double)loader_tokens_consumed(r->loader) / (double)r->loader->n_tokens;
+    return (float)(1.0 + cfg->wd_per_epoch * (epochs > 1 ? epochs - 1 : 0));
+}
+
 static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched, double *loss_out) {
     model_zero_grad(&r->model);
     const int G = r->grad_accum, W = r->world;
@@ -366,6 +357,7 @@ static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched
         prof_end(0, 0);
         if (got != 1) return err_prefix("training data");
         if (g / G != r->rank) continue;
+        model_dropout_batch(&r->model, cfg->seed, r->ctr.step, (int64_t)g * r->micro_rows, cfg->model.seq_len);
         float scale = 1.0f / (float)(G * W);
         loss += model_forward_train(&r->model, &r->rs, r->inputs, r->targets, r->micro_rows, cfg->model.seq_len, scale);
         model_backward(&r->model, &r->rs, r->inputs, r->targets, scale);
@@ -546,6 +538,12 @@ static int open_run_folder(const TrainConfig *cfg, Run *r) {
     if (!gone) err_errno("cannot remove the stale %s", spath);
     free(spath);
     if (!gone) return -1;
+    // nor is a weight average read out at its end (eval would take it for the run's)
+    char *apath = path_join(cfg->run_dir, "model_avg.safetensors");
+    gone = unlink(apath) == 0 || errno == ENOENT;
+    if (!gone) err_errno("cannot remove the stale %s", apath);
+    free(apath);
+    if (!gone) return -1;
     char *tdir = path_join(cfg->run_dir, "tokenizer");  // the run folder is self-contained
     int rc = tokenizer_save(r->tok, tdir);
     free(tdir);
@@ -646,6 +644,21 @@ static int save_checkpoint(const TrainConfig *cfg, Run *r) {
     return 0;
 }
 
+// The weight average's update, the last part of a step begun at t0 (so its time is on the budget
+// clock and in the profile's step): a phase of its own, one streaming pass over this rank's
+// weights (read θ and ema, write ema). With --ema-seconds the step's seconds so far, rank 0's,
+// give the decay.
+static void ema_step(const TrainConfig *cfg, Run *r, double t0, double progress) {
+    double dt = now_seconds() - t0;
+    if (cfg->optim.ema_seconds > 0) dist_bcast_f64(&dt, 1, 0);
+    double n = (double)(r->opt->param_bounds[r->rank + 1] - r->opt->param_bounds[r->rank]);
+    prof_begin("ema", "phase", -1);
+    prof_begin("ema_update", "op", -1);
+    optim_ema_update(r->opt, r->model.param, optim_ema_decay(&cfg->optim, r->opt->step, dt, progress));
+    prof_end(3 * n, 12 * n);
+    prof_end(0, 0);
+}
+
 static int save_due(const TrainConfig *cfg, const Run *r, double last_save) {
     if (cfg->save_every_steps > 0 && r->ctr.step % cfg->save_every_steps == 0) return 1;
     return cfg->save_every_s > 0 && now_seconds() - last_save >= cfg->save_every_s;
@@ -668,6 +681,7 @@ static int train_loop(const TrainConfig *cfg, Run *r, double flops_tok, double p
     while (!should_stop(cfg, &r->ctr, why)) {
         double progress = cfg->steps > 0 ? (double)r->ctr.step / cfg->steps : r->ctr.timed_s / cfg->budget_s;
         OptimSchedule sched = optim_schedule(&cfg->optim, (int)r->ctr.step, progress > 1 ? 1 : progress);
+        sched.muon_wd *= wd_epoch_factor(cfg, r);
         if (cfg->profile_steps > 0 && r->rank == 0 && r->ctr.step == cfg->excluded_steps) {  // warm-up done: record
             prof_enable(1);
             kernels_set_profiling(1);
@@ -679,6 +693,7 @@ static int train_loop(const TrainConfig *cfg, Run *r, double flops_tok, double p
         double t0 = now_seconds();
         prof_begin("step", "step", (int)r->ctr.step);
         int step_rc = train_step(cfg, r, &sched, &loss);
+        if (step_rc == 0 && optim_ema_on(&cfg->optim)) ema_step(cfg, r, t0, progress);
         prof_end(0, 0);
         if (step_rc < 0) { rc = -1; break; }
         if (step_rc == 1) { *why = STOP_SIGNAL; break; }  // abandoned: r->lstate is the step's start
@@ -718,6 +733,38 @@ static int train_loop(const TrainConfig *cfg, Run *r, double flops_tok, double p
     *faults_out = faults;
     *loss_out = loss;
     return rc;
+}
+
+// val_bpb of r's weights as they are now (fp32) into res.
+static int evaluate_run(const TrainConfig *cfg, Run *r, TrainResult *res) {
+    BpbResult b;
+    int eb = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->device_batch;
+    if (eval_bpb(&r->model, (const char *const *)r->val_shards, r->n_val, r->tok->bos_id, r->tok->token_bytes, eb,
+                 cfg->model.seq_len, cfg->eval_tokens, &b) != 0)
+        return -1;
+    res->val_bpb = b.bpb;
+    res->eval_tokens = b.tokens;
+    res->eval_positions = b.positions;
+    res->eval_T = b.T;
+    return 0;
+}
+
+// The end of a run with a weight average: the model's weights become its readout (each rank
+// reads out its shard, then all gather) and rank 0 writes them to RUN_DIR/model_avg.safetensors;
+// the last checkpoint keeps the weights and the average apart. Every rank learns rank 0's verdict.
+static int read_out_average(const TrainConfig *cfg, Run *r) {
+    optim_ema_readout(r->opt, r->model.param);
+    if (r->world > 1) dist_allgather_f32(r->model.param, r->opt->param_bounds);
+    int rc = r->rank == 0 ? ckpt_save_average(cfg->run_dir, &r->model, r->ctr.step, r->tok->id, cfg->config_json) : 0;
+    int64_t failed = rc != 0;
+    dist_bcast_i64(&failed, 1, 0);
+    if (failed) {
+        dist_exit_together();
+        if (r->rank != 0) err_set("rank 0 could not save the weight average (its message says why)");
+        else err_prefix("saving the weight average of %s (the last checkpoint, which holds it, is intact)", cfg->run_dir);
+        return -1;
+    }
+    return 0;
 }
 
 int train_run(const TrainConfig *cfg, TrainResult *res) {
@@ -806,18 +853,21 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     r.model.precision = KP_FP32;  // evaluate the fp32 master weights in fp32, whatever trained them
     if (cfg->profile_steps > 0 && r.rank == 0 && train_write_profile(cfg, res->faults_per_step) != 0) goto done;
     runstate_free(&r.rs);  // training is over: evaluation builds its own, and both at once doubled the peak memory
-    // interrupted and profiling runs are not evaluated
-    if (why != STOP_AFTER && why != STOP_SIGNAL && cfg->profile_steps == 0) {
-        if (!cfg->quiet) fprintf(stderr, "eval: val_bpb on %s...\n", cfg->eval_tokens ? "part of the validation set" : "the whole validation set");
-        BpbResult b;
-        int eb = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->device_batch;
-        if (eval_bpb(&r.model, (const char *const *)r.val_shards, r.n_val, r.tok->bos_id, r.tok->token_bytes, eb,
-                     cfg->model.seq_len, cfg->eval_tokens, &b) != 0)
-            goto done;
-        res->val_bpb = b.bpb;
-        res->eval_tokens = b.tokens;
-        res->eval_positions = b.positions;
-        res->eval_T = b.T;
+    // interrupted and profiling runs are not evaluated; a finished run's weight average is read out
+    // (after the weights themselves are scored) and saved beside the last checkpoint
+    int finished = why != STOP_AFTER && why != STOP_SIGNAL, evaluate = finished && cfg->profile_steps == 0;
+    int average = finished && optim_ema_on(&cfg->optim);
+    res->val_bpb_raw = NAN;
+    if (evaluate && average) {
+        if (!cfg->quiet) fprintf(stderr, "eval: val_bpb of the weights (without the average)...\n");
+        if (evaluate_run(cfg, &r, res) != 0) goto done;
+        res->val_bpb_raw = res->val_bpb;
+    }
+    if (average && read_out_average(cfg, &r) != 0) goto done;
+    if (evaluate) {
+        if (!cfg->quiet) fprintf(stderr, "eval: val_bpb%s on %s...\n", average ? " of the weight average" : "",
+                                 cfg->eval_tokens ? "part of the validation set" : "the whole validation set");
+        if (evaluate_run(cfg, &r, res) != 0) goto done;
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

@@ -39,6 +39,11 @@ typedef struct {
     uint64_t seed;          // init and data order
     int64_t train_tokens;   // > 0: train on only the first documents of the training data that add up to
                             // at most this many tokens (a fixed subset read again each epoch)
+    int data_order;         // DATA_ORDER_*: documents shuffled then packed, or fixed windows shuffled
+    int epoch_order;        // EPOCH_ORDER_*: a new order each epoch, or epoch 1's every time
+    int crop_rest;          // CROP_REST_*: a cropped document's rest continues a later row, or is dropped
+    float dropout;          // p of dropout on every block's attention and MLP output in training (0 = off)
+    float wd_per_epoch;     // > 0: Muon's weight decay times 1 + this x (epochs read - 1) once the data repeats
     int64_t eval_tokens;    // 0 = the whole validation set
     int eval_batch;         // rows per forward when evaluating (0 = device_batch)
     double peak_flops;      // for MFU (0 = this machine's measured fp32 peak, see below)
@@ -65,10 +70,16 @@ typedef struct {
 
 TrainConfig train_defaults(void);
 
+// The data order of training (data/loader.h says what each does); the first of each is the default.
+enum { DATA_ORDER_DOCS, DATA_ORDER_ROWS };
+enum { EPOCH_ORDER_FRESH, EPOCH_ORDER_SAME };
+enum { CROP_REST_KEEP, CROP_REST_DROP };
+
 enum { STOP_BUDGET, STOP_STEPS, STOP_AFTER, STOP_SIGNAL };
 
 typedef struct {
-    double val_bpb;
+    double val_bpb;                 // of the weight average's readout when the run keeps one
+    double val_bpb_raw;             // with a weight average: of the weights themselves, else NaN
     int64_t eval_tokens, eval_positions;
     int eval_T;
     int64_t steps, tokens;          // optimizer steps taken, tokens trained on

@@ -78,3 +78,23 @@ void grow_array(void **buf, size_t *cap, size_t need, size_t elem) {
     *buf = xrealloc(*buf, c * elem);
     *cap = c;
 }
+
+int64_t mem_available(void) {
+    int64_t avail = -1;
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long long kb;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) avail = (int64_t)kb * 1024;
+    if (f) fclose(f);
+    long long max = -1, cur = -1;
+    if ((f = fopen("/sys/fs/cgroup/memory.max", "r"))) {
+        if (fscanf(f, "%lld", &max) != 1) max = -1;  // "max": no limit
+        fclose(f);
+    }
+    if (max > 0 && (f = fopen("/sys/fs/cgroup/memory.current", "r"))) {
+        if (fscanf(f, "%lld", &cur) == 1 && (avail < 0 || max - cur < avail)) avail = max - cur;
+        fclose(f);
+    }
+    return avail;
+}

@@ -3,6 +3,7 @@
 #pragma once
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t size);
@@ -31,3 +32,7 @@ void kept_release(KeptBuf *pool, void *mem, int slot);
 // Grow *buf (element size elem) so it holds at least `need` elements; *cap is updated.
 void grow_array(void **buf, size_t *cap, size_t need, size_t elem);
 #define GROW(arr, cap, need) grow_array((void **)&(arr), &(cap), (need), sizeof *(arr))
+
+// Memory this machine can still give, in bytes: /proc/meminfo's MemAvailable, or less under a
+// cgroup v2 limit (memory.max - memory.current). -1 when neither can be read.
+int64_t mem_available(void);

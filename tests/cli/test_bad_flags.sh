@@ -86,7 +86,7 @@ declare -A STRING_CLASS=(
   ["tokenizer stats --tokenizer"]=indir ["tokenizer stats --input"]=inpath
   ["prepare --train"]=inpath ["prepare --val"]=inpath ["prepare --tokenizer"]=indir ["prepare --cache"]=outdir
   ["eval --tasks"]=tasks ["eval --core-dir"]=indir ["eval --ckpt"]=ckpt ["eval --input"]=inpath ["eval --precision"]=enum
-  ["sample --ckpt"]=ckpt ["sample --prompt"]=text
+  ["sample --ckpt"]=ckpt ["sample --prompt"]=text ["sample --weights"]=enum ["eval --weights"]=enum
   ["report --out"]=outfile ["score --json"]=outfile
   ["kernels check --variant"]=enum ["kernels check --op"]=enum ["kernels check --threads"]=threads
   ["kernels bench --preset"]=enum ["kernels bench --variant"]=enum ["kernels bench --op"]=enum ["kernels bench --cache"]=outdir
@@ -104,6 +104,7 @@ for c in train run profile; do
   STRING_CLASS["$c --window-pattern"]=enum; STRING_CLASS["$c --ortho"]=enum; STRING_CLASS["$c --precision"]=enum
   STRING_CLASS["$c --run-dir"]=outdir; STRING_CLASS["$c --data"]=indir; STRING_CLASS["$c --cache"]=outdir
   STRING_CLASS["$c --resume"]=indir; STRING_CLASS["$c --save-every"]=saveevery
+  STRING_CLASS["$c --data-order"]=enum; STRING_CLASS["$c --epoch-order"]=enum; STRING_CLASS["$c --crop-rest"]=enum
 done
 # Numbers whose -1 or 9e18 is a meaningful value: a seed is any 63-bit number; a cap (tokens,
 # characters) of 9e18 means no cap.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/dist/test_mpi.sh — data-parallel training under `mpirun -np 2` on this machine:
 #   1. equivalence: 2 ranks x 8 rows follow the 1-process x 16-row loss trajectory over 10 steps
-#      (and 3 ranks x 6 rows the 18-row one: the reduce-scatter's ring with more than one step)
+#      (and 3 ranks x 6 rows the 18-row one: the reduce-scatter's ring with more than one step, and
+#      the weight average each rank keeps for its shard)
 #      (tolerance below; fp32, and bf16 within a looser bound) and score the same val_bpb;
 #   2. resume across rank counts: a 2-rank checkpoint resumes on 1 rank and a 1-rank one on 2 ranks,
 #      and both end where the uninterrupted run ends;
@@ -60,12 +61,36 @@ OMP_NUM_THREADS=1 $F train "${TINY[@]}" --steps 10 --run-dir "$tmp/one" > "$tmp/
 losses "$tmp/one/metrics.jsonl" > "$tmp/l1"; losses "$tmp/two/metrics.jsonl" > "$tmp/l2"
 close "$tmp/l1" "$tmp/l2" $TOL "10-step losses, 1 process x 16 rows vs 2 ranks x 8 rows" || fails=$((fails+1))
 # 3 ranks (oversubscribed): the gradient reduce-scatter's ring takes W-1 = 2 steps, over slices of
-# unequal size (ZeRO-1 groups), which 2 ranks never exercise. 18 rows split 6 + 6 + 6.
-T3=("${TINY[@]}" --batch-tokens 1152 --device-batch 18)
+# unequal size (ZeRO-1 groups), which 2 ranks never exercise. 18 rows split 6 + 6 + 6. With a
+# weight average, which each rank keeps for its shard and all read out together at the end.
+T3=("${TINY[@]}" --batch-tokens 1152 --device-batch 18 --ema-steps 4 --ema-blend 0.2)
 OMP_NUM_THREADS=1 $F train "${T3[@]}" --steps 10 --run-dir "$tmp/one18" > "$tmp/one18.log" 2>&1 || { bad "1-process train (18 rows)"; cat "$tmp/one18.log"; }
 mpirun -np 3 --bind-to none -x OMP_NUM_THREADS=1 $F train "${T3[@]}" --steps 10 --run-dir "$tmp/three" > "$tmp/three.log" 2>&1 || { bad "3-rank train"; tail -20 "$tmp/three.log"; }
 losses "$tmp/one18/metrics.jsonl" > "$tmp/l18"; losses "$tmp/three/metrics.jsonl" > "$tmp/l3"
 close "$tmp/l18" "$tmp/l3" $TOL "10-step losses, 1 process x 18 rows vs 3 ranks x 6 rows" || fails=$((fails+1))
+# The 3 ranks' readout is 0.2·θ + 0.8·ema of the weights and the (gathered) EMA state the last
+# checkpoint holds, every tensor whichever rank kept its shard; the two runs' averages score the
+# same val_bpb. (Their weights are compared through the losses: an embedding row that rarely
+# sees a token takes AdamW steps whose sign follows rounding, ~1e-2 apart between the two.)
+/usr/bin/python3 - "$tmp/three" <<'PY' || fails=$((fails+1))
+import sys; sys.path.insert(0, "tests/util")
+import numpy as np
+from safetensors_read import load
+try:
+    avg, w, st = (load(f"{sys.argv[1]}/{f}.safetensors")[0] for f in ("model_avg", "model", "train_state"))
+except Exception as e:
+    sys.exit(print(f"FAIL: weight average of the 3-rank run: {e}"))
+d = max(float(np.abs(avg[k][1] - (0.2 * w[k][1].astype(np.float64) + 0.8 * st[k + ".ema"][1])).max())
+        / max(1e-3, float(np.abs(avg[k][1]).max())) for k in w)
+moved = sum(not np.array_equal(avg[k][1], w[k][1]) for k in w)
+ok = d <= 1e-6 and moved == len(w)
+print(("ok" if ok else "FAIL") + f": 3 ranks' weight average = 0.2 x weights + 0.8 x EMA state: max relative |diff| "
+      f"{d:.1e} over {len(w)} tensors ({moved} differ from the weights)")
+sys.exit(0 if ok else 1)
+PY
+jget() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+jget "$tmp/one18/summary.json" val_bpb > "$tmp/b18"; jget "$tmp/three/summary.json" val_bpb > "$tmp/b3"
+close "$tmp/b18" "$tmp/b3" $TOL "val_bpb of the weight average, 1 process vs 3 ranks" || fails=$((fails+1))
 if grep -qw avx512_bf16 /proc/cpuinfo; then
   OMP_NUM_THREADS=1 $F train "${TINY[@]}" --precision bf16 --steps 10 --run-dir "$tmp/one16" > "$tmp/one16.log" 2>&1 || { bad "1-process bf16 train"; cat "$tmp/one16.log"; }
   "${MPI[@]}" $F train "${TINY[@]}" --precision bf16 --steps 10 --run-dir "$tmp/two16" > "$tmp/two16.log" 2>&1 || { bad "2-rank bf16 train"; tail -20 "$tmp/two16.log"; }
@@ -74,7 +99,6 @@ if grep -qw avx512_bf16 /proc/cpuinfo; then
 else
   skip_part_hardware "this CPU lacks AVX512_BF16: the bf16 1-process vs 2-rank comparison did not run"
 fi
-jget() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 jget "$tmp/one/summary.json" val_bpb > "$tmp/b1"; jget "$tmp/two/summary.json" val_bpb > "$tmp/b2"
 close "$tmp/b1" "$tmp/b2" $TOL "val_bpb, 1 vs 2 ranks" || fails=$((fails+1))
 [ "$(jget "$tmp/two/summary.json" ranks)" = 2 ] && ok "summary records 2 ranks" || bad "summary lacks ranks: 2"

@@ -10,7 +10,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 check "kernels: no subcommand"     2 "usage: frontier kernels"          $F kernels
 check "kernels: unknown"           2 "unknown command 'x'"              $F kernels x
 check "check --quick"              0 "PASS:"                            $F kernels check --quick
-check "check FRONTIER_KERNELS=ref" 0 "PASS: 20 op checks"               env FRONTIER_KERNELS=ref $F kernels check --quick
+check "check FRONTIER_KERNELS=ref" 0 "PASS: 21 op checks"               env FRONTIER_KERNELS=ref $F kernels check --quick
 check "check FRONTIER_KERNELS=avx2" 0 "PASS:"                           env FRONTIER_KERNELS=avx2 $F kernels check --quick
 check "check one op, 3 threads"    0 "matmul_tn"                        $F kernels check --quick --op matmul_tn --threads 1,3
 check "check unknown op"           2 "unknown op 'matmul_xx'"           $F kernels check --op matmul_xx

@@ -270,6 +270,56 @@ static void check_model_grads_of(ModelConfig cfg) {
     model_free(&m);
 }
 
+static double model_train_obj(const float *x, void *vctx) {
+    (void)x;
+    ModelCtx *c = vctx;
+    return model_forward_train(c->m, c->s, c->in, c->tg, 2, 8, 1.0f);
+}
+
+// Dropout (p 0.3 on every block's attention and MLP output, the recipe's paths on): under a fixed
+// mask the training forward is a smooth function of the weights, so its backward must match
+// finite differences of model_forward_train's loss. The mask is fixed by its key (the same key,
+// the same loss; another key, another loss), and evaluation (model_forward) never drops.
+static void test_model_grad_dropout(void **state) {
+    (void)state;
+    ModelConfig cfg = recipe_config(1);
+    Model m;
+    assert_int_equal(model_build(&m, &cfg), 0);
+    Rng r;
+    rng_seed(&r, 9);
+    fill(m.param, m.params.total, &r, 0.3f);
+    RunState s;
+    runstate_build(&s, &cfg, 2, 8);
+    int32_t in[16], tg[16];
+    for (int i = 0; i < 16; i++) in[i] = (int32_t)(rng_next(&r) % 50), tg[i] = (int32_t)(rng_next(&r) % 50);
+    float eval0 = model_forward(&m, &s, in, tg, 2, 8, NULL);
+    float train0 = model_forward_train(&m, &s, in, tg, 2, 8, 1.0f);
+    assert_true(train0 == eval0);  // p 0: training's forward is evaluation's
+    m.dropout = 0.3f;
+    model_dropout_batch(&m, 11, 3, 2, 8);
+    assert_int_equal(m.dropout_i0, 2 * 8 * 32);
+    assert_true(model_forward(&m, &s, in, tg, 2, 8, NULL) == eval0);  // evaluation never drops
+    float a = model_forward_train(&m, &s, in, tg, 2, 8, 1.0f), b = model_forward_train(&m, &s, in, tg, 2, 8, 1.0f);
+    assert_true(a == b && a != eval0);
+    model_dropout_batch(&m, 11, 4, 2, 8);
+    assert_true(model_forward_train(&m, &s, in, tg, 2, 8, 1.0f) != a);
+    model_dropout_batch(&m, 11, 3, 2, 8);
+    model_zero_grad(&m);
+    model_forward_train(&m, &s, in, tg, 2, 8, 1.0f);
+    model_backward(&m, &s, in, tg, 1.0f);
+    float *g = malloc(m.params.total * sizeof *g);  // the objective's forwards add to m.grad's head
+    memcpy(g, m.grad, m.params.total * sizeof *g);
+    ModelCtx ctx = {&m, &s, in, tg};
+    for (int i = 0; i < m.params.n; i++) {
+        const ParamTensor *p = &m.params.t[i];
+        check_grad(p->name, m.param + p->offset, p->numel, g + p->offset, model_train_obj, &ctx,
+                   p->vector ? 1e-3f : 1e-2f, 3e-2, 3e-4, 40);
+    }
+    free(g);
+    runstate_free(&s);
+    model_free(&m);
+}
+
 static void test_model_grad_mha(void **state) { (void)state; check_model_grads_of(tiny_config(2)); }
 static void test_model_grad_gqa(void **state) { (void)state; check_model_grads_of(tiny_config(1)); }
 static void test_model_grad_recipe(void **state) {
@@ -680,6 +730,7 @@ int main(void) {
         cmocka_unit_test(test_softcap_ce_grad),
         cmocka_unit_test(test_rope_and_relu2_grad),
         cmocka_unit_test(test_model_grad_mha),
+        cmocka_unit_test(test_model_grad_dropout),
         cmocka_unit_test(test_model_grad_gqa),
         cmocka_unit_test(test_model_grad_recipe),
         cmocka_unit_test(test_model_threads_invariant),

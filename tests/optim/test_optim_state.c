@@ -2,7 +2,8 @@
 // rules (those are in test_optim.c): its state tensors (names, shapes, alignment, order), the
 // same bits for any number of OpenMP threads (every kind of tensor, and matrices orthogonalised
 // side by side, taken costliest first), a resume from the saved state that matches an
-// uninterrupted run bit for bit, and the configurations it refuses with a message.
+// uninterrupted run bit for bit, the weight average (EMA) against a double-precision one, and the
+// configurations it refuses with a message.
 #include <omp.h>
 
 #include "test_util.h"
@@ -199,6 +200,87 @@ static void test_resume_bit_exact(void **state) {
     param_table_free(&t);
 }
 
+// The weight average: its decay (steps, seconds, from ema_start, none at the first step), one
+// "<param>.ema" state tensor per parameter, the update and the readout against a double-precision
+// EMA of the mixed run, and two ZeRO shards that together hold what one optimizer does.
+static void test_weight_average(void **state) {
+    (void)state;
+    OptimConfig cfg = optim_defaults();
+    assert_true(optim_ema_decay(&cfg, 5, 1.0, 0.5) < 0);  // off
+    cfg.ema_steps = 4;
+    assert_true(optim_ema_decay(&cfg, 1, 1.0, 0.0) < 0);
+    assert_true(fabs(optim_ema_decay(&cfg, 2, 1.0, 0.1) - exp(-0.25)) < 1e-15);
+    cfg.ema_start = 0.5;
+    assert_true(optim_ema_decay(&cfg, 7, 1.0, 0.4) < 0);
+    assert_true(optim_ema_decay(&cfg, 7, 1.0, 0.5) > 0);
+    cfg.ema_steps = 0, cfg.ema_seconds = 2;
+    assert_true(fabs(optim_ema_decay(&cfg, 7, 0.5, 0.6) - exp(-0.25)) < 1e-15);
+    cfg.ema_steps = 3;
+    assert_int_equal(optim_config_check(&cfg), -1);
+    assert_error_contains("give one");
+
+    ParamTable t = mixed_table();
+    cfg = mixed_config();
+    cfg.ema_steps = 3, cfg.ema_start = 0.15, cfg.ema_blend = 0.3;
+    Optimizer *o = optim_new(&cfg, &t, 24, 1LL << 16);
+    Optimizer *sh[2] = {optim_new_shard(&cfg, &t, 24, 1LL << 16, 0, 2), optim_new_shard(&cfg, &t, 24, 1LL << 16, 1, 2)};
+    assert_non_null(o);
+    for (int i = 0; i < t.n; i++) {
+        char name[160];
+        snprintf(name, sizeof name, "%s.ema", t.t[i].name);
+        const OptimStateTensor *e = optim_state_find(o, name);
+        assert_non_null(e);
+        assert_int_equal(e->numel, t.t[i].numel);
+    }
+    float *p = mixed_start(&t);
+    double *ref = malloc(t.total * sizeof *ref);
+    const int steps = 6;
+    size_t n = t.total;
+    float *g = malloc(n * sizeof *g);
+    rng_state = 70;
+    fill_normal(g, n, 0.3);
+    for (int s = 0; s < steps; s++) {
+        fill_normal(g, n, 0.01);
+        OptimSchedule sc = optim_schedule(&cfg, s, s / 10.0);
+        optim_step(o, p, g, &sc);
+        double d = optim_ema_decay(&cfg, o->step, 0.1, s / 10.0);
+        optim_ema_update(o, p, d);
+        for (int k = 0; k < 2; k++) optim_ema_update(sh[k], p, d);
+        for (size_t i = 0; i < n; i++) ref[i] = d < 0 ? p[i] : d * ref[i] + (1 - d) * p[i];
+    }
+    double worst = 0;
+    for (int i = 0; i < t.n; i++) {
+        char name[160];
+        snprintf(name, sizeof name, "%s.ema", t.t[i].name);
+        const float *e = optim_state_ptr(o, optim_state_find(o, name));
+        const Optimizer *owner = i >= sh[0]->own_lo && i < sh[0]->own_hi ? sh[0] : sh[1];
+        const float *es = optim_state_ptr(owner, optim_state_find(owner, name));
+        assert_non_null(es);
+        assert_memory_equal(e, es, t.t[i].numel * sizeof *e);
+        for (size_t k = 0; k < t.t[i].numel; k++) worst = fmax(worst, fabs(e[k] - ref[t.t[i].offset + k]));
+    }
+    assert_true(worst < 1e-6);
+    float *avg = malloc(n * sizeof *avg);
+    memcpy(avg, p, n * sizeof *avg);
+    optim_ema_readout(o, avg);
+    worst = 0;
+    int moved = 0;
+    for (size_t i = 0; i < n; i++) {
+        worst = fmax(worst, fabs(avg[i] - (0.3 * p[i] + 0.7 * ref[i])));
+        moved += avg[i] != p[i];
+    }
+    assert_true(worst < 1e-6);
+    assert_true(moved > (int)(n / 2));  // the average is not the weights
+    free(avg);
+    free(g);
+    free(ref);
+    free(p);
+    optim_free(o);
+    optim_free(sh[0]);
+    optim_free(sh[1]);
+    param_table_free(&t);
+}
+
 static void test_bad_configs(void **state) {
     (void)state;
     ParamTable t = mixed_table();
@@ -234,6 +316,7 @@ int main(void) {
         cmocka_unit_test(test_matrices_side_by_side_bit_identical),
         cmocka_unit_test(test_muon_order_is_costliest_first),
         cmocka_unit_test(test_resume_bit_exact),
+        cmocka_unit_test(test_weight_average),
         cmocka_unit_test(test_bad_configs),
     };
     return cmocka_run_group_tests_name("optim_state", tests, NULL, NULL);

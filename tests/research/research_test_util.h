@@ -7,6 +7,7 @@
 #include "test_util.h"
 
 #include "research/space.h"
+#include "train/settings.h"
 
 static const char BASE[] =
     "{\"preset\":\"cpu\",\"depth\":2,\"n-embd\":128,\"n-head\":1,\"n-kv-head\":1,\"head-dim\":128,\"seq-len\":256,"
@@ -17,9 +18,18 @@ static const char BASE[] =
     "\"eval-tokens\":0,\"threads\":0,\"quiet\":false,\"precision\":\"fp32\",\"window-pattern\":\"L\",\"window\":0,\"qk-scale\":1,\"lambdas\":0,\"backout\":0,"
     "\"value-embeds\":0,\"smear\":0,\"bigram\":0,\"scalar-lr\":0.5}";
 
+// Every setting of `frontier train` at its default (as a run's config.json holds them), with
+// BASE's values over them: a setting added to the table is in the base without editing BASE.
 static inline cJSON *base_config(void) {
-    cJSON *b = cJSON_Parse(BASE);
+    TrainConfig d = train_settings_defaults();
+    cJSON *b = train_settings_to_json(&d), *over = cJSON_Parse(BASE);
     assert_non_null(b);
+    assert_non_null(over);
+    for (cJSON *o = over->child; o; o = o->next) {
+        assert_true(cJSON_HasObjectItem(b, o->string));  // BASE names settings that exist
+        cJSON_ReplaceItemInObjectCaseSensitive(b, o->string, cJSON_Duplicate(o, 1));
+    }
+    cJSON_Delete(over);
     return b;
 }
 

@@ -114,6 +114,8 @@ static void test_resolved_configs_round_trip(void **state) {
         {"--window-pattern", "SSSL", "--seq-len", "1024", NULL},
         {"--precision", "fp32", "--budget", "90s", "--save-every", "500steps", "--matrix-lr", "0.0234567", NULL},
         {"--bigram", "0", "--lambdas", "0", "--ortho", "newton-schulz", "--ns-steps", "7", NULL},
+        {"--data-order", "rows", "--epoch-order", "same", "--train-tokens", "100000", NULL},
+        {"--crop-rest", "drop", "--ema-steps", "50", "--ema-blend", "0.4", NULL},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         TrainConfig raw = train_settings_defaults(), cfg, raw2 = train_settings_defaults(), cfg2;

@@ -55,6 +55,8 @@ struct Case {
     int bf16;  // matmul, head ops: the oracle rounds the operands to bf16; head ops' dlogits are bf16
     size_t n;
     float cap, dscale;
+    float p;           // dropout
+    uint32_t key, i0;  // dropout
 };
 
 static void *case_own(Case *c, size_t bytes) {
@@ -598,6 +600,34 @@ static void check_relu2(Run *r, const Kernels *k, int bwd, int quick, Rng *rng) 
     }
 }
 
+static void call_dropout(const Case *c) { c->k->dropout(c->out[0].p, c->a[0], c->n, c->p, c->key, c->i0, c->acc); }
+
+// Dropout: the oracle is the reference (the mask is integer arithmetic, the value one product
+// and one sum), over sizes around the vector width and the parallel loop's task, probabilities
+// from none to most, offsets that wrap past 2^32, both accumulate modes.
+static void check_dropout(Run *r, const Kernels *k, int quick, Rng *rng) {
+    static const size_t sizes[] = {1, 7, 16, 17, 4095, 4097, 65537, 1048576 + 5};
+    static const float probs[] = {0.0f, 0.1f, 0.5f, 0.9f};
+    int n = quick ? 6 : 8;
+    for (int s = 0; s < n; s++) {
+        size_t sz = sizes[s];
+        Case c = {.k = k, .call = call_dropout, .n = sz, .p = probs[s % 4], .acc = s % 2,
+                  .key = (uint32_t)rng_next(rng), .i0 = s == 3 ? 0xFFFFFFF0u : (uint32_t)rng_next(rng)};
+        snprintf(c.shape, sizeof c.shape, "n=%zu p=%g i0=%u acc=%d", sz, (double)c.p, c.i0, c.acc);
+        c.a[0] = case_input(&c, sz, rng, -1, 1);
+        float *init = NULL;
+        float *expect = owned(&c, sz, NULL, rng, 0, 0);
+        if (c.acc) {
+            init = owned(&c, sz, NULL, rng, -1, 1);
+            memcpy(expect, init, sz * sizeof *expect);
+        }
+        ref_dropout(expect, c.a[0], sz, c.p, c.key, c.i0, c.acc);
+        case_output(&c, "out", sz, init, expect, s % 2);
+        case_run(r, &c);
+        case_free(&c);
+    }
+}
+
 // ReLU²'s linear layer: float64 oracles of the products on act = ref_relu2_fwd(fc) (rounded to
 // bf16 with the products' other operand for the bf16 tables), then for dfc ref_relu2_bwd of the
 // oracle's dc @ w, judged against 2|fc| times that product's scale. fc spans both signs so half
@@ -817,6 +847,7 @@ int lab_check_op(const Kernels *k, int op, const LabCheckOpts *o, LabOpResult *r
     else if (!strncmp(name, "relu2", 5)) check_relu2(&r, k, bwd, o->quick, &rng);
     else if (!strcmp(name, "head_ce")) check_head_ce(&r, k, o->quick, &rng);
     else if (!strcmp(name, "head_dw")) check_head_dw(&r, k, o->quick, &rng);
+    else if (!strcmp(name, "dropout")) check_dropout(&r, k, o->quick, &rng);
     else check_softcap(&r, k, o->quick, &rng);
     gemm_set_poison(0);
     faults_release(&old);

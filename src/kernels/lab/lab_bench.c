@@ -37,7 +37,8 @@ enum {
     OP_EMB_B = K_embedding_bwd, OP_RMS_F = K_rmsnorm_fwd, OP_RMS_B = K_rmsnorm_bwd, OP_ROPE_F = K_rope_fwd,
     OP_ROPE_B = K_rope_bwd, OP_RR_F = K_rope_rmsnorm_fwd, OP_RR_B = K_rope_rmsnorm_bwd, OP_ATT_F = K_attention_fwd,
     OP_ATT_B = K_attention_bwd, OP_RELU_F = K_relu2_fwd, OP_RELU_B = K_relu2_bwd, OP_RL_F = K_relu2_linear_fwd,
-    OP_RL_B = K_relu2_linear_bwd, OP_CE = K_softcap_ce, OP_HEAD = K_head_ce, OP_HEAD_B = K_head_dw
+    OP_RL_B = K_relu2_linear_bwd, OP_CE = K_softcap_ce, OP_HEAD = K_head_ce, OP_HEAD_B = K_head_dw,
+    OP_DROP = K_dropout
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -99,6 +100,9 @@ static int preset_cases(const LabShape *m, int rows, BenchCase *cs) {
         cs[n].op = others[i].op;
         cs[n++].what = others[i].what;
     }
+    cs[n] = base;  // --dropout on a block's output, added to the residual stream
+    cs[n].op = OP_DROP, cs[n].n = (size_t)N * C, cs[n].acc = 1;
+    cs[n++].what = "block output";
     // attention in an S layer of --window-pattern (nanochat's window for this T), where it is shorter
     int w = m->window;
     for (int op = OP_ATT_F; w > 0 && w + 1 < T && op <= OP_ATT_B; op++) {
@@ -124,6 +128,7 @@ static void shape_str(const BenchCase *c, char *s, size_t cap) {
         else snprintf(s, cap, "B=%d T=%d H=%d/%d D=%d", c->B, c->T, c->H, c->Hkv, c->D);
         break;
     case OP_RELU_F: case OP_RELU_B: snprintf(s, cap, "n=%zu", c->n); break;
+    case OP_DROP: snprintf(s, cap, "n=%zu p=0.1 +=", c->n); break;
     case OP_HEAD: case OP_HEAD_B: snprintf(s, cap, "N=%d V=%d C=%d", c->rows, c->V, c->C); break;
     default: snprintf(s, cap, "N=%d V=%d", c->rows, c->V);
     }
@@ -145,6 +150,7 @@ static OpCost case_cost(const BenchCase *c) {
     case OP_ATT_F: return cost_attention_fwd(c->B, c->T, c->H, c->Hkv, c->D, c->window);
     case OP_ATT_B: return cost_attention_bwd(c->B, c->T, c->H, c->Hkv, c->D, c->window);
     case OP_RELU_F: return cost_relu2_fwd(c->n);
+    case OP_DROP: return cost_dropout(c->n, 1);
     case OP_RELU_B: return cost_relu2_bwd(c->n);
     case OP_HEAD: return cost_head_ce(c->rows, c->V, c->C, 1, 1);
     case OP_HEAD_B: return cost_head_dw(c->rows, c->V, c->C);
@@ -190,6 +196,7 @@ static void bufs_alloc(const BenchCase *c, Bufs *d, Rng *r) {
         sz[7] = sz[8] = nkv;
         break;
     case OP_RELU_F: case OP_RELU_B: sz[0] = sz[1] = sz[2] = c->n; break;
+    case OP_DROP: sz[0] = sz[1] = c->n; break;
     case OP_HEAD: case OP_HEAD_B:  // x, w, dlogits (as bf16 too: see below), losses, dx / dw
         sz[0] = nc, sz[1] = (size_t)c->V * c->C, sz[2] = (size_t)c->rows * c->V, sz[3] = (size_t)c->rows;
         sz[4] = c->op == OP_HEAD ? nc : (size_t)c->V * c->C;
@@ -245,6 +252,7 @@ static void bench_call(const Kernels *k, const BenchCase *c, Bufs *d) {
                          c->window);
         break;
     case OP_RELU_F: k->relu2_fwd(f[1], f[0], c->n); break;
+    case OP_DROP: k->dropout(f[1], f[0], c->n, 0.1f, 0x5eedu, 0, 1); break;
     case OP_RELU_B: k->relu2_bwd(f[2], f[1], f[0], c->n); break;
     case OP_HEAD: k->head_ce(f[3], f[2], f[4], f[0], f[1], d->idx, c->rows, c->V, c->C, 15.0f, 1.0f / c->rows); break;
     case OP_HEAD_B: k->head_dw(f[4], f[2], f[0], c->rows, c->V, c->C); break;

@@ -44,6 +44,7 @@ void ref_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const fl
                           const float *sin, int B, int T, int nh, int D);
 void ref_relu2_fwd(float *out, const float *x, size_t n);
 void ref_relu2_bwd(float *dx, const float *dout, const float *x, size_t n);
+void ref_dropout(float *out, const float *x, size_t n, float p, uint32_t key, uint32_t i0, int accumulate);
 void ref_relu2_linear_fwd(float *c, const float *fc, const float *w, int M, int N, int K, int accumulate);
 void ref_relu2_linear_bwd(float *dw, float *dfc, const float *dc, const float *w, const float *fc, int M, int N,
                           int K);

@@ -129,6 +129,20 @@ void ref_relu2_bwd(float *dx, const float *dout, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) dx[i] = x[i] > 0 ? 2.0f * x[i] * dout[i] : 0.0f;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Dropout
+// ---------------------------------------------------------------------------------------------
+
+void ref_dropout(float *out, const float *x, size_t n, float p, uint32_t key, uint32_t i0, int accumulate) {
+    const uint32_t t = dropout_threshold(p);
+    const float scale = 1.0f / (1.0f - p);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        float v = dropout_bits(key, i0 + (uint32_t)i) >= t ? x[i] * scale : 0.0f;
+        out[i] = accumulate ? out[i] + v : v;
+    }
+}
+
 // ReLU² fused into the product that reads it: here the ops in turn (act in a temporary), with
 // the fp32 or the bf16 reference matmuls.
 typedef void (*RefMatmul)(float *c, const float *a, const float *b, int M, int N, int K, int accumulate);

@@ -20,6 +20,7 @@ void avx2_rope_rmsnorm_bwd(float *dx, const float *dout, const float *x, const f
                            const float *sin, int B, int T, int nh, int D);
 void avx2_relu2_fwd(float *out, const float *x, size_t n);
 void avx2_relu2_bwd(float *dx, const float *dout, const float *x, size_t n);
+void avx2_dropout(float *out, const float *x, size_t n, float p, uint32_t key, uint32_t i0, int accumulate);
 
 // Kernels.softcap_ce (ops.h) on 8 lanes (avx2_ce.c): every element's capping and exp as
 // avx512_softcap_ce computes them; the row sums grouped over 8 lanes, so loss and gradients can

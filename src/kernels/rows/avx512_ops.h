@@ -33,6 +33,7 @@ void avx512_attention_bwd(float *dq, float *dk, float *dv, const float *dout, co
                           const float *q, const float *k, const float *v, int B, int T, int H, int Hkv, int D, int window);
 void avx512_relu2_fwd(float *out, const float *x, size_t n);
 void avx512_relu2_bwd(float *dx, const float *dout, const float *x, size_t n);
+void avx512_dropout(float *out, const float *x, size_t n, float p, uint32_t key, uint32_t i0, int accumulate);
 // The same on a block of rows, single-threaded (the GEMMs' ReLU² hooks, GemmImpl in gemm_driver.h).
 void avx512_relu2_rows(float *dst, const float *src, size_t ld, int rows, int cols);
 void avx512_relu2_grad_rows(float *c, const float *x, size_t ld, int rows, int cols);

@@ -2,6 +2,8 @@
 // row_ops.h). Rows go to threads statically; each thread runs whole rows.
 #include "kernels/rows/row_ops.h"
 
+#include "kernels/ops.h"
+
 #define ELEMS_PER_TASK 4096  // elementwise ops: 16 KB of each operand per task
 
 // ---------------------------------------------------------------------------------------------
@@ -95,4 +97,18 @@ void rows_relu2_bwd(const RowIsa *isa, float *dx, const float *dout, const float
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i += ELEMS_PER_TASK)
         isa->relu2_bwd_span(dx + i, dout + i, x + i, n - i < ELEMS_PER_TASK ? n - i : ELEMS_PER_TASK);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dropout
+// ---------------------------------------------------------------------------------------------
+
+void rows_dropout(const RowIsa *isa, float *out, const float *x, size_t n, float p, uint32_t key, uint32_t i0,
+                  int accumulate) {
+    const uint32_t t = dropout_threshold(p);
+    const float scale = 1.0f / (1.0f - p);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i += ELEMS_PER_TASK)
+        isa->dropout_span(out + i, x + i, n - i < ELEMS_PER_TASK ? n - i : ELEMS_PER_TASK, key, i0 + (uint32_t)i, t,
+                          scale, accumulate);
 }

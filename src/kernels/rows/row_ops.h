@@ -1,5 +1,5 @@
 // kernels/rows/row_ops.h — the row ops' parallel loops (internal header): RMSNorm, RoPE, RoPE +
-// QK-norm, ReLU² and the embedding gradient, run with one instruction set's row kernels.
+// QK-norm, ReLU², dropout and the embedding gradient, run with one instruction set's row kernels.
 // AVX-512 (avx512_ops.c) and AVX2 (avx2_ops.c) each supply a RowIsa; the contracts are in
 // ops.h.
 //
@@ -19,6 +19,9 @@ typedef struct {
     void (*rope_row)(float *x, const float *cos, const float *sin, int nh, int D, float dir);
     void (*relu2_fwd_span)(float *out, const float *x, size_t n);                    // max(x, 0)²
     void (*relu2_bwd_span)(float *dx, const float *dout, const float *x, size_t n);  // dout·2x where x > 0
+    // out[i] (+)= kept(key, i0 + i) ? x[i]·scale : 0 over a span (t: dropout_threshold(p))
+    void (*dropout_span)(float *out, const float *x, size_t n, uint32_t key, uint32_t i0, uint32_t t, float scale,
+                         int accumulate);
     // Columns [c0, c0+16) of dwte's rows idx[n] += dout's row n, for n in order.
     void (*embedding_bwd_cols)(float *dwte, const float *dout, const int32_t *idx, int N, int C, int c0);
 } RowIsa;
@@ -34,3 +37,5 @@ void rows_rope_rmsnorm_bwd(const RowIsa *isa, float *dx, const float *dout, cons
                            const float *cos, const float *sin, int B, int T, int nh, int D);
 void rows_relu2_fwd(const RowIsa *isa, float *out, const float *x, size_t n);
 void rows_relu2_bwd(const RowIsa *isa, float *dx, const float *dout, const float *x, size_t n);
+void rows_dropout(const RowIsa *isa, float *out, const float *x, size_t n, float p, uint32_t key, uint32_t i0,
+                  int accumulate);

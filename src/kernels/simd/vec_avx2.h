@@ -1,6 +1,8 @@
 // kernels/simd/vec_avx2.h — the vector-width layer on AVX2 + FMA: 8 float lanes (internal
 // header). The names of vec_avx512.h, with the same results lane for lane; see there.
 #pragma once
+#include <stdint.h>
+
 #include "kernels/simd/avx2_vmath.h"
 
 #define VL 8  // float lanes
@@ -39,6 +41,20 @@ VEC_INLINE vf vf_relu2(vf x) {
 VEC_INLINE vf vf_relu2_grad(vf x, vf g) {
     __m256 pos = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ);
     return _mm256_and_ps(pos, _mm256_mul_ps(_mm256_add_ps(x, x), g));
+}
+
+// vec_avx512.h's vf_dropout on 8 lanes (the unsigned >= as a signed > with the sign bits flipped).
+VEC_INLINE vf vf_dropout(vf x, uint32_t key, uint32_t i0, uint32_t t, float scale) {
+    __m256i i = _mm256_add_epi32(_mm256_set1_epi32((int)i0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256i h = _mm256_xor_si256(_mm256_mullo_epi32(i, _mm256_set1_epi32((int)0x9E3779B9u)), _mm256_set1_epi32((int)key));
+    h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
+    h = _mm256_mullo_epi32(h, _mm256_set1_epi32(0x7feb352d));
+    h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 15));
+    h = _mm256_mullo_epi32(h, _mm256_set1_epi32((int)0x846ca68bu));
+    h = _mm256_xor_si256(h, _mm256_srli_epi32(h, 16));
+    const __m256i sign = _mm256_set1_epi32(INT32_MIN);
+    __m256i drop = _mm256_cmpgt_epi32(_mm256_xor_si256(_mm256_set1_epi32((int)t), sign), _mm256_xor_si256(h, sign));
+    return _mm256_andnot_ps(_mm256_castsi256_ps(drop), _mm256_mul_ps(x, _mm256_set1_ps(scale)));
 }
 
 // vec_avx512.h's vf_row_dot_pd on 8 lanes: per 16 elements, elements 0-3, 4-7, 8-11 and 12-15

@@ -5,6 +5,8 @@
 // A file includes one of the two and then the template. Tails are masked loads and stores that
 // touch only lanes [0, n).
 #pragma once
+#include <stdint.h>
+
 #include "kernels/simd/avx512_vmath.h"
 
 #define VL 16  // float lanes
@@ -33,6 +35,20 @@ VEC_INLINE vf vf_relu2(vf x) { return v_relu2(x); }
 VEC_INLINE vf vf_relu2_grad(vf x, vf g) {
     __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
     return _mm512_maskz_mul_ps(pos, _mm512_add_ps(x, x), g);
+}
+
+// Dropout on lanes i0 .. i0+15 (ops.h): x·scale where dropout_bits(key, i0 + lane) >= t, else +0.
+VEC_INLINE vf vf_dropout(vf x, uint32_t key, uint32_t i0, uint32_t t, float scale) {
+    __m512i i = _mm512_add_epi32(_mm512_set1_epi32((int)i0), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                                               12, 13, 14, 15));
+    __m512i h = _mm512_xor_si512(_mm512_mullo_epi32(i, _mm512_set1_epi32((int)0x9E3779B9u)), _mm512_set1_epi32((int)key));
+    h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 16));
+    h = _mm512_mullo_epi32(h, _mm512_set1_epi32(0x7feb352d));
+    h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 15));
+    h = _mm512_mullo_epi32(h, _mm512_set1_epi32((int)0x846ca68bu));
+    h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 16));
+    __mmask16 keep = _mm512_cmpge_epu32_mask(h, _mm512_set1_epi32((int)t));
+    return _mm512_maskz_mul_ps(keep, x, _mm512_set1_ps(scale));
 }
 
 // sum(a[c] · b[c]) over a row of C in double (each product exact): two 8-double accumulators

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# bench/repeat_proxy.sh — what repeated data costs, and how much of it each lever wins back: the
+# long budgets' data-limited regime at a small scale. A run trains the `cpu` preset for BUDGET on
+# the first SUBSET tokens of the corpus (--train-tokens), read many times over; the same run on
+# the whole corpus (which it never repeats) is the reference. The repetition penalty is
+# val_bpb(subset) − val_bpb(whole corpus); each lever's share of closing it is
+# (val_bpb(subset) − val_bpb(subset + lever)) / penalty, paired by seed.
+#
+# Resumable in pieces: each invocation works at most MAX_MINUTES, one finished run per TSV row
+# (bench/results/repeat_proxy.tsv, committed after every piece); a rerun skips recorded runs.
+# Arms alternate within each seed, so slow periods of the machine hit every arm alike.
+#
+#   MAX_MINUTES=60 bash bench/repeat_proxy.sh     # one piece; again until it prints the table
+#   BUDGET=5m SUBSET=4000000 bash bench/repeat_proxy.sh   # another proxy: its own rows
+#
+# Never beside another benchmark or test: budgets are wall clock.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+MAX_MINUTES=${MAX_MINUTES:-60}
+BUDGET=${BUDGET:-3m}
+SUBSET=${SUBSET:-1000000}
+SEEDS=${SEEDS:-3}
+F=${FRONTIER:-./frontier}
+OUT=bench/results/repeat_proxy.tsv
+RUNS=${RUNS_DIR:-/tmp/frontier-repeat-proxy}
+EMA=(--ema-steps 150 --ema-blend 0.4)
+declare -A ARMS=(
+  [fresh]=""
+  [repeat]="--train-tokens $SUBSET"
+  [same-order]="--train-tokens $SUBSET --epoch-order same"
+  [rows]="--train-tokens $SUBSET --data-order rows"
+  [ema]="--train-tokens $SUBSET ${EMA[*]}"
+  [dropout]="--train-tokens $SUBSET --dropout 0.1"
+  [wd-epochs]="--train-tokens $SUBSET --wd-per-epoch 1"
+  [combined]="--train-tokens $SUBSET ${EMA[*]} --dropout 0.1 --wd-per-epoch 1"
+)
+ORDER=${ARM_ORDER:-"fresh repeat same-order rows ema dropout wd-epochs combined"}
+mkdir -p bench/results "$RUNS"
+[ -s "$OUT" ] || printf 'budget\tsubset\tarm\tseed\tval_bpb\tval_bpb_raw\tepochs\tsteps\ttokens\ttok_per_s\tflags\tdate\tgit\tmachine\n' > "$OUT"
+t_end=$(( $(date +%s) + MAX_MINUTES * 60 ))
+data=$($F prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
+[ -d "$data" ] || { echo "repeat_proxy: prepare did not report a data folder"; exit 1; }
+
+for s in $(seq 1 "$SEEDS"); do
+  for arm in $ORDER; do
+    awk -F'\t' -v b="$BUDGET" -v n="$SUBSET" -v a="$arm" -v s="$s" \
+      '$1 == b && $2 == n && $3 == a && $4 == s { f = 1 } END { exit !f }' "$OUT" && continue
+    [ "$(date +%s)" -lt "$t_end" ] || { echo "repeat_proxy: MAX_MINUTES=$MAX_MINUTES reached; run again to continue"; exit 0; }
+    d=$RUNS/$BUDGET-$SUBSET-$arm-s$s
+    rm -rf "$d"
+    # shellcheck disable=SC2086  # the arm's flags are words
+    $F train --preset cpu --budget "$BUDGET" --data "$data" --seed "$s" --quiet ${ARMS[$arm]} --run-dir "$d" \
+      > "$d.log" 2>&1 || { tail -5 "$d.log"; exit 1; }
+    /usr/bin/python3 - "$d/summary.json" "$BUDGET" "$SUBSET" "$arm" "$s" "${ARMS[$arm]}" "$(date -u +%F)" \
+      "$(git rev-parse --short HEAD)" "$(bench_machine)" >> "$OUT" <<'PY'
+import json, math, sys
+s = json.load(open(sys.argv[1]))
+raw = s.get("val_bpb_raw", float("nan"))
+print("\t".join([sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], f"{s['val_bpb']:.5f}",
+                 "" if math.isnan(raw) else f"{raw:.5f}", f"{s['epochs']:.2f}", str(s["steps"]), str(s["tokens"]),
+                 f"{s['tok_per_s']:.0f}", sys.argv[6] or "-", sys.argv[7], sys.argv[8], sys.argv[9]]))
+PY
+    tail -1 "$OUT"
+    rm -rf "$d/checkpoints" "$d"/*.safetensors
+  done
+done
+
+# The table: per arm, mean and spread over seeds; against `repeat`, the paired difference with
+# its 95% interval and the share of the penalty it wins back.
+/usr/bin/python3 - "$OUT" "$BUDGET" "$SUBSET" <<'PY'
+import csv, math, statistics as st, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1]), delimiter="\t") if r["budget"] == sys.argv[2] and r["subset"] == sys.argv[3]]
+by = {}
+for r in rows: by.setdefault(r["arm"], {})[r["seed"]] = r
+T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
+def paired(a, b):
+    seeds = sorted(set(by.get(a, {})) & set(by.get(b, {})))
+    d = [float(by[a][s]["val_bpb"]) - float(by[b][s]["val_bpb"]) for s in seeds]
+    if len(d) < 2: return None
+    m, sd = st.mean(d), st.stdev(d)
+    return m, T975.get(len(d) - 1, 2.0) * sd / math.sqrt(len(d)), len(d)
+pen = paired("repeat", "fresh")
+print(f"## The repetition proxy: `cpu` preset, {sys.argv[2]} on the first {int(sys.argv[3]):,} tokens\n")
+print("| arm | flags | runs | epochs | val_bpb mean ± sd | vs repeat (paired, 95% CI) | penalty won back |")
+print("|---|---|---|---|---|---|---|")
+for arm in ["fresh", "repeat", "same-order", "rows", "ema", "dropout", "wd-epochs", "combined"]:
+    if arm not in by: continue
+    v = [float(r["val_bpb"]) for r in by[arm].values()]
+    ep = st.mean(float(r["epochs"]) for r in by[arm].values())
+    flags = next(iter(by[arm].values()))["flags"]
+    sd = f" ± {st.stdev(v):.4f}" if len(v) > 1 else ""
+    d = paired(arm, "repeat") if arm != "repeat" else None
+    vs = f"{d[0]:+.4f} ± {d[1]:.4f}" if d else "—"
+    won = f"{-d[0] / pen[0]:.0%}" if d and pen and pen[0] > 0 and arm != "fresh" else "—"
+    print(f"| {arm} | `{flags}` | {len(v)} | {ep:.1f} | {st.mean(v):.4f}{sd} | {vs} | {won} |")
+if pen: print(f"\nRepetition penalty (repeat − fresh, paired): {pen[0]:+.4f} ± {pen[1]:.4f} over {pen[2]} seeds.")
+PY
