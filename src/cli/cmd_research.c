@@ -97,7 +97,7 @@ static int cmd_research_report(int argc, char **argv) {
 static const char SUMMARY[] =
     "  frontier research --budget-per-trial TIME (--trials N | --hours H) [--strategy greedy|random|halving]\n"
     "                    [--space FILE] [--base CONFIG.json] [--out DIR] [--proposer CMD] [--alpha P] [--max-seeds N]\n"
-    "                    [--trainer CMD] [--launcher TEMPLATE]\n"
+    "                    [--trainer CMD] [--launcher TEMPLATE] [--promote-budget TIME [--promote-seeds N]]\n"
     "  frontier research report DIR\n\n"
     "Unattended experiments in the manner of karpathy/autoresearch: each trial trains a config from scratch "
     "for the same wall-clock budget (a separate `frontier train` process; a crash ends only that trial, a hang "
@@ -110,7 +110,9 @@ static const char SUMMARY[] =
     "both cancels), one seed at a time: it is discarded as soon as it is clearly worse or no better on "
     "average, runs another seed while promising, and is kept only when the paired improvement is "
     "significant at --alpha (a sequential one-sided test over at most --max-seeds seeds; the spread of the "
-    "differences is pooled over the research). Every trial is a row of DIR/results.tsv "
+    "differences is pooled over the research). With --promote-budget, each keep is re-judged at that "
+    "larger budget on --promote-seeds fresh seeds, paired with the incumbent it beat, before anything builds on "
+    "it; one that does not hold there is marked no-transfer and the incumbent it beat is restored. Every trial is a row of DIR/results.tsv "
     "(fsync'ed); DIR/best.json is the best full config (`frontier train --config DIR/best.json` reproduces "
     "it). Rerunning the same command continues after the last recorded trial. See docs/research.md.\n\n"
     "  frontier research report DIR    the progress chart (HTML) and summary.md of a research folder";
@@ -119,8 +121,9 @@ int cmd_research(int argc, char **argv) {
     if (argc >= 1 && !strcmp(argv[0], "report")) return cmd_research_report(argc - 1, argv + 1);
     const char *budget = NULL, *hours = NULL, *space = NULL, *strategy = NULL, *out = "runs/research", *base = NULL;
     const char *proposer = NULL, *proposer_timeout = "10m", *program = NULL, *threshold = "0", *eval_margin = "5m";
-    const char *alpha = "0.05", *trainer = NULL, *launcher = NULL;
+    const char *alpha = "0.05", *trainer = NULL, *launcher = NULL, *promote_budget = NULL;
     int trials = 0, baseline_seeds = 3, max_seeds = 6, eta = 3, rungs = 2, bracket = 0, keep_weights = 0;
+    int promote_seeds = 3;
     int64_t seed = 1;
     Option opts[] = {
         {"budget-per-trial", OPT_STRING, &budget, "TIME", "training budget of a trial: 90s, 2m, 5m (required)", 0, 0, 0, 0, NULL},
@@ -140,6 +143,8 @@ int cmd_research(int argc, char **argv) {
         {"baseline-seeds", OPT_INT, &baseline_seeds, "N", "seeds the base config runs with first (default 3; at least 3: they are the noise estimate the first candidates are judged with)", 3, 64, 0, 0, NULL},
         {"trainer", OPT_STRING, &trainer, "CMD", "run each trial as the shell command CMD with `--config FILE --run-dir DIR --quiet` appended, instead of this frontier's train; it must leave DIR/summary.json with val_bpb", 0, 0, 0, 0, NULL},
         {"launcher", OPT_STRING, &launcher, "TEMPLATE", "run each trial through a cluster launcher: {cmd} becomes the trial's command, {trial} its number, {dir} its folder, e.g. 'mpirun -np 1 --host node3 {cmd}' or 'srun -N1 -n1 -c2 {cmd}' (docs/research.md)", 0, 0, 0, 0, NULL},
+        {"promote-budget", OPT_STRING, &promote_budget, "TIME", "re-judge every keep at this larger budget (e.g. 5m for 2m trials) before building on it; off by default", 0, 0, 0, 0, NULL},
+        {"promote-seeds", OPT_INT, &promote_seeds, "N", "fresh seeds (pairs) a promotion runs (default 3)", 1, 64, 0, 0, NULL},
         {"eta", OPT_INT, &eta, "N", "halving: keep the best 1/N of each rung; budgets grow N-fold per rung", 2, 100, 0, 0, NULL},
         {"rungs", OPT_INT, &rungs, "N", "halving: rungs, the last at the full budget", 1, 8, 0, 0, NULL},
         {"bracket", OPT_INT, &bracket, "N", "halving: candidates per bracket at the first rung (0 = eta^(rungs-1))", 0, 10000, 0, 0, NULL},
@@ -156,6 +161,10 @@ int cmd_research(int argc, char **argv) {
     if (!budget) return usage_error("--budget-per-trial is required");
     if ((o.budget_s = duration_parse(budget)) <= 0) return usage_error("--budget-per-trial '%s': expected a duration like 90s, 2m or 5m", budget);
     if (!trials && !hours) return usage_error("give --trials N or --hours H (or both)");
+    if (promote_budget && (o.promote_budget_s = duration_parse(promote_budget)) <= o.budget_s)
+        return usage_error("--promote-budget '%s': expected a duration (like 5m) longer than --budget-per-trial %s (the next scale)",
+                           promote_budget, budget);
+    o.promote_seeds = promote_seeds;
     if (hours) {
         char *end;
         o.hours = strtod(hours, &end);

@@ -24,15 +24,18 @@ static const char OLD_HEADER[] =
 
 enum { N_COLS = 16, COL_CHANGE = 5, COL_STATUS = 14, COL_DESC = 15 };
 
-static const char *const STATUSES[] = {"keep", "discard", "pending", "screen", "replicate", "crash", "timeout", "rejected", NULL};
+static const char *const STATUSES[] = {"keep",  "discard", "pending", "screen",   "replicate", "transfer",
+                                       "no-transfer", "crash",   "timeout", "rejected", NULL};
 
 int ledger_status_ok(const char *status) {
     return !strcmp(status, "keep") || !strcmp(status, "discard") || !strcmp(status, "pending") ||
-           !strcmp(status, "screen") || !strcmp(status, "replicate");
+           !strcmp(status, "screen") || !strcmp(status, "replicate") || !strcmp(status, "transfer") ||
+           !strcmp(status, "no-transfer");
 }
 
 static int known_kind(const char *k) {
-    static const char *const kinds[] = {"baseline", "greedy", "random", "agent", "final", "seed", "pair", NULL};
+    static const char *const kinds[] = {"baseline", "greedy", "random", "agent", "final",
+                                        "seed",     "pair",   "promote", "promote-pair", NULL};
     for (int i = 0; kinds[i]; i++)
         if (!strcmp(k, kinds[i])) return 1;
     if (strncmp(k, "rung", 4) || !k[4]) return 0;

@@ -8,12 +8,14 @@
 // parent: the trial whose config this one changes ("-" for the first baseline); kind: baseline,
 // greedy, random, agent, rung0..rungN (successive-halving screens), final (the full-budget rung),
 // seed (another seed of the candidate that is its parent), pair (the incumbent, its parent, on a
-// seed it had not run, for a candidate to be paired with); seed: the training seed; change:
+// seed it had not run, for a candidate to be paired with), promote (a kept candidate, its parent,
+// on a fresh seed at --promote-budget), promote-pair (the incumbent it replaced, its parent, on the
+// same seed at that budget); seed: the training seed; change:
 // compact JSON of the settings that differ from the parent's config (derived ones included);
 // paired: the incumbent's val_bpb on the same seed (candidate rows); z: the paired test
 // statistic of the candidate after this row (research/stats.h); numbers are "-" when there is
-// none (a crash, a rejected proposal); status: keep, discard, pending, screen, replicate, crash,
-// timeout, rejected (docs/research.md). Tabs and newlines in the description become spaces.
+// none (a crash, a rejected proposal); status: keep, discard, pending, screen, replicate,
+// transfer, no-transfer (a promotion's verdict), crash, timeout, rejected (docs/research.md). Tabs and newlines in the description become spaces.
 //
 // Durability: a row is written with one write() and fsync'ed before the next trial starts. A row
 // cut short (the process killed mid-write: no final newline) is dropped on load and reported via

@@ -94,6 +94,7 @@ static void note_best(PlanState *st) {
 int plan_state_build(const PlanCtx *ctx, const LedgerRow *rows, int n, PlanState *st) {
     memset(st, 0, sizeof *st);
     st->rows = rows, st->n = n, st->best = -1, st->open = -1, st->best_score = NAN, st->baseline_mean = NAN;
+    st->promoting = st->promote_from = st->promote_prev = -1;
     st->configs = xcalloc((size_t)n + 1, sizeof *st->configs);
     st->group = xcalloc((size_t)n + 1, sizeof *st->group);
     stats_seq_init(&st->seq, ctx->alpha, ctx->max_seeds);
@@ -108,6 +109,14 @@ int plan_state_build(const PlanCtx *ctx, const LedgerRow *rows, int n, PlanState
         const cJSON *parent = r->parent ? st->configs[r->parent - 1] : ctx->base;
         if (!parent) return err_set("trial %d: its parent %d has no config", r->trial, r->parent);
         if (!(st->configs[i] = merge(parent, r->change, r->trial))) return -1;
+        if (!strncmp(r->kind, "promote", 7)) {  // the promotion of the last keep (4. in plan.h)
+            if (st->promoting < 0) continue;
+            int failed = !ledger_status_ok(r->status), ends = failed || !strcmp(r->status, "transfer") ||
+                                                            !strcmp(r->status, "no-transfer");
+            if (failed || !strcmp(r->status, "no-transfer")) st->best = st->promote_prev, stats_pool_new_incumbent(&st->pool);
+            if (ends) st->promoting = -1;
+            continue;
+        }
         if (!strcmp(r->kind, "baseline")) {
             if (ledger_status_ok(r->status)) note_baseline(st, i);
             continue;
@@ -122,7 +131,10 @@ int plan_state_build(const PlanCtx *ctx, const LedgerRow *rows, int n, PlanState
         if (strcmp(r->status, "keep") && strcmp(r->status, "discard")) continue;
         int k = plan_paired_diffs(st, g, st->best, s0, d, MAX_SEEDS);
         stats_pool_add_candidate(&st->pool, d, k);
-        if (!strcmp(r->status, "keep")) st->best = g, stats_pool_new_incumbent(&st->pool);
+        if (!strcmp(r->status, "keep")) {
+            if (ctx->promote_budget_s > 0) st->promoting = g, st->promote_from = i, st->promote_prev = st->best;
+            st->best = g, stats_pool_new_incumbent(&st->pool);
+        }
     }
     // the baseline's seeds as single runs: var(a - b) <= 2 var(a), the bound pairing improves on
     double base[MAX_SEEDS];
@@ -383,6 +395,47 @@ static int plan_baseline(const PlanCtx *ctx, const PlanState *st, TrialPlan *p, 
 }
 
 // Whether group g has a crashed or timed-out run on seed.
+// The val_bpb of the promotion's run of `kind` ("promote" or "promote-pair") on seed, NaN when it has
+// none that finished.
+static double promote_value(const PlanState *st, const char *kind, double seed) {
+    for (int i = st->promote_from + 1; st->promoting >= 0 && i < st->n; i++)
+        if (!strcmp(st->rows[i].kind, kind) && ledger_status_ok(st->rows[i].status) && row_seed(st, i) == seed)
+            return st->rows[i].val_bpb;
+    return NAN;
+}
+
+int plan_promotion_diffs(const PlanState *st, double base_seed, double *d, int cap) {
+    int n = 0;
+    for (; st->promoting >= 0 && n < cap; n++) {
+        double seed = base_seed + PLAN_PROMOTE_SEED0 + n;
+        double c = promote_value(st, "promote", seed), b = promote_value(st, "promote-pair", seed);
+        if (!isfinite(c) || !isfinite(b)) break;
+        d[n] = c - b;
+    }
+    return n;
+}
+
+// The promotion's next run: the incumbent it beat on the next fresh seed, then the kept candidate.
+static int plan_promotion(const PlanCtx *ctx, const PlanState *st, TrialPlan *p) {
+    const double s0 = plan_config_seed(ctx->base);
+    double d[MAX_SEEDS];
+    int n = plan_promotion_diffs(st, s0, d, MAX_SEEDS);
+    double seed = s0 + PLAN_PROMOTE_SEED0 + n;
+    int cand = st->rows[st->promoting].trial, prev = st->rows[st->promote_prev].trial;
+    if (!isfinite(promote_value(st, "promote-pair", seed))) {
+        set_kind(p, "promote-pair", prev, ctx->promote_budget_s);
+        seed_change(p, st->configs[st->promote_prev], seed);
+        p->description = xprintf("promotion of #%d: the incumbent it beat (#%d) on seed %.0f at %g s", cand, prev, seed,
+                                 ctx->promote_budget_s);
+        return 0;
+    }
+    set_kind(p, "promote", cand, ctx->promote_budget_s);
+    seed_change(p, st->configs[st->promoting], seed);
+    p->description = xprintf("promotion of #%d on seed %.0f at %g s (pair %d of %d)", cand, seed, ctx->promote_budget_s,
+                             n + 1, ctx->promote_seeds);
+    return 0;
+}
+
 static int failed_at(const PlanState *st, int g, double seed) {
     for (int i = 0; i < st->n; i++)
         if (st->group[i] == g && (!strcmp(st->rows[i].status, "crash") || !strcmp(st->rows[i].status, "timeout")) &&
@@ -423,6 +476,7 @@ int plan_next(const PlanCtx *ctx, const PlanState *st, TrialPlan *p) {
                        "trials/0001/train.log) and start again with another --out",
                        st->rows[0].status);
     if (nb < ctx->baseline_seeds) return plan_baseline(ctx, st, p, nb);
+    if (st->promoting >= 0) return plan_promotion(ctx, st, p);
     if (st->open >= 0 && plan_next_seed(ctx, st, p) == 0) return 0;
     const cJSON *best = st->configs[st->best];
     int best_id = st->rows[st->best].trial, rc = 0;
@@ -476,6 +530,32 @@ void plan_free(TrialPlan *p) {
 // Decisions
 // ---------------------------------------------------------------------------------------------
 
+// A promotion's candidate run: pending until its last pair, then transfer when the mean paired
+// difference at the promotion budget is below 0 (with its 95% t interval and t statistic in the text).
+static void decide_promotion(const PlanCtx *ctx, const PlanState *st, const TrialPlan *p, double val, PlanVerdict *v) {
+    const double s0 = plan_config_seed(ctx->base), seed = plan_config_seed(p->config);
+    double d[MAX_SEEDS];
+    int n = plan_promotion_diffs(st, s0, d, MAX_SEEDS - 1);
+    v->paired = promote_value(st, "promote-pair", seed);
+    if (!isfinite(v->paired) || seed != s0 + PLAN_PROMOTE_SEED0 + n) {  // planned so that this cannot happen
+        snprintf(v->status, sizeof v->status, "no-transfer");
+        v->text = xprintf("%.4f: no run of the incumbent it beat on seed %.0f to pair with", val, seed);
+        return;
+    }
+    d[n++] = val - v->paired;
+    double mean = 0, ss = 0;
+    for (int i = 0; i < n; i++) mean += d[i] / n;
+    for (int i = 0; i < n; i++) ss += (d[i] - mean) * (d[i] - mean);
+    double sd = n >= 2 ? sqrt(ss / (n - 1)) : NAN, se = sd / sqrt(n);
+    double half = n >= 2 ? stats_t_quantile(0.975, n - 1) * se : NAN;
+    v->z = n >= 2 && se > 0 ? -mean / se : NAN;
+    int last = n >= ctx->promote_seeds;
+    snprintf(v->status, sizeof v->status, "%s", !last ? "pending" : mean < 0 ? "transfer" : "no-transfer");
+    v->text = xprintf("%.4f vs %.4f (the incumbent it beat) at %g s: d %+.4f +- %.4f (95%% CI) over %d of %d pairs%s", val,
+                      v->paired, p->budget_s, mean, half, n, ctx->promote_seeds,
+                      !last ? "" : mean < 0 ? ": transferred" : ": did not transfer; the incumbent it beat is back");
+}
+
 void plan_decide(const PlanCtx *ctx, const PlanState *st, const TrialPlan *p, double val, const char *failed,
                  PlanVerdict *v) {
     v->paired = v->z = NAN;
@@ -497,9 +577,13 @@ void plan_decide(const PlanCtx *ctx, const PlanState *st, const TrialPlan *p, do
         v->text = xprintf("%.4f at %g s", val, p->budget_s);
         return;
     }
-    if (!strcmp(p->kind, "pair")) {
+    if (!strcmp(p->kind, "pair") || !strcmp(p->kind, "promote-pair")) {
         snprintf(v->status, sizeof v->status, "replicate");
         v->text = xprintf("%.4f", val);
+        return;
+    }
+    if (!strcmp(p->kind, "promote")) {
+        decide_promotion(ctx, st, p, val, v);
         return;
     }
     // a candidate's run: its paired differences so far, this one last

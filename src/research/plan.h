@@ -21,6 +21,14 @@
 //   3. successive halving: a bracket of --bracket greedy-style candidates runs at budget /
 //      eta^(rungs-1); the best 1/eta of each rung (by val_bpb) move up, until the last rung
 //      ("final") runs at the full budget and is judged as in 2. Lower rungs are "screen" rows.
+//   4. promotion (--promote-budget B2, off by default): right after a keep, before any candidate
+//      builds on it, the kept candidate and the incumbent it beat train at B2 on --promote-seeds
+//      fresh seeds (s + PLAN_PROMOTE_SEED0, s + PLAN_PROMOTE_SEED0 + 1, ...: seeds the research at
+//      its own budget never uses), in pairs: the incumbent first ("promote-pair", replicate),
+//      then the candidate ("promote": pending, and at the last seed "transfer" when its mean
+//      paired difference is below 0, else "no-transfer"). A change that does not transfer stops
+//      being the incumbent: the one it beat is again, and later candidates build on that. A
+//      promotion run that crashes or times out ends it as not transferred (it could not be shown).
 #pragma once
 #include <stdint.h>
 
@@ -31,6 +39,8 @@
 struct cJSON;
 
 typedef enum { STRAT_GREEDY, STRAT_RANDOM, STRAT_HALVING, STRAT_AGENT } Strategy;
+
+#define PLAN_PROMOTE_SEED0 1000  // promotion seeds start here above the base seed
 
 typedef struct {
     Strategy strategy;
@@ -43,6 +53,8 @@ typedef struct {
     uint64_t seed;               // for proposals
     const Space *space;
     const struct cJSON *base;    // the full base config
+    double promote_budget_s;     // > 0: re-judge each keep at this budget (4. above); 0: off
+    int promote_seeds;           // pairs a promotion runs (>= 1 when promote_budget_s > 0)
 } PlanCtx;
 
 typedef struct {
@@ -59,7 +71,14 @@ typedef struct {
     int n_baseline;              // finished baseline runs
     StatsPool pool;              // the paired differences' spread (research/stats.h)
     SeqTest seq;
+    int promoting;               // the kept candidate being promoted (its first row), -1: none
+    int promote_from;            // the row of its keep: the promotion's runs come after it
+    int promote_prev;            // the incumbent it replaced (first row), restored if it does not transfer
 } PlanState;
+
+// The paired differences (candidate − incumbent) of the promotion in progress, in seed order from
+// base_seed + PLAN_PROMOTE_SEED0, stopping at the first seed either lacks. Returns the count.
+int plan_promotion_diffs(const PlanState *st, double base_seed, double *d, int cap);
 
 // The val_bpb of candidate g (a first row's index) on seed, NaN when it has no finished run there.
 double plan_value_at(const PlanState *st, int g, double seed);

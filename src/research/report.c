@@ -67,7 +67,9 @@ static double setting_num(const Progress *p, const char *key, double dflt) {
 // loop decided and why: the incumbent after each row, the noise estimate it judged with, and for
 // each keep the paired evidence (the same test statistic the loop computed).
 static int replay(Progress *p) {
-    PlanCtx ctx = {.alpha = p->alpha, .max_seeds = (int)setting_num(p, "max_seeds", 6), .base = p->base};
+    PlanCtx ctx = {.alpha = p->alpha, .max_seeds = (int)setting_num(p, "max_seeds", 6), .base = p->base,
+                   .promote_budget_s = setting_num(p, "promote_budget_s", 0),
+                   .promote_seeds = (int)setting_num(p, "promote_seeds", 3)};
     PlanState prev, st;
     if (plan_state_build(&ctx, p->rows, 0, &prev) != 0) return -1;
     const double s0 = plan_config_seed(p->base);
@@ -155,6 +157,35 @@ static void kept_text(const Progress *p, int i, char *buf, size_t n) {
 }
 
 static int is_screen(const LedgerRow *r) { return !strcmp(r->status, "screen"); }
+// A promotion's run: trained at --promote-budget, not comparable with the trials' val_bpb.
+static int is_promotion(const LedgerRow *r) { return !strncmp(r->kind, "promote", 7); }
+
+// The verdict row of kept row i's promotion: the first promotion run after it that ended it (a
+// transfer, no-transfer, or a run that failed); NULL when none (promotion off, or still running).
+static const LedgerRow *promotion_of(const Progress *p, int i) {
+    for (int j = i + 1; j < p->n && is_promotion(&p->rows[j]); j++) {
+        const LedgerRow *r = &p->rows[j];
+        if (!strcmp(r->status, "transfer") || !strcmp(r->status, "no-transfer") || !ledger_status_ok(r->status)) return r;
+    }
+    return NULL;
+}
+
+// "yes: d -0.0123 +- 0.0040 at 300 s" for kept row i (the promotion's verdict).
+static void promotion_text(const Progress *p, int i, char *buf, size_t n) {
+    const LedgerRow *r = promotion_of(p, i);
+    if (!r) {
+        snprintf(buf, n, "%s", setting_num(p, "promote_budget_s", 0) > 0 ? "(not finished)" : "-");
+        return;
+    }
+    if (!ledger_status_ok(r->status)) {
+        snprintf(buf, n, "no: a promotion run ended in %s", r->status);
+        return;
+    }
+    const char *d = strstr(r->description, ": d "), *end = d ? strstr(d, " (95% CI)") : NULL;
+    int len = d && end ? (int)(end - d - 2) : 0;
+    snprintf(buf, n, "%s%s%.*s at %g s", strcmp(r->status, "transfer") ? "no" : "yes", len ? ": " : "", len,
+             len ? d + 2 : "", r->budget_s);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The chart
@@ -189,7 +220,8 @@ static void svg_text(StrBuf *o, double x, double y, const char *anchor, const ch
 static void y_range(const Progress *p, double *lo, double *hi) {
     double mn = INFINITY, mx = -INFINITY;
     for (int i = 0; i < p->n; i++)
-        if (ledger_status_ok(p->rows[i].status)) mn = fmin(mn, p->rows[i].val_bpb), mx = fmax(mx, p->rows[i].val_bpb);
+        if (ledger_status_ok(p->rows[i].status) && !is_promotion(&p->rows[i]))
+            mn = fmin(mn, p->rows[i].val_bpb), mx = fmax(mx, p->rows[i].val_bpb);
     if (!(mn <= mx)) mn = 0, mx = 1;
     double ref = isfinite(p->baseline) ? p->baseline : mn, span = fmax(ref - mn, 0.05);
     *lo = mn, *hi = fmin(mx, ref + 2 * span);
@@ -240,6 +272,7 @@ static void chart_points(StrBuf *o, const Frame *f, const Progress *p) {
     for (int i = 0; i < p->n; i++) {
         const LedgerRow *r = &p->rows[i];
         double x = fx(f, i + 1);
+        if (is_promotion(r)) continue;  // another budget: in the kept changes' table instead
         if (!ledger_status_ok(r->status)) {  // crash, timeout, rejected: a mark on the top edge
             const char *c = strcmp(r->status, "rejected") ? C_RED : C_AMBER;
             sb_printf(o, "<path d=\"M%.1f %.1fl6 6m0 -6l-6 6\" stroke=\"%s\" stroke-width=\"1.8\"><title>#%d %s</title></path>\n",
@@ -394,7 +427,8 @@ static const char *keep_rule_text(const Progress *p, char *buf, size_t n) {
     return buf;
 }
 
-static const char *const STATUS_ORDER[] = {"keep", "discard", "pending", "screen", "replicate", "crash", "timeout", "rejected", NULL};
+static const char *const STATUS_ORDER[] = {"keep",        "discard", "pending", "screen",   "replicate", "transfer",
+                                           "no-transfer", "crash",   "timeout", "rejected", NULL};
 
 // ---------------------------------------------------------------------------------------------
 // summary.md
@@ -437,15 +471,16 @@ static void write_md(StrBuf *o, const Progress *p) {
                  "`frontier train --config %s/best.json`.\n\n", ch, p->dir, p->dir);
     free(ch);
     sb_puts(o, "## Kept changes\n\n| trial | kind | change | val_bpb (mean over its seeds) | paired difference from the "
-               "incumbent |\n|---|---|---|---|---|\n");
+               "incumbent | transferred at --promote-budget |\n|---|---|---|---|---|---|\n");
     for (int i = 0; i < p->n; i++) {
         const LedgerRow *r = &p->rows[i];
         if (strcmp(r->status, "keep") || (!strcmp(r->kind, "baseline"))) continue;
-        char *w = what_of(kept_source(p, i), 200), ci[96];
+        char *w = what_of(kept_source(p, i), 200), ci[96], tr[128];
         kept_text(p, i, ci, sizeof ci);
+        promotion_text(p, i, tr, sizeof tr);
         sb_printf(o, "| %d | %s | ", kept_source(p, i)->trial, kept_source(p, i)->kind);
         md_cell(o, w);
-        sb_printf(o, " | %.4f | %s |\n", p->running[i], ci);
+        sb_printf(o, " | %.4f | %s | %s |\n", p->running[i], ci, tr);
         free(w);
     }
     sb_puts(o, "\n## Results\n\nThe full ledger is `results.tsv`; the progress chart is in `report.html`.\n");
@@ -536,19 +571,22 @@ static void html_row(StrBuf *o, const LedgerRow *r) {
 
 static void html_tables(StrBuf *o, const Progress *p) {
     sb_puts(o, "<h2>Kept changes</h2><table><tr><th>trial</th><th>kind</th><th>change</th><th>val_bpb (mean over its "
-               "seeds)</th><th>paired difference from the incumbent</th></tr>\n");
+               "seeds)</th><th>paired difference from the incumbent</th><th>transferred at --promote-budget</th></tr>\n");
     for (int i = 0; i < p->n; i++) {
         const LedgerRow *r = &p->rows[i];
         if (strcmp(r->status, "keep")) continue;
         if (!strcmp(r->kind, "baseline")) continue;
-        char *w = what_of(kept_source(p, i), 300), ci[96];
+        char *w = what_of(kept_source(p, i), 300), ci[96], tr[128];
         kept_text(p, i, ci, sizeof ci);
+        promotion_text(p, i, tr, sizeof tr);
         sb_printf(o, "<tr class=\"keep\"><td class=\"n\">%d</td><td>%s</td><td>", kept_source(p, i)->trial,
                   kept_source(p, i)->kind);
         sb_html(o, w);
         sb_puts(o, "</td>");
         html_num(o, p->running[i], "%.4f");
-        sb_printf(o, "<td class=\"n\">%s</td></tr>\n", ci);
+        sb_printf(o, "<td class=\"n\">%s</td><td>", ci);
+        sb_html(o, tr);
+        sb_puts(o, "</td></tr>\n");
         free(w);
     }
     sb_puts(o, "</table>\n<h2>Best config</h2>\n");

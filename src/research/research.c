@@ -116,6 +116,10 @@ static cJSON *settings_json(const Research *R) {
         cJSON_AddNumberToObject(s, "rungs", o->rungs);
         cJSON_AddNumberToObject(s, "bracket", o->bracket);
     }
+    if (o->promote_budget_s > 0) {  // absent when off, so that researches from before it resume
+        cJSON_AddNumberToObject(s, "promote_budget_s", o->promote_budget_s);
+        cJSON_AddNumberToObject(s, "promote_seeds", o->promote_seeds);
+    }
     cJSON_AddItemToObject(s, "space", cJSON_Duplicate(R->space.json, 1));
     cJSON_AddItemToObject(s, "base", cJSON_Duplicate(R->user_base, 1));
     // Informational (may change between invocations; the ledger records what each trial used):
@@ -130,7 +134,7 @@ static cJSON *settings_json(const Research *R) {
 // and the same command rerun); later invocations must define the same search.
 static int check_settings(Research *R, int write) {
     static const char *const fixed[] = {"strategy", "budget_s", "seed", "baseline_seeds", "alpha", "max_seeds", "eta",
-                                        "rungs", "bracket", "space", "base", NULL};
+                                        "rungs", "bracket", "promote_budget_s", "promote_seeds", "space", "base", NULL};
     char *path = dir_file(R, "research.json");
     cJSON *now = settings_json(R), *then = NULL;
     int rc = 0;
@@ -472,7 +476,7 @@ static int limits_reached(const Research *R, const PlanCtx *ctx, const PlanState
 static int loop(Research *R) {
     const ResearchOptions *o = R->o;
     PlanCtx ctx = {o->strategy, o->budget_s, o->baseline_seeds, o->threshold, o->alpha, o->max_seeds, o->eta, o->rungs,
-                   o->bracket, o->seed, &R->space, R->base};
+                   o->bracket, o->seed, &R->space, R->base, o->promote_budget_s, o->promote_seeds};
     int rejections = 0, first = 1;
     for (;;) {
         LedgerRow *rows = NULL;

@@ -48,6 +48,8 @@ typedef struct {
     const char *exe;              // the frontier binary for trials ("/proc/self/exe")
     const char *trainer;          // --trainer: a shell command trials run instead of `exe train` (NULL: none)
     const char *launcher;         // --launcher: a template with {cmd} each trial runs through (research/trial.h)
+    double promote_budget_s;      // --promote-budget: re-judge each keep at this budget (research/plan.h, 4.); 0: off
+    int promote_seeds;            // --promote-seeds
 } ResearchOptions;
 
 // Run (or resume) the research. 0 when it ended normally (trial or time limit reached, or the

@@ -335,8 +335,6 @@ static void free_run(Run *r) {
 // One optimizer step: G micro-batches of forward + backward, then the update
 // ---------------------------------------------------------------------------------------------
 
-// 0: a step done; 1: abandoned after a signal (one process: nothing was updated, and the loader's
-// state at the step's start is in r->lstate); -1 + err.
 // --wd-per-epoch: 1 + G x (epochs read before this step - 1), at least 1. The loader's count is
 // in the checkpoint, so a resume continues the same factors.
 static float wd_epoch_factor(const TrainConfig *cfg, const Run *r) {
@@ -345,6 +343,8 @@ static float wd_epoch_factor(const TrainConfig *cfg, const Run *r) {
     return (float)(1.0 + cfg->wd_per_epoch * (epochs > 1 ? epochs - 1 : 0));
 }
 
+// 0: a step done; 1: abandoned after a signal (one process: nothing was updated, and the loader's
+// state at the step's start is in r->lstate); -1 + err.
 static int train_step(const TrainConfig *cfg, Run *r, const OptimSchedule *sched, double *loss_out) {
     model_zero_grad(&r->model);
     const int G = r->grad_accum, W = r->world;

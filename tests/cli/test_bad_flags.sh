@@ -94,7 +94,7 @@ declare -A STRING_CLASS=(
   ["research --strategy"]=enum ["research --out"]=outdir ["research --base"]=infile ["research --proposer"]=text
   ["research --proposer-timeout"]=duration ["research --program"]=infile ["research --threshold"]=threshold
   ["research --eval-margin"]=duration ["research --alpha"]=alpha ["research --trainer"]=command
-  ["research --launcher"]=launcher
+  ["research --launcher"]=launcher ["research --promote-budget"]=duration
   ["research report --out"]=outfile ["research report --md"]=outfile
   ["plan --budget"]=duration ["plan --precision"]=enum ["plan --data"]=indir ["plan --cache"]=outdir
   ["plan --out"]=outfile ["plan --reuse"]=indir ["plan --launcher"]=launcher

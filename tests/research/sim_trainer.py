@@ -5,7 +5,9 @@ it writes D/summary.json with val_bpb = f(config) + noise and nothing else.
 
 f: 1.5, minus EFFECT for each setting of GOOD that the config holds at its good value (a research
 that moves one of them from the base's value to the good one makes a true improvement of EFFECT;
-moving it back is as much worse); every other setting has no effect.
+moving it back is as much worse); every other setting has no effect. SIM_REVERSE="SECONDS:a,b"
+reverses the effects of settings a and b in runs whose budget is SECONDS or more: changes that
+help short runs and hurt long ones (for --promote-budget).
 noise: SIGMA * (sqrt(RHO) * g(seed) + sqrt(1 - RHO) * h(seed, config)), g and h independent
 standard normals from a hash, so runs on one seed share the part RHO of their variance (the data
 order and init a seed fixes) and the rest is the config's own luck. SALT (the environment's
@@ -27,8 +29,16 @@ RHO = float(os.environ.get("SIM_RHO", "0.8"))
 EFFECT = float(os.environ.get("SIM_EFFECT_SD", "2")) * SIGMA
 
 
+def budget_s(config):
+    b = str(config.get("budget", "300s"))
+    return float(b[:-1]) * {"s": 1, "m": 60, "h": 3600}[b[-1]] if b[-1] in "smh" else float(b)
+
+
 def true_value(config):
-    return 1.5 - EFFECT * sum(1 for k, v in GOOD.items() if k in config and math.isclose(config[k], v, rel_tol=1e-9))
+    at, _, names = os.environ.get("SIM_REVERSE", "").partition(":")
+    reversed_ = set(names.split(",")) if at and budget_s(config) >= float(at) else set()
+    return 1.5 - EFFECT * sum(-1 if k in reversed_ else 1
+                              for k, v in GOOD.items() if k in config and math.isclose(config[k], v, rel_tol=1e-9))
 
 
 def normal(*key):

@@ -2,7 +2,8 @@
 // fixture plans each trial, "runs" it with a given val_bpb and records the verdict as research.c
 // does. Tested: baseline seeds, the paired sequential keep rule, --threshold, seed and pair rows,
 // greedy's choice of the least moved param, successive halving, random search, a failed baseline,
-// agent proposals, resume = replay, and the trial time limit growing with the model.
+// agent proposals, resume = replay, the trial time limit growing with the model, and the
+// promotion of keeps to a larger budget (transfer, no transfer, a failed promotion run).
 #include <cjson/cJSON.h>
 #include <math.h>
 
@@ -28,7 +29,7 @@ static void fixture_init(Fixture *f, Strategy strat) {
     f->base = base_config();
     load_default_space(&f->space, f->base);
     // 3 baseline seeds, no least improvement, alpha 0.05, at most 4 seeds; halving eta 3, 2 rungs, 3
-    f->ctx = (PlanCtx){strat, 120, 3, 0, 0.05, 4, 3, 2, 3, 1, &f->space, f->base};
+    f->ctx = (PlanCtx){strat, 120, 3, 0, 0.05, 4, 3, 2, 3, 1, &f->space, f->base, 0, 0};
 }
 
 static void fixture_free(Fixture *f) {
@@ -354,6 +355,79 @@ static void test_trial_limit_scales_with_the_model(void **state) {
 }
 
 
+// The incumbent's trial id after the ledger so far.
+static int incumbent(Fixture *f) {
+    PlanState st;
+    assert_int_equal(plan_state_build(&f->ctx, f->rows, f->n, &st), 0);
+    int t = st.best >= 0 ? f->rows[st.best].trial : 0;
+    plan_state_free(&st);
+    return t;
+}
+
+// A promotion: promote-pair (the incumbent beaten) then promote (the keep) on fresh seeds at the
+// promotion budget; vals[2k], vals[2k+1] are pair k's.
+static void promotion(Fixture *f, int kept, int beaten, const double *vals, int pairs, const char *verdict) {
+    for (int k = 0; k < pairs; k++) {
+        LedgerRow *r = step(f, vals[2 * k]);
+        assert_string_equal(r->kind, "promote-pair");
+        assert_int_equal(r->parent, beaten);
+        assert_true(r->seed == 42 + PLAN_PROMOTE_SEED0 + k && r->budget_s == 300);
+        assert_string_equal(r->status, "replicate");
+        r = step(f, vals[2 * k + 1]);
+        assert_string_equal(r->kind, "promote");
+        assert_int_equal(r->parent, kept);
+        assert_true(r->seed == 42 + PLAN_PROMOTE_SEED0 + k && r->budget_s == 300);
+        assert_true(fabs(r->paired - vals[2 * k]) < 1e-12);
+        assert_string_equal(r->status, k + 1 < pairs ? "pending" : verdict);
+        if (k + 1 == pairs) assert_non_null(strstr(r->description, "over 2 of 2 pairs"));
+    }
+}
+
+// --promote-budget 300 with 2 seeds: a keep is re-judged right away, before anything builds on it.
+// One that holds stays the incumbent; one that does not (or whose promotion run crashes) gives the
+// incumbent back to the change it beat, and the next candidate builds on that one.
+static void test_plan_promotion(void **state) {
+    (void)state;
+    Fixture f;
+    fixture_init(&f, STRAT_GREEDY);
+    f.ctx.promote_budget_s = 300, f.ctx.promote_seeds = 2;
+    step(&f, 2.100), step(&f, 2.110), step(&f, 2.090);  // the baseline
+    LedgerRow *r = step(&f, 2.000);                     // C: much better twice, kept
+    int c = r->trial;
+    assert_string_equal(step(&f, 2.010)->status, "keep");
+    assert_int_equal(incumbent(&f), c);
+    promotion(&f, c, 1, (const double[]){1.900, 1.880, 1.905, 1.890}, 2, "transfer");
+    assert_non_null(strstr(f.rows[f.n - 1].description, "transferred"));
+    assert_int_equal(incumbent(&f), c);
+    r = step(&f, 1.900);  // D on C's seeds: much better twice, kept
+    assert_string_equal(r->kind, "greedy");
+    assert_int_equal(r->parent, c);
+    int d = r->trial;
+    assert_string_equal(step(&f, 1.910)->status, "keep");
+    assert_int_equal(incumbent(&f), d);
+    promotion(&f, d, c, (const double[]){1.880, 1.950, 1.890, 1.960}, 2, "no-transfer");
+    assert_non_null(strstr(f.rows[f.n - 1].description, "did not transfer"));
+    assert_int_equal(incumbent(&f), c);  // D did not hold at 300 s: C is back
+    r = step(&f, 1.995);
+    assert_string_equal(r->kind, "greedy");
+    assert_int_equal(r->parent, c);
+    assert_true(fabs(r->paired - 2.000) < 1e-12);  // paired with C's run at the research budget
+    int e = r->trial;
+    // E goes on until kept; then its promotion's first run crashes: not shown to hold, C is back
+    while (strcmp(f.rows[f.n - 1].status, "keep")) {
+        assert_true(f.n < 60);
+        r = step(&f, 1.850);
+        assert_true(!strcmp(r->status, "keep") || !strcmp(r->status, "pending") || !strcmp(r->kind, "pair"));
+    }
+    assert_int_equal(incumbent(&f), e);
+    r = step(&f, NAN);
+    assert_string_equal(r->kind, "promote-pair");
+    assert_string_equal(r->status, "crash");
+    assert_int_equal(incumbent(&f), c);
+    assert_string_equal(step(&f, 2.0)->kind, "greedy");  // the promotion is over
+    fixture_free(&f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_paired_rule), cmocka_unit_test(test_plan_threshold),
@@ -363,6 +437,7 @@ int main(void) {
         cmocka_unit_test(test_plan_random_and_failed_baseline),
         cmocka_unit_test(test_plan_agent_proposals),
         cmocka_unit_test(test_trial_limit_scales_with_the_model),
+        cmocka_unit_test(test_plan_promotion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
 # a tiny model with one thread, training on the first documents up to 12,000 tokens (9,136 of
 # them), read ~3.4 times: for each order, and with dropout and the epoch-scaled weight decay on, a
 # run stopped past its first epoch and resumed ends with the same weights and optimizer state, bit for bit, as the run that never stopped; the orders
-# train differently from each other, and so do dropout and the decay; config.json and the summary
+# train differently from each other, and so do dropout and the decay; dropout's masks do not
+# depend on the micro-batch split; config.json and the summary
 # say what ran; a resume cannot change the order; fixed rows with --crop-rest drop is refused.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -64,6 +65,18 @@ $F train "${TINY[@]}" --crop-rest drop --steps 20 --run-dir "$tmp/d20" > /dev/nu
 ! same_tensors "$tmp/d20/model.safetensors" "$tmp/f20/model.safetensors" > /dev/null \
   && ok "--crop-rest drop trains differently from keep" || bad "--crop-rest changed nothing"
 
+# dropout's mask follows a row, not the micro-batch: one micro-batch of 4 rows and two of 2 train
+# the same step (the losses differ only by the order of their sums; other masks move them ~1e-2)
+for b in 4 2; do
+  $F train "${TINY[@]}" --dropout 0.2 --device-batch $b --steps 8 --run-dir "$tmp/mb$b" > /dev/null 2>&1 || bad "dropout, --device-batch $b"
+done
+/usr/bin/python3 - "$tmp/mb4" "$tmp/mb2" <<'PY' && ok "dropout: the same masks for 1 x 4 and 2 x 2 rows per step" || bad "dropout's mask depends on the micro-batch split"
+import json, sys
+a, b = ([json.loads(l)["loss"] for l in open(f"{d}/metrics.jsonl")] for d in sys.argv[1:])
+worst = max(abs(x - y) / abs(x) for x, y in zip(a, b))
+print(f"8 steps, worst relative loss difference {worst:.1e}")
+sys.exit(0 if len(a) == 8 and worst < 1e-4 else 1)
+PY
 check "a resume cannot change the data order" 2 "--data-order" \
   $F train --resume "$tmp/docs-fresh-keep-b" --data-order rows --steps 70 --threads 1 --quiet
 check "fixed rows with --crop-rest drop" 2 "--crop-rest drop applies to --data-order docs" \
