@@ -61,7 +61,7 @@ static int run_child(const Argv *v, const char *what) {
     for (int i = 1; i < v->n; i++) printf(" %s", v->a[i]);
     printf("\n");
     fflush(stdout);
-    ProcSpec spec = {v->a, NULL, NULL, NULL, 0, 0, 600, NULL, 1};
+    ProcSpec spec = {v->a, NULL, NULL, NULL, 0, 0, 600, NULL, 1, 0, 0};
     ProcResult pr;
     if (proc_run(&spec, &pr) != 0) return -1;
     if (pr.interrupted) return 128 + 15;

@@ -35,7 +35,7 @@ int ledger_status_ok(const char *status) {
 
 static int known_kind(const char *k) {
     static const char *const kinds[] = {"baseline", "greedy", "random", "agent", "final",
-                                        "seed",     "pair",   "promote", "promote-pair", NULL};
+                                        "seed",     "pair",   "twin",    "promote", "promote-pair", NULL};
     for (int i = 0; kinds[i]; i++)
         if (!strcmp(k, kinds[i])) return 1;
     if (strncmp(k, "rung", 4) || !k[4]) return 0;

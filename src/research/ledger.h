@@ -8,7 +8,8 @@
 // parent: the trial whose config this one changes ("-" for the first baseline); kind: baseline,
 // greedy, random, agent, rung0..rungN (successive-halving screens), final (the full-budget rung),
 // seed (another seed of the candidate that is its parent), pair (the incumbent, its parent, on a
-// seed it had not run, for a candidate to be paired with), promote (a kept candidate, its parent,
+// seed it had not run, for a candidate to be paired with), twin (the incumbent, its parent,
+// trained beside the candidate run that follows it, on its seed: --lanes 2), promote (a kept candidate, its parent,
 // on a fresh seed at --promote-budget), promote-pair (the incumbent it replaced, its parent, on the
 // same seed at that budget); seed: the training seed; change:
 // compact JSON of the settings that differ from the parent's config (derived ones included);

@@ -56,12 +56,31 @@ double plan_value_at(const PlanState *st, int g, double seed) {
     return NAN;
 }
 
+// The incumbent's val_bpb that a candidate run at row i (i == st->n: the run being decided) on
+// seed pairs with: its twin (the row just before it) when it had one, else inc's run on that seed.
+static double paired_value(const PlanState *st, int i, double seed, int inc) {
+    const LedgerRow *t = i > 0 ? &st->rows[i - 1] : NULL;
+    if (t && !strcmp(t->kind, "twin") && st->group[i - 1] == inc && ledger_status_ok(t->status) && row_seed(st, i - 1) == seed)
+        return t->val_bpb;
+    return plan_value_at(st, inc, seed);
+}
+
+// Candidate g's run on seed: its row, -1 when none finished.
+static int run_at(const PlanState *st, int g, double seed) {
+    for (int i = 0; i < st->n; i++)
+        if (st->group[i] == g && ledger_status_ok(st->rows[i].status) && strncmp(st->rows[i].kind, "rung", 4) &&
+            strcmp(st->rows[i].kind, "twin") && row_seed(st, i) == seed)
+            return i;
+    return -1;
+}
+
 int plan_paired_diffs(const PlanState *st, int g, int inc, double base_seed, double *d, int cap) {
     int n = 0;
     for (; n < cap; n++) {
-        double c = plan_value_at(st, g, base_seed + n), b = plan_value_at(st, inc, base_seed + n);
-        if (!isfinite(c) || !isfinite(b)) break;
-        d[n] = c - b;
+        int i = run_at(st, g, base_seed + n);
+        double b = i >= 0 ? paired_value(st, i, base_seed + n, inc) : NAN;
+        if (i < 0 || !isfinite(b)) break;
+        d[n] = st->rows[i].val_bpb - b;
     }
     return n;
 }
@@ -102,9 +121,8 @@ int plan_state_build(const PlanCtx *ctx, const LedgerRow *rows, int n, PlanState
     double d[MAX_SEEDS];
     for (int i = 0; i < n; i++) {
         const LedgerRow *r = &rows[i];
-        st->group[i] = !strcmp(r->kind, "baseline") ? 0
-                       : (!strcmp(r->kind, "seed") || !strcmp(r->kind, "pair")) && r->parent ? st->group[r->parent - 1]
-                                                                                              : i;
+        int follows = !strcmp(r->kind, "seed") || !strcmp(r->kind, "pair") || !strcmp(r->kind, "twin");
+        st->group[i] = !strcmp(r->kind, "baseline") ? 0 : follows && r->parent ? st->group[r->parent - 1] : i;
         if (!strcmp(r->status, "rejected")) continue;
         const cJSON *parent = r->parent ? st->configs[r->parent - 1] : ctx->base;
         if (!parent) return err_set("trial %d: its parent %d has no config", r->trial, r->parent);
@@ -121,7 +139,7 @@ int plan_state_build(const PlanCtx *ctx, const LedgerRow *rows, int n, PlanState
             if (ledger_status_ok(r->status)) note_baseline(st, i);
             continue;
         }
-        int g = st->group[i], cand = is_candidate_head(st->rows[g].kind) && strcmp(r->kind, "pair");
+        int g = st->group[i], cand = is_candidate_head(st->rows[g].kind) && strcmp(r->kind, "pair") && strcmp(r->kind, "twin");
         if (!cand) continue;
         if (!strcmp(r->status, "pending")) {
             st->open = g;
@@ -194,9 +212,23 @@ static int least_moved(const PlanCtx *ctx, const int *moves, const int *fails, R
 }
 
 // Draw changes until one is feasible, changes something and was not tried before.
+// The proposal's number: 1 + the rows so far that were proposals (not a baseline seed, another seed
+// of a candidate, an incumbent's pair, twin or promotion run), so that the draws do not depend on
+// how many of those a research ran (--lanes 2 runs twins where one lane runs pairs).
+static uint64_t proposal_number(const PlanState *st) {
+    static const char *const not_proposals[] = {"baseline", "seed", "pair", "twin", "promote", "promote-pair", NULL};
+    uint64_t k = 1;
+    for (int i = 0; i < st->n; i++) {
+        int skip = 0;
+        for (int j = 0; not_proposals[j]; j++) skip |= !strcmp(st->rows[i].kind, not_proposals[j]);
+        k += !skip;
+    }
+    return k;
+}
+
 static int draw(const PlanCtx *ctx, const PlanState *st, TrialPlan *p, const cJSON *from, int sample) {
     Rng rng;
-    rng_seed(&rng, ctx->seed ^ ((uint64_t)p->trial * 0x9E3779B97F4A7C15ULL));
+    rng_seed(&rng, ctx->seed ^ (proposal_number(st) * 0x9E3779B97F4A7C15ULL));
     char last_err[512] = "";
     int np = ctx->space->n_params, *moves = xcalloc((size_t)np, sizeof *moves), *fails = xcalloc((size_t)np, sizeof *fails);
     if (!sample) count_moves(ctx, st, moves);
@@ -453,7 +485,7 @@ static int plan_next_seed(const PlanCtx *ctx, const PlanState *st, TrialPlan *p)
     int g = st->open, n = plan_paired_diffs(st, g, st->best, s0, d, MAX_SEEDS);
     double seed = s0 + n;
     const LedgerRow *head = &st->rows[g];
-    if (!isfinite(plan_value_at(st, st->best, seed))) {
+    if (!ctx->side_by_side && !isfinite(plan_value_at(st, st->best, seed))) {
         if (failed_at(st, st->best, seed)) return 1;
         set_kind(p, "pair", st->rows[st->best].trial, head->budget_s);
         seed_change(p, st->configs[st->best], seed);
@@ -518,6 +550,17 @@ int plan_take_proposal(const PlanCtx *ctx, const PlanState *st, TrialPlan *p, co
     return 0;
 }
 
+int plan_wants_twin(const TrialPlan *p) { return is_candidate_head(p->kind) || !strcmp(p->kind, "seed"); }
+
+void plan_twin(const PlanState *st, TrialPlan *p, TrialPlan *twin) {
+    memset(twin, 0, sizeof *twin);
+    twin->trial = p->trial++;
+    set_kind(twin, "twin", st->rows[st->best].trial, p->budget_s);
+    double seed = plan_config_seed(p->config);
+    seed_change(twin, st->configs[st->best], seed);
+    twin->description = xprintf("the incumbent #%d on seed %.0f, beside #%d", st->rows[st->best].trial, seed, p->trial);
+}
+
 void plan_free(TrialPlan *p) {
     cJSON_Delete(p->change);
     cJSON_Delete(p->config);
@@ -577,7 +620,7 @@ void plan_decide(const PlanCtx *ctx, const PlanState *st, const TrialPlan *p, do
         v->text = xprintf("%.4f at %g s", val, p->budget_s);
         return;
     }
-    if (!strcmp(p->kind, "pair") || !strcmp(p->kind, "promote-pair")) {
+    if (!strcmp(p->kind, "pair") || !strcmp(p->kind, "promote-pair") || !strcmp(p->kind, "twin")) {
         snprintf(v->status, sizeof v->status, "replicate");
         v->text = xprintf("%.4f", val);
         return;
@@ -591,8 +634,8 @@ void plan_decide(const PlanCtx *ctx, const PlanState *st, const TrialPlan *p, do
     double d[MAX_SEEDS];
     int g = !strcmp(p->kind, "seed") ? st->group[p->parent - 1] : -1;
     int n = g >= 0 ? plan_paired_diffs(st, g, st->best, s0, d, MAX_SEEDS - 1) : 0;
-    v->paired = plan_value_at(st, st->best, seed);
-    if (!isfinite(v->paired) || seed != s0 + n) {  // planned so that this cannot happen
+    v->paired = paired_value(st, st->n, seed, st->best);
+    if (!isfinite(v->paired) || seed != s0 + n) {  // planned so that this cannot happen (but a crashed twin)
         snprintf(v->status, sizeof v->status, "discard");
         v->text = xprintf("%.4f: no incumbent run on seed %.0f to pair with", val, seed);
         return;

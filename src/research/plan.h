@@ -6,7 +6,8 @@
 // comes next; plan_decide() turns a finished trial into its status. Nothing else is remembered,
 // so a research killed at any point resumes exactly where its ledger ends (a trial that was
 // running then was never recorded and is planned again: the same trial id, and for the built-in
-// strategies the same proposal, since proposals draw from a generator seeded by (seed, trial id)).
+// strategies the same proposal, since proposals draw from a generator seeded by (seed, the number of
+// proposals in the ledger)).
 //
 // The protocol (docs/research.md), paired seeds judged by research/stats.h's sequential rule:
 //   1. baseline: the base config on seeds s, s+1, ... (--baseline-seeds, default 3): the first
@@ -21,6 +22,10 @@
 //   3. successive halving: a bracket of --bracket greedy-style candidates runs at budget /
 //      eta^(rungs-1); the best 1/eta of each rung (by val_bpb) move up, until the last rung
 //      ("final") runs at the full budget and is judged as in 2. Lower rungs are "screen" rows.
+//   With side_by_side (--lanes 2), a candidate's run is paired with a run of the incumbent on the
+//   same seed trained at the same moment in the other lane (a "twin" row just before it, kind twin,
+//   status replicate), not with the incumbent's earlier run: slow periods of a shared machine hit
+//   both alike. No "pair" rows are needed then.
 //   4. promotion (--promote-budget B2, off by default): right after a keep, before any candidate
 //      builds on it, the kept candidate and the incumbent it beat train at B2 on --promote-seeds
 //      fresh seeds (s + PLAN_PROMOTE_SEED0, s + PLAN_PROMOTE_SEED0 + 1, ...: seeds the research at
@@ -55,6 +60,7 @@ typedef struct {
     const struct cJSON *base;    // the full base config
     double promote_budget_s;     // > 0: re-judge each keep at this budget (4. above); 0: off
     int promote_seeds;           // pairs a promotion runs (>= 1 when promote_budget_s > 0)
+    int side_by_side;            // 1: candidate runs are paired with twins (--lanes 2)
 } PlanCtx;
 
 typedef struct {
@@ -111,6 +117,12 @@ int plan_next(const PlanCtx *ctx, const PlanState *st, TrialPlan *p);
 // -1 + err (the reason it is rejected) otherwise. desc (may be NULL) is the agent's own words.
 int plan_take_proposal(const PlanCtx *ctx, const PlanState *st, TrialPlan *p, const struct cJSON *change, const char *desc);
 void plan_free(TrialPlan *p);
+
+// Side by side: 1 when p is a candidate's run (it gets a twin), 0 otherwise.
+int plan_wants_twin(const TrialPlan *p);
+// The twin of candidate run p: the incumbent on p's seed and budget, kind "twin", taking p's trial
+// id; p moves to the next id. The twin is recorded first, then p, paired with it.
+void plan_twin(const PlanState *st, TrialPlan *p, TrialPlan *twin);
 
 // What a finished trial means for the ledger.
 typedef struct {

@@ -2,6 +2,7 @@
 #include "research/proc.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,6 +44,25 @@ static void redirect(int fd, const char *path, int flags) {
     if (f != fd) close(f);
 }
 
+int proc_cpus(void) {
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+}
+
+// In the child: keep CPUs first .. first+count-1 of the allowed set (counted in CPU order).
+static void pin(int first, int count) {
+    cpu_set_t all, mine;
+    CPU_ZERO(&mine);
+    if (sched_getaffinity(0, sizeof all, &all) != 0) return;
+    for (int c = 0, k = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &all)) continue;
+        if (k >= first && k < first + count) CPU_SET(c, &mine);
+        k++;
+    }
+    if (CPU_COUNT(&mine) == count && sched_setaffinity(0, sizeof mine, &mine) != 0)
+        dprintf(2, "frontier research: cannot pin to CPUs %d..%d: %s\n", first, first + count - 1, strerror(errno));
+}
+
 static void child(const ProcSpec *s, pid_t parent) {
     setpgid(0, 0);
     // a launcher gets SIGTERM when the research dies, so that it stops what it started
@@ -50,6 +70,7 @@ static void child(const ProcSpec *s, pid_t parent) {
     if (getppid() != parent) _exit(127);  // the parent died before prctl took effect
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    if (s->cpu_count > 0) pin(s->cpu_first, s->cpu_count);
     int out_flags = O_WRONLY | O_CREAT | (s->append ? O_APPEND : O_TRUNC);
     redirect(0, s->stdin_path, O_RDONLY);
     if (!s->inherit_output) {

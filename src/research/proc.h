@@ -22,7 +22,12 @@ typedef struct {
     const char *fault;        // tests only: "crash" (exit 1 with a message), "signal" (killed by
                               // SIGKILL), "hang" (sleeps forever) instead of running argv
     int inherit_output;       // 1: stdout and stderr stay this process's (the paths are ignored)
+    int cpu_first, cpu_count; // cpu_count > 0: the child runs on CPUs cpu_first .. cpu_first+cpu_count-1
+                              // of this process's allowed set (sched_setaffinity, kept across exec)
 } ProcSpec;
+
+// CPUs this process may run on (its affinity mask), at least 1.
+int proc_cpus(void);
 
 typedef struct {
     int exit_code;    // when it exited normally, else -1

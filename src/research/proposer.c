@@ -71,7 +71,7 @@ int proposer_run(const char *cmd, const char *trial_dir, const cJSON *bundle, do
     int rc = write_file_atomic(in, text, strlen(text));
     free(text);
     const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-    ProcSpec spec = {argv, in, out, log, 0, limit_s, 0, NULL, 0};
+    ProcSpec spec = {argv, in, out, log, 0, limit_s, 0, NULL, 0, 0, 0};
     ProcResult pr;
     if (rc == 0) rc = proc_run(&spec, &pr);
     if (rc == 0) {

@@ -427,6 +427,17 @@ static const char *keep_rule_text(const Progress *p, char *buf, size_t n) {
     return buf;
 }
 
+// With --lanes: what a trial had (research.json's lanes, base.json's threads). 0 when one lane.
+static int lanes_text(const Progress *p, char *buf, size_t n) {
+    int lanes = (int)setting_num(p, "lanes", 1);
+    const cJSON *t = p->base ? cJSON_GetObjectItemCaseSensitive(p->base, "threads") : NULL;
+    if (lanes < 2) return 0;
+    snprintf(buf, n, "%d: each candidate run trained beside a run of the incumbent on its seed (side-by-side pairs), "
+             "%d thread%s each; a trial had 1/%d of the machine, so its budget buys less than a one-lane trial's", lanes,
+             cJSON_IsNumber(t) ? t->valueint : 0, cJSON_IsNumber(t) && t->valueint == 1 ? "" : "s", lanes);
+    return 1;
+}
+
 static const char *const STATUS_ORDER[] = {"keep",        "discard", "pending", "screen",   "replicate", "transfer",
                                            "no-transfer", "crash",   "timeout", "rejected", NULL};
 
@@ -463,6 +474,7 @@ static void write_md(StrBuf *o, const Progress *p) {
     if (isfinite(p->spread)) sb_printf(o, "| seed spread of the baseline (max - min) | %.4f |\n", p->spread);
     char rule[192];
     sb_printf(o, "| keep rule | %s |\n", keep_rule_text(p, rule, sizeof rule));
+    if (lanes_text(p, rule, sizeof rule)) sb_printf(o, "| lanes | %s |\n", rule);
     double noise = p->n ? p->noise[p->n - 1] : NAN;
     if (isfinite(noise)) sb_printf(o, "| pooled sd of a paired difference | %.4f |\n", noise);
     sb_puts(o, "\n");
@@ -542,6 +554,7 @@ static void html_numbers(StrBuf *o, const Progress *p) {
         html_kv(o, "seed spread of the baseline (max - min)", b);
     }
     html_kv(o, "keep rule", keep_rule_text(p, b, sizeof b));
+    if (lanes_text(p, b, sizeof b)) html_kv(o, "lanes", b);
     double noise = p->n ? p->noise[p->n - 1] : NAN;
     if (isfinite(noise)) {
         snprintf(b, sizeof b, "%.4f", noise);

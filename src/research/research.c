@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,7 @@ static cJSON *settings_json(const Research *R) {
         cJSON_AddNumberToObject(s, "rungs", o->rungs);
         cJSON_AddNumberToObject(s, "bracket", o->bracket);
     }
+    if (o->lanes > 1) cJSON_AddNumberToObject(s, "lanes", o->lanes);  // absent at 1, as before lanes existed
     if (o->promote_budget_s > 0) {  // absent when off, so that researches from before it resume
         cJSON_AddNumberToObject(s, "promote_budget_s", o->promote_budget_s);
         cJSON_AddNumberToObject(s, "promote_seeds", o->promote_seeds);
@@ -134,7 +136,7 @@ static cJSON *settings_json(const Research *R) {
 // and the same command rerun); later invocations must define the same search.
 static int check_settings(Research *R, int write) {
     static const char *const fixed[] = {"strategy", "budget_s", "seed", "baseline_seeds", "alpha", "max_seeds", "eta",
-                                        "rungs", "bracket", "promote_budget_s", "promote_seeds", "space", "base", NULL};
+                                        "rungs", "bracket", "promote_budget_s", "promote_seeds", "lanes", "space", "base", NULL};
     char *path = dir_file(R, "research.json");
     cJSON *now = settings_json(R), *then = NULL;
     int rc = 0;
@@ -171,7 +173,7 @@ static int probe_base(Research *R, const char *base_path) {
     argv[a++] = "--run-dir", argv[a++] = run, argv[a++] = "--quiet", argv[a] = NULL;
     printf("research: resolving the base config (a one-step run, log in %s)\n", log);
     fflush(stdout);
-    ProcSpec spec = {argv, NULL, log, NULL, 0, 3600, 0, NULL, 0};
+    ProcSpec spec = {argv, NULL, log, NULL, 0, 3600, 0, NULL, 0, 0, 0};
     ProcResult pr;
     if (rc == 0) rc = proc_run(&spec, &pr);
     if (rc == 0 && pr.interrupted) rc = err_set("interrupted");
@@ -193,6 +195,10 @@ static int probe_base(Research *R, const char *base_path) {
         const cJSON *et = cJSON_GetObjectItemCaseSensitive(R->user_base, "eval-tokens");
         cJSON_AddItemToObject(cfg, "eval-tokens", et ? cJSON_Duplicate(et, 1) : cJSON_CreateNumber(0));
         cJSON_AddBoolToObject(cfg, "quiet", 0);
+        if (o->lanes > 1 && !o->launcher) {  // every trial gets one lane's cores, alone or beside another
+            cJSON_DeleteItemFromObjectCaseSensitive(cfg, "threads");
+            cJSON_AddNumberToObject(cfg, "threads", proc_cpus() / o->lanes);
+        }
         rc = write_json(base_path, cfg);
         trial_drop_weights(dir);
     }
@@ -402,44 +408,116 @@ static int ask_agent(Research *R, const PlanCtx *ctx, const PlanState *st, Trial
 // One trial
 // ---------------------------------------------------------------------------------------------
 
-// 0: recorded; 130: interrupted (not recorded); -1: error.
-static int run_trial(Research *R, const PlanCtx *ctx, const PlanState *st, TrialPlan *p) {
-    const ResearchOptions *o = R->o;
-    double limit = research_trial_limit(o, st, p->config, p->budget_s);
-    char *dir = trial_dir(R, p->trial);
-    if (!p->needs_proposal) remove_tree(dir);  // what an interrupted attempt left
-    char from[32] = "";
+static int load_state(Research *R, const PlanCtx *ctx, LedgerRow **rows, int *n, PlanState *st);
+
+// A trial in flight in one lane: lane L of N runs on CPUs L*k .. L*k+k-1, k = the CPUs / N
+// (with a launcher the launcher places it instead).
+typedef struct {
+    const Research *R;
+    const TrialPlan *p;
+    const char *dir;
+    double limit;
+    int lane;
+    TrialResult tr;
+    int rc;
+    char err[600];  // the lane thread's error message (errors are per thread)
+} LaneJob;
+
+static void *lane_main(void *arg) {
+    LaneJob *j = arg;
+    const ResearchOptions *o = j->R->o;
+    int k = o->launcher ? 0 : proc_cpus() / o->lanes;
+    TrialRunner runner = {o->exe, o->trainer, o->launcher, j->lane * k, o->lanes > 1 ? k : 0};
+    j->rc = trial_run(&runner, j->dir, j->p->trial, j->p->config, j->p->budget_s, j->limit, &j->tr);
+    if (j->rc != 0) snprintf(j->err, sizeof j->err, "trial %d: %s", j->p->trial, err_msg());
+    return NULL;
+}
+
+static void announce(const TrialPlan *p, double limit, int lane, int lanes) {
+    char from[32] = "", where[32] = "";
     if (p->parent) snprintf(from, sizeof from, " from #%d", p->parent);
-    printf("trial %d (%s%s, %g s budget, limit %.0f s): %s\n", p->trial, p->kind, from, p->budget_s, limit,
+    if (lanes > 1) snprintf(where, sizeof where, ", lane %d of %d", lane + 1, lanes);
+    printf("trial %d (%s%s, %g s budget, limit %.0f s%s): %s\n", p->trial, p->kind, from, p->budget_s, limit, where,
            p->description ? p->description : "");
     fflush(stdout);
-    TrialResult tr;
-    TrialRunner runner = {o->exe, o->trainer, o->launcher};
-    int rc = trial_run(&runner, dir, p->trial, p->config, p->budget_s, limit, &tr);
-    if (rc != 0 || tr.interrupted) {
-        free(dir);
-        return rc != 0 ? -1 : 130;
-    }
+}
+
+// The ledger row of a finished trial: the verdict against st (the ledger before it).
+static int record_trial(Research *R, const PlanCtx *ctx, const PlanState *st, const TrialPlan *p, const LaneJob *j) {
+    const TrialResult *tr = &j->tr;
     LedgerRow row = row_for(p);
     PlanVerdict v;
-    plan_decide(ctx, st, p, tr.ok ? tr.val_bpb : NAN, tr.ok ? NULL : tr.timed_out ? "timeout" : "crash", &v);
+    plan_decide(ctx, st, p, tr->ok ? tr->val_bpb : NAN, tr->ok ? NULL : tr->timed_out ? "timeout" : "crash", &v);
     char *verdict = v.text;
-    if (!tr.ok) {  // the status says crash/timeout; the error says why
+    if (!tr->ok) {  // the status says crash/timeout; the error says why
         free(verdict);
-        verdict = xstrdup(tr.error);
+        verdict = xstrdup(tr->error);
     }
     snprintf(row.status, sizeof row.status, "%s", v.status);
     row.paired = v.paired, row.z = v.z;
     row.change = cJSON_PrintUnformatted(p->diff);
-    row.val_bpb = tr.val_bpb, row.tokens = tr.tokens, row.tok_per_s = tr.tok_per_s, row.mfu = tr.mfu;
-    row.peak_mb = tr.peak_mb, row.wall_s = tr.wall_s;
+    row.val_bpb = tr->val_bpb, row.tokens = tr->tokens, row.tok_per_s = tr->tok_per_s, row.mfu = tr->mfu;
+    row.peak_mb = tr->peak_mb, row.wall_s = tr->wall_s;
     row.description = join_desc(p->description, verdict);
-    printf("trial %d: %s: %s [%.0f s]\n", p->trial, row.status, verdict, tr.wall_s);
+    printf("trial %d: %s: %s [%.0f s]\n", p->trial, row.status, verdict, tr->wall_s);
     fflush(stdout);
     free(verdict);
-    if (!o->keep_weights && strcmp(row.status, "keep")) trial_drop_weights(dir);
-    free(dir);
+    if (!R->o->keep_weights && strcmp(row.status, "keep")) trial_drop_weights(j->dir);
     return record(R, &row);
+}
+
+// Run the n (1 or 2) planned trials at once, one per lane; 0, 130 when interrupted (nothing is
+// recorded then), -1 + err.
+static int run_lanes(Research *R, const PlanState *st, TrialPlan **ps, LaneJob *jobs, int n) {
+    pthread_t th[2];
+    for (int i = 0; i < n; i++) {
+        TrialPlan *p = ps[i];
+        char *dir = trial_dir(R, p->trial);
+        if (!p->needs_proposal) remove_tree(dir);  // what an interrupted attempt left
+        jobs[i] = (LaneJob){R, p, dir, research_trial_limit(R->o, st, p->config, p->budget_s), i, {0}, 0, ""};
+        announce(p, jobs[i].limit, i, R->o->lanes);
+    }
+    int started = 0;
+    for (; started < n; started++)
+        if (pthread_create(&th[started], NULL, lane_main, &jobs[started]) != 0) break;
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    int rc = started < n ? err_set("cannot start a lane's thread") : 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (jobs[i].rc != 0) rc = err_set("%s", jobs[i].err);
+    for (int i = 0; i < n && rc == 0; i++)
+        if (jobs[i].tr.interrupted) rc = 130;
+    return rc;
+}
+
+static void free_jobs(LaneJob *jobs, int n) {
+    for (int i = 0; i < n; i++) free((char *)jobs[i].dir);
+}
+
+// 0: recorded; 130: interrupted (not recorded); -1: error. With --lanes 2 a candidate's run
+// trains beside its twin (the incumbent on the same seed): the twin is recorded first, then the
+// candidate, judged against the ledger with the twin in it. (A kill between the two records leaves
+// the twin without its candidate: one more run of the incumbent, which the rerun plans around.)
+static int run_trial(Research *R, const PlanCtx *ctx, const PlanState *st, TrialPlan *p) {
+    LaneJob jobs[2];
+    TrialPlan twin;
+    int n = R->o->lanes > 1 && plan_wants_twin(p) ? 2 : 1;
+    if (n == 2) plan_twin(st, p, &twin);
+    TrialPlan *ps[2] = {n == 2 ? &twin : p, p};
+    int rc = run_lanes(R, st, ps, jobs, n);
+    if (rc == 0 && n == 1) rc = record_trial(R, ctx, st, p, &jobs[0]);
+    if (rc == 0 && n == 2 && (rc = record_trial(R, ctx, st, &twin, &jobs[0])) == 0) {
+        LedgerRow *rows = NULL;
+        int m = 0;
+        PlanState st2;
+        memset(&st2, 0, sizeof st2);
+        rc = load_state(R, ctx, &rows, &m, &st2);
+        if (rc == 0) rc = record_trial(R, ctx, &st2, p, &jobs[1]);
+        plan_state_free(&st2);
+        ledger_free(rows, m);
+    }
+    if (n == 2) plan_free(&twin);
+    free_jobs(jobs, n);
+    return rc;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -475,8 +553,9 @@ static int limits_reached(const Research *R, const PlanCtx *ctx, const PlanState
 
 static int loop(Research *R) {
     const ResearchOptions *o = R->o;
-    PlanCtx ctx = {o->strategy, o->budget_s, o->baseline_seeds, o->threshold, o->alpha, o->max_seeds, o->eta, o->rungs,
-                   o->bracket, o->seed, &R->space, R->base, o->promote_budget_s, o->promote_seeds};
+    PlanCtx ctx = {o->strategy,   o->budget_s,         o->baseline_seeds, o->threshold, o->alpha, o->max_seeds,
+                   o->eta,        o->rungs,            o->bracket,        o->seed,      &R->space, R->base,
+                   o->promote_budget_s, o->promote_seeds, o->lanes > 1};
     int rejections = 0, first = 1;
     for (;;) {
         LedgerRow *rows = NULL;

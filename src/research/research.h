@@ -50,6 +50,8 @@ typedef struct {
     const char *launcher;         // --launcher: a template with {cmd} each trial runs through (research/trial.h)
     double promote_budget_s;      // --promote-budget: re-judge each keep at this budget (research/plan.h, 4.); 0: off
     int promote_seeds;            // --promote-seeds
+    int lanes;                    // --lanes: trials at once (1, or 2: a candidate's run beside its twin, research/plan.h);
+                                  // locally each gets the CPUs / lanes, pinned, and its config's threads say so
 } ResearchOptions;
 
 // Run (or resume) the research. 0 when it ended normally (trial or time limit reached, or the

@@ -178,7 +178,8 @@ int trial_run(const TrialRunner *R, const char *trial_dir, int id, const cJSON *
     char *cmd_path = path_join(trial_dir, "command.sh");
     if (rc == 0) rc = write_command(cmd_path, argv);
     free(cmd_path);
-    ProcSpec spec = {argv, NULL, log, NULL, 0, limit_s, R->launcher ? TRIAL_LAUNCHER_GRACE_S : 0, trial_fault(id), 0};
+    ProcSpec spec = {argv,  NULL,          log, NULL, 0, limit_s, R->launcher ? TRIAL_LAUNCHER_GRACE_S : 0, trial_fault(id),
+                     0,     R->cpu_first, R->cpu_count};
     ProcResult pr;
     if (rc == 0) rc = proc_run(&spec, &pr);
     if (rc == 0) {

@@ -38,6 +38,7 @@ typedef struct {
     const char *exe;       // the frontier binary ("/proc/self/exe": the research's own)
     const char *trainer;   // NULL: `exe train`; else a shell command the arguments are appended to
     const char *launcher;  // NULL: run the trainer directly; else a template holding {cmd}
+    int cpu_first, cpu_count;  // cpu_count > 0: pin the trial to these CPUs (research/proc.h)
 } TrialRunner;
 
 // The launcher template's problems (no {cmd}, an unknown {placeholder}), or 0.

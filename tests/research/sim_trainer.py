@@ -48,7 +48,8 @@ def normal(*key):
 
 def value(config):
     seed = config.get("seed", 42)
-    own = json.dumps({k: v for k, v in config.items() if k not in ("seed", "budget", "run-dir", "quiet")}, sort_keys=True)
+    own = json.dumps({k: v for k, v in config.items() if k not in ("seed", "budget", "run-dir", "quiet", "threads")},
+                     sort_keys=True)
     return true_value(config) + SIGMA * (math.sqrt(RHO) * normal("seed", seed) + math.sqrt(1 - RHO) * normal("run", seed, own))
 
 

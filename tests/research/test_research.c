@@ -446,7 +446,7 @@ static void test_proc_exit_signal_and_hang(void **state) {
     char *log = path_join(dir, "log"), *pidf = path_join(dir, "pid");
     ProcResult r;
     const char *exit3[] = {"/bin/sh", "-c", "echo out; echo err >&2; exit 3", NULL};
-    ProcSpec s = {exit3, NULL, log, NULL, 0, 10, 0, NULL, 0};
+    ProcSpec s = {exit3, NULL, log, NULL, 0, 10, 0, NULL, 0, 0, 0};
     assert_int_equal(proc_run(&s, &r), 0);
     assert_int_equal(r.exit_code, 3);
     assert_false(r.timed_out);
@@ -487,7 +487,7 @@ static void test_proc_exit_signal_and_hang(void **state) {
     free(clean);
     // the test fault hooks
     const char *none[] = {"/bin/true", NULL};
-    ProcSpec f = {none, NULL, log, NULL, 0, 10, 0, "crash", 0};
+    ProcSpec f = {none, NULL, log, NULL, 0, 10, 0, "crash", 0, 0, 0};
     assert_int_equal(proc_run(&f, &r), 0);
     assert_int_equal(r.exit_code, 1);
     f.fault = "hang", f.limit_s = 0.2;

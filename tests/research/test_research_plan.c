@@ -29,7 +29,7 @@ static void fixture_init(Fixture *f, Strategy strat) {
     f->base = base_config();
     load_default_space(&f->space, f->base);
     // 3 baseline seeds, no least improvement, alpha 0.05, at most 4 seeds; halving eta 3, 2 rungs, 3
-    f->ctx = (PlanCtx){strat, 120, 3, 0, 0.05, 4, 3, 2, 3, 1, &f->space, f->base, 0, 0};
+    f->ctx = (PlanCtx){strat, 120, 3, 0, 0.05, 4, 3, 2, 3, 1, &f->space, f->base, 0, 0, 0};
 }
 
 static void fixture_free(Fixture *f) {
@@ -355,6 +355,88 @@ static void test_trial_limit_scales_with_the_model(void **state) {
 }
 
 
+// Side by side (--lanes 2), as research.c runs it: a candidate's run gets a twin (the incumbent on
+// its seed, trained at the same moment), recorded first; the candidate is decided after it.
+static LedgerRow *step_twin(Fixture *f, double twin_val, double val) {
+    PlanState st;
+    assert_int_equal(plan_state_build(&f->ctx, f->rows, f->n, &st), 0);
+    TrialPlan p, tw;
+    if (plan_next(&f->ctx, &st, &p) != 0) fail_msg("plan_next: %s", err_msg());
+    int wants = plan_wants_twin(&p);
+    plan_free(&p);
+    plan_state_free(&st);
+    if (!wants) return step(f, val);
+    // record the twin as research.c does, then the candidate
+    assert_int_equal(plan_state_build(&f->ctx, f->rows, f->n, &st), 0);
+    assert_int_equal(plan_next(&f->ctx, &st, &p), 0);
+    plan_twin(&st, &p, &tw);
+    assert_int_equal(tw.trial, f->n + 1);
+    assert_int_equal(p.trial, f->n + 2);
+    assert_string_equal(tw.kind, "twin");
+    assert_true(plan_config_seed(tw.config) == plan_config_seed(p.config));
+    LedgerRow *r = &f->rows[f->n];
+    memset(r, 0, sizeof *r);
+    PlanVerdict v;
+    plan_decide(&f->ctx, &st, &tw, twin_val, NULL, &v);
+    snprintf(r->status, sizeof r->status, "%s", v.status);
+    snprintf(r->kind, sizeof r->kind, "twin");
+    r->trial = tw.trial, r->parent = tw.parent, r->budget_s = tw.budget_s, r->val_bpb = twin_val, r->wall_s = 140;
+    r->seed = plan_config_seed(tw.config), r->paired = r->z = r->tokens = r->tok_per_s = r->mfu = r->peak_mb = NAN;
+    r->change = cJSON_PrintUnformatted(tw.diff);
+    r->description = v.text;
+    f->n++;
+    plan_state_free(&st);
+    assert_int_equal(plan_state_build(&f->ctx, f->rows, f->n, &st), 0);
+    r = &f->rows[f->n];
+    memset(r, 0, sizeof *r);
+    plan_decide(&f->ctx, &st, &p, val, NULL, &v);
+    snprintf(r->status, sizeof r->status, "%s", v.status);
+    r->seed = plan_config_seed(p.config), r->paired = v.paired, r->z = v.z;
+    r->trial = p.trial, r->parent = p.parent, r->budget_s = p.budget_s, r->val_bpb = val, r->wall_s = 140;
+    r->tokens = r->tok_per_s = r->mfu = r->peak_mb = NAN;
+    snprintf(r->kind, sizeof r->kind, "%s", p.kind);
+    r->change = cJSON_PrintUnformatted(p.diff);
+    size_t n = strlen(p.description) + strlen(v.text) + 4;
+    r->description = malloc(n);
+    snprintf(r->description, n, "%s; %s", p.description, v.text);
+    free(v.text);
+    plan_free(&p), plan_free(&tw);
+    plan_state_free(&st);
+    f->n++;
+    return r;
+}
+
+// --lanes 2: each candidate run is paired with its twin, not with the incumbent's earlier run on
+// that seed; a seed the incumbent never ran needs no "pair" row; a keep's twins then pair with it.
+static void test_plan_side_by_side(void **state) {
+    (void)state;
+    Fixture f;
+    fixture_init(&f, STRAT_GREEDY);
+    f.ctx.side_by_side = 1;
+    step_twin(&f, 0, 2.100), step_twin(&f, 0, 2.110), step_twin(&f, 0, 2.090);  // the baseline: no twins
+    assert_int_equal(f.n, 3);
+    LedgerRow *r = step_twin(&f, 2.200, 2.195);  // a slow moment: both arms slow
+    assert_string_equal(f.rows[f.n - 2].kind, "twin");
+    assert_int_equal(f.rows[f.n - 2].parent, 1);
+    assert_string_equal(f.rows[f.n - 2].status, "replicate");
+    assert_string_equal(r->kind, "greedy");
+    assert_true(fabs(r->paired - 2.200) < 1e-12);  // the twin, not the baseline's 2.100
+    int a = r->trial;
+    r = step_twin(&f, 2.111, 2.106);
+    assert_string_equal(r->kind, "seed");
+    assert_int_equal(r->parent, a);
+    assert_true(fabs(r->paired - 2.111) < 1e-12 && r->seed == 43);
+    r = step_twin(&f, 2.092, 2.087);
+    r = step_twin(&f, 2.105, 2.100);  // seed 45: the baseline never ran it; no pair row, a twin instead
+    assert_string_equal(r->kind, "seed");
+    assert_true(r->seed == 45 && fabs(r->paired - 2.105) < 1e-12);
+    assert_string_equal(f.rows[f.n - 2].kind, "twin");
+    for (int i = 0; i < f.n; i++) assert_string_not_equal(f.rows[i].kind, "pair");
+    // every paired difference was -0.005: with the pooled noise it is kept or runs to the cap
+    assert_true(!strcmp(r->status, "keep") || !strcmp(r->status, "discard"));
+    fixture_free(&f);
+}
+
 // The incumbent's trial id after the ledger so far.
 static int incumbent(Fixture *f) {
     PlanState st;
@@ -438,6 +520,7 @@ int main(void) {
         cmocka_unit_test(test_plan_agent_proposals),
         cmocka_unit_test(test_trial_limit_scales_with_the_model),
         cmocka_unit_test(test_plan_promotion),
+        cmocka_unit_test(test_plan_side_by_side),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,21 +14,8 @@ source tests/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export SIM_RHO=0.8 SIM_REVERSE="2:matrix-lr,warmdown" SIM_SALT=7
-cat > "$tmp/base.json" <<'JSON'
-{"depth": 1, "n-embd": 64, "n-head": 2, "head-dim": 32, "seq-len": 64, "device-batch": 4, "batch-tokens": 512,
- "eval-tokens": 2000, "threads": 1, "matrix-lr": 0.02, "embedding-lr": 0.3, "unembedding-lr": 0.004,
- "weight-decay": 0.2, "warmdown": 0.4, "final-lr-frac": 0.0, "scalar-lr": 0.5, "adam-eps": 1e-8}
-JSON
-cat > "$tmp/space.json" <<'JSON'
-{"params": {"matrix-lr": {"type": "choice", "values": [0.02, 0.03]},
-            "embedding-lr": {"type": "choice", "values": [0.3, 0.4]},
-            "unembedding-lr": {"type": "choice", "values": [0.004, 0.006]},
-            "weight-decay": {"type": "choice", "values": [0.2, 0.1]},
-            "warmdown": {"type": "choice", "values": [0.4, 0.6]},
-            "final-lr-frac": {"type": "choice", "values": [0.0, 0.1]},
-            "scalar-lr": {"type": "choice", "values": [0.5, 0.3]},
-            "adam-eps": {"type": "choice", "values": [1e-8, 1e-9]}}}
-JSON
+source tests/research/sim_fixture.sh
+sim_fixture "$tmp"
 R=(research --strategy greedy --budget-per-trial 1s --seed 3 --space "$tmp/space.json" --base "$tmp/base.json"
    --out "$tmp/r" --trainer "/usr/bin/python3 -S tests/research/sim_trainer.py")
 $F "${R[@]}" --trials 70 --promote-budget 2s --promote-seeds 3 > "$tmp/r.out" 2>&1 \

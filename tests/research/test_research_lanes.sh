@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# tests/research/test_research_lanes.sh — `frontier research --lanes 2`: side-by-side pairs.
+#   1. Over the simulated trainer (whose value of a config on a seed does not depend on when it
+#      runs), a research in 2 lanes makes exactly the decisions of the same research in 1 lane:
+#      twins stand in for the pair rows and for the incumbent's earlier runs with the same values.
+#      Every candidate run follows its twin (the incumbent on its seed); no pair row is left.
+#   2. Real training (a tiny model, 2-second budgets): the twin and the candidate train at the same
+#      moment, each with its lane's threads (base.json and every trial.json say threads = CPUs / 2),
+#      each pinned to its own CPU; research.json records the lanes and a rerun with others is refused.
+#   3. Usage: --lanes above 2, and 2 lanes on a process allowed one CPU, are refused (exit 2).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+F=./frontier
+source tests/lib.sh
+[ -x $F ] || { bad "build ./frontier first"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export SIM_RHO=0.8 SIM_SALT=11
+source tests/research/sim_fixture.sh
+sim_fixture "$tmp"
+SIM=(research --strategy greedy --budget-per-trial 1s --seed 5 --space "$tmp/space.json" --base "$tmp/base.json"
+     --trainer "/usr/bin/python3 -S tests/research/sim_trainer.py")
+$F "${SIM[@]}" --trials 40 --out "$tmp/one" > "$tmp/one.out" 2>&1 || { bad "1 lane:"; tail -5 "$tmp/one.out"; }
+# (in 2 lanes each trial also notes the CPUs it may run on)
+$F "${SIM[@]}" --trials 70 --lanes 2 --out "$tmp/two" \
+  --trainer "grep Cpus_allowed_list /proc/self/status >> $tmp/cpus.txt; /usr/bin/python3 -S tests/research/sim_trainer.py" \
+  > "$tmp/two.out" 2>&1 || { bad "2 lanes:"; tail -5 "$tmp/two.out"; }
+if [ "$(nproc)" -ge 2 ]; then  # the baseline in lane 1's CPUs, twins there, candidates in lane 2's
+  sets=$(awk '{print $NF}' "$tmp/cpus.txt" | sort -u | paste -sd' ' -)
+  [ "$(awk '{print $NF}' "$tmp/cpus.txt" | sort -u | wc -l)" = 2 ] && ok "each lane pinned to its own CPUs ($sets)" \
+    || bad "lanes' CPU sets: $sets"
+fi
+/usr/bin/python3 - "$tmp/one" "$tmp/two" <<'PY' && ok "2 lanes decide as 1 lane; every candidate run follows its twin" || bad "lanes: decisions or twins"
+import csv, sys
+one, two = ([r for r in csv.DictReader(open(f"{d}/results.tsv"), delimiter="\t")] for d in sys.argv[1:])
+def decisions(rows):  # what each candidate run decided, in order (the twins and pairs aside)
+    return [(r["kind"], r["change"], r["status"]) for r in rows if r["kind"] not in ("pair", "twin")]
+a, b = decisions(one), decisions(two)
+n = min(len(a), len(b))
+assert n >= 20, (len(a), len(b))
+assert a[:n] == b[:n], next((i, a[i], b[i]) for i in range(n) if a[i] != b[i])
+assert not any(r["kind"] == "pair" for r in two), "a pair row in 2 lanes"
+for i, r in enumerate(two):
+    if r["kind"] in ("greedy", "seed"):
+        t = two[i - 1]
+        assert t["kind"] == "twin" and t["seed"] == r["seed"] and t["paired"] == "-", (r["trial"], t["trial"])
+        assert abs(float(r["paired"]) - float(t["val_bpb"])) < 1e-9, r["trial"]
+print(f"{n} decisions identical; {sum(r['kind'] == 'twin' for r in two)} twins")
+PY
+
+# 2. real training, 2 lanes of one CPU each
+cat > "$tmp/tiny.json" <<'JSON'
+{"depth": 1, "n-embd": 64, "n-head": 2, "head-dim": 32, "seq-len": 64, "device-batch": 4, "batch-tokens": 512,
+ "eval-tokens": 2000}
+JSON
+cpus=$(nproc)
+if [ "$cpus" -ge 2 ]; then
+  $F research --budget-per-trial 2s --trials 5 --lanes 2 --seed 2 --space "$tmp/space.json" --base "$tmp/tiny.json" \
+    --out "$tmp/real" > "$tmp/real.out" 2>&1 || { bad "a real research in 2 lanes:"; tail -5 "$tmp/real.out"; }
+  grep -q "lane 2 of 2" "$tmp/real.out" && ok "trials announced in lanes" || bad "no lane in the log"
+  /usr/bin/python3 - "$tmp/real" "$((cpus / 2))" <<'PY' && ok "twin and candidate trained at once, $((cpus / 2)) thread(s) each" || bad "real lanes"
+import csv, json, os, sys
+d, k = sys.argv[1], int(sys.argv[2])
+rows = list(csv.DictReader(open(f"{d}/results.tsv"), delimiter="\t"))
+assert json.load(open(f"{d}/base.json"))["threads"] == k
+assert json.load(open(f"{d}/research.json"))["lanes"] == 2
+twins = [i for i, r in enumerate(rows) if r["kind"] == "twin"]
+assert twins, "no twin"
+for i in twins:
+    t, c = (f"{d}/trials/{int(rows[j]['trial']):04d}/run" for j in (i, i + 1))
+    for run in (t, c):
+        assert json.load(open(f"{run}/config.json"))["threads"] == k, run
+    # both started (config.json) before either finished (summary.json): they overlapped
+    start = max(os.path.getmtime(f"{r}/config.json") for r in (t, c))
+    end = min(os.path.getmtime(f"{r}/summary.json") for r in (t, c))
+    assert start < end, (t, c, start, end)
+PY
+  check "a rerun with another --lanes" 1 "lanes" $F research --budget-per-trial 2s --trials 6 --seed 2 \
+    --space "$tmp/space.json" --base "$tmp/tiny.json" --out "$tmp/real"
+else
+  skip_part_hardware "one CPU: 2 lanes of real training need 2"
+fi
+
+# 3. usage
+check "--lanes 3" 2 "--lanes" $F research --budget-per-trial 2s --trials 3 --lanes 3 --out "$tmp/x"
+if command -v taskset > /dev/null; then
+  check "2 lanes on one CPU" 2 "needs 2 CPUs" taskset -c 0 $F research --budget-per-trial 2s --trials 3 --lanes 2 --out "$tmp/x"
+else
+  bad "taskset (util-linux) is missing"
+fi
+[ "$fails" -eq 0 ]
