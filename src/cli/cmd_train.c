@@ -145,10 +145,14 @@ static void print_summary(const TrainConfig *c, const TrainResult *r) {
     printf("tokens seen    %lld  (%lld steps x %lld tokens)\n", (long long)r->tokens, (long long)r->steps,
            (long long)c->batch_tokens);
     printf("parameters     %zu  (%.1f MFLOP/token)\n", r->params, r->flops_per_token / 1e6);
-    printf("throughput     %.0f tok/s, MFU %.2f%% of %.0f GFLOP/s (%s)\n", r->tok_per_s, 100 * r->mfu,
-           r->peak_flops / 1e9, c->peak_flops > 0 ? "--peak-flops" : c->precision == KP_BF16
-                                    ? "measured bf16 peak of the cores used: --precision bf16"
-                                    : "measured fp32 peak of the cores used");
+    if (!(r->timed_s > 0))  // every step was one of the --excluded-steps warm-up steps
+        printf("throughput     not timed: all %lld steps were warm-up steps (--excluded-steps %d)\n", (long long)r->steps,
+               c->excluded_steps);
+    else
+        printf("throughput     %.0f tok/s, MFU %.2f%% of %.0f GFLOP/s (%s)\n", r->tok_per_s, 100 * r->mfu,
+               r->peak_flops / 1e9, c->peak_flops > 0 ? "--peak-flops" : c->precision == KP_BF16
+                                        ? "measured bf16 peak of the cores used: --precision bf16"
+                                        : "measured fp32 peak of the cores used");
     if (c->steps > 0) printf("budget         fixed %lld steps; timed %.1f s\n", (long long)c->steps, r->timed_s);
     else printf("budget         %.1f of %.0f s used (%.1f%%); start-up %.1f s and %d excluded steps %.1f s not counted\n",
                 r->timed_s, c->budget_s, 100 * r->timed_s / c->budget_s, r->startup_s, c->excluded_steps, r->excluded_s);
