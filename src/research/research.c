@@ -78,8 +78,8 @@ static int trial_folders(const Research *R, int *max_id) {
 
 // Trial ids come from the ledger (row n is trial n), and a trial's folder is wiped before it runs.
 // So the folders must agree with the ledger, or the next trial would overwrite a recorded one:
-// DIR/trials may hold folders up to one past the last row (the trial that was in flight when the
-// research was stopped), no further. The ledger is created (header only) before the first trial,
+// DIR/trials may hold folders up to --lanes past the last row (the trials that were in flight when
+// the research was stopped: with 2 lanes a twin and its candidate), no further. The ledger is created (header only) before the first trial,
 // so trial folders without a ledger mean it was deleted or moved. Either way the research refuses
 // to start and says what to restore; it never renumbers.
 static int check_trial_folders(const Research *R) {
@@ -94,7 +94,7 @@ static int check_trial_folders(const Research *R) {
     int n;
     if (ledger_load(R->ledger_path, &rows, &n, NULL) != 0) return -1;
     ledger_free(rows, n);
-    if (max_id > n + 1)
+    if (max_id > n + (R->o->lanes > 1 ? R->o->lanes : 1))
         return err_set("%s records %d trial%s but %s/trials holds folders up to trials/%04d: results.tsv was "
                        "replaced or cut, and the next trials would overwrite those folders; restore the full "
                        "results.tsv, or use another --out", R->ledger_path, n, n == 1 ? "" : "s", R->o->out_dir,

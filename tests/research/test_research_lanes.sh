@@ -6,7 +6,8 @@
 #      Every candidate run follows its twin (the incumbent on its seed); no pair row is left.
 #   2. Real training (a tiny model, 2-second budgets): the twin and the candidate train at the same
 #      moment, each with its lane's threads (base.json and every trial.json say threads = CPUs / 2),
-#      each pinned to its own CPU; research.json records the lanes and a rerun with others is refused.
+#      each pinned to its own CPU; research.json records the lanes and a rerun with others is refused;
+#      a research killed while a twin and its candidate train continues when run again.
 #   3. Usage: --lanes above 2, and 2 lanes on a process allowed one CPU, are refused (exit 2).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,7 +15,8 @@ F=./frontier
 source tests/lib.sh
 [ -x $F ] || { bad "build ./frontier first"; exit 1; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+cleanup() { [ -n "${bgpid:-}" ] && kill -9 "$bgpid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
 export SIM_RHO=0.8 SIM_SALT=11
 source tests/research/sim_fixture.sh
 sim_fixture "$tmp"
@@ -77,6 +79,18 @@ for i in twins:
 PY
   check "a rerun with another --lanes" 1 "lanes" $F research --budget-per-trial 2s --trials 6 --seed 2 \
     --space "$tmp/space.json" --base "$tmp/tiny.json" --out "$tmp/real"
+  # killed (-9) while a twin and its candidate train: the rerun wipes both folders and goes on
+  K=(research --budget-per-trial 2s --lanes 2 --seed 4 --space "$tmp/space.json" --base "$tmp/tiny.json" --out "$tmp/kill")
+  $F "${K[@]}" --trials 8 > "$tmp/kill.out" 2>&1 &
+  bgpid=$!
+  for _ in $(seq 1 600); do grep -q "lane 2 of 2" "$tmp/kill.out" && break; sleep 0.1; done
+  sleep 0.5
+  kill -9 $bgpid 2>/dev/null; wait $bgpid 2>/dev/null
+  n=$(tail -n +2 "$tmp/kill/results.tsv" | wc -l)
+  [ -d "$tmp/kill/trials/$(printf %04d $((n + 2)))" ] && ok "killed with 2 trials in flight (folders $((n + 1)) and $((n + 2)))" \
+    || bad "the kill did not land while 2 trials were in flight (ledger $n rows)"
+  $F "${K[@]}" --trials 8 > "$tmp/kill2.out" 2>&1 && [ "$(tail -n +2 "$tmp/kill/results.tsv" | wc -l)" -ge 8 ] \
+    && ok "the rerun continued after the 2 trials in flight" || { bad "rerun after a kill in 2 lanes:"; tail -3 "$tmp/kill2.out"; }
 else
   skip_part_hardware "one CPU: 2 lanes of real training need 2"
 fi
