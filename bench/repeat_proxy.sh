@@ -58,7 +58,7 @@ import json, math, sys
 s = json.load(open(sys.argv[1]))
 raw = s.get("val_bpb_raw", float("nan"))
 print("\t".join([sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], f"{s['val_bpb']:.5f}",
-                 "" if math.isnan(raw) else f"{raw:.5f}", f"{s['epochs']:.2f}", str(s["steps"]), str(s["tokens"]),
+                 "" if math.isnan(raw) else f"{raw:.5f}", f"{s['epochs']:.2f}", str(s["steps"]), str(s["tokens_trained"]),
                  f"{s['tok_per_s']:.0f}", sys.argv[6] or "-", sys.argv[7], sys.argv[8], sys.argv[9]]))
 PY
     tail -1 "$OUT"
