@@ -113,6 +113,44 @@ static int add_shard(DataLoader *dl, const uint16_t *t, size_t c, const char *or
     return 0;
 }
 
+// The max_tokens subset (loader.h): whole documents, at least one, adding up to at most
+// max_tokens; the token data and the document index are compacted to them, in file order.
+static void cut_subset(DataLoader *dl, int64_t *at, int64_t *n_docs) {
+    const int64_t n = *n_docs, max = dl->cfg.max_tokens;
+    int64_t *start = dl->doc_start;  // document i ends where i+1 starts
+#define DOC_END(i) ((i) + 1 < n ? start[(i) + 1] : *at)
+    if (dl->cfg.subset_first) {
+        int64_t keep = 1;
+        while (keep < n && DOC_END(keep) <= max) keep++;
+        if (keep < n) *at = start[keep];
+        *n_docs = keep;
+        return;
+    }
+    unsigned char *take = xcalloc((size_t)n, 1);
+    int32_t *perm = xmalloc((size_t)n * sizeof *perm);
+    loader_permutation(LOADER_SUBSET_SEED, 1, perm, n);
+    int64_t sum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t len = DOC_END(perm[i]) - start[perm[i]];
+        if (sum + len <= max) take[perm[i]] = 1, sum += len;
+    }
+    if (sum == 0) take[perm[0]] = 1;  // every document is longer than max_tokens
+    // Compact forward: document d moves to w <= start[d], and start[j] is rewritten only for
+    // j <= d, after d's bounds are read, while DOC_END reads start[d+1].
+    int64_t w = 0, j = 0;
+    for (int64_t d = 0; d < n; d++) {
+        if (!take[d]) continue;
+        int64_t s = start[d], len = DOC_END(d) - s;
+        memmove(dl->tokens + w, dl->tokens + s, (size_t)len * sizeof *dl->tokens);
+        start[j++] = w;
+        w += len;
+    }
+#undef DOC_END
+    *at = w, *n_docs = j;
+    free(perm);
+    free(take);
+}
+
 // The document index and the stream over dl->tokens[0, at). -1 + err (dl is then freed by the caller).
 static int index_docs(DataLoader *dl, int64_t at, int64_t n_docs, const char *what) {
     const LoaderConfig *cfg = &dl->cfg;
@@ -126,11 +164,9 @@ static int index_docs(DataLoader *dl, int64_t at, int64_t n_docs, const char *wh
     int64_t d = 0;
     for (int64_t k = 0; k < at; k++)
         if (dl->tokens[k] == dl->bos_id) dl->doc_start[d++] = k;
-    if (cfg->max_tokens > 0) {  // the subset: whole documents from the start, at least one
-        int64_t keep = 1;  // documents 0 .. keep-1; document i ends where i+1 starts
-        while (keep < n_docs && (keep + 1 < n_docs ? dl->doc_start[keep + 1] : at) <= cfg->max_tokens) keep++;
-        if (keep < n_docs) at = dl->doc_start[keep];
-        dl->n_tokens = at, dl->n_docs = n_docs = keep;
+    if (cfg->max_tokens > 0) {
+        cut_subset(dl, &at, &n_docs);
+        dl->n_tokens = at, dl->n_docs = n_docs;
     }
     uint64_t h = fnv1a(0xcbf29ce484222325ULL, &n_docs, sizeof n_docs);
     for (int64_t i = 0; i < n_docs; i++) {

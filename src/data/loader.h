@@ -48,6 +48,7 @@
 
 #define LOADER_BUFFER_DOCS 1000  // nanochat's buffer_size
 #define LOADER_REFILL_DOCS 128   // nanochat's tokenizer_batch_size: documents appended per refill
+#define LOADER_SUBSET_SEED 0x5ab5e7ULL // the permutation that samples a max_tokens subset
 
 typedef struct {
     int B;            // rows per batch (> 0)
@@ -64,8 +65,15 @@ typedef struct {
                         // the tokens at T = 512 and score val_bpb on document openings only.
     int fixed_rows;     // 1: the stream visits fixed windows of T+1 tokens, not documents (above)
     int same_order;     // 1 (training): every epoch in epoch 1's order; 0: a new order each epoch
-    int64_t max_tokens;  // > 0: only the first documents (file order) whose tokens add up to at most
-                         // this many (at least one document): a fixed subset, read again each epoch
+    int64_t max_tokens;  // > 0: a fixed subset of whole documents whose tokens add up to at most this
+                         // many (at least one document), read again each epoch; which documents:
+    int subset_first;    // 1: the first documents in file order; 0: a fixed random sample of the whole
+                         // data (loader_permutation(LOADER_SUBSET_SEED, 1) visits the documents and
+                         // takes each that still fits), kept in file order. The sample is the same for
+                         // every seed, so seeds and arms of an experiment train on the same subset,
+                         // and it spans the corpus: the file-order prefix is one or two books, a
+                         // narrow domain that measures the domain's distance from the validation set
+                         // more than repetition.
     int vocab_size;   // > 0: every token of every shard must be < vocab_size (checked once per shard
                       // as it is loaded; an error naming the shard, the token's offset and id).
                       // 0: not checked. Training and evaluation always pass the model's vocab:

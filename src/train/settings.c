@@ -22,6 +22,7 @@
 static const char *const PRECISION_WORDS[] = {"fp32", "bf16", "auto", NULL};  // KernelPrecision's order
 _Static_assert(KP_FP32 == 0 && KP_BF16 == 1 && KP_AUTO == 2, "PRECISION_WORDS follows KernelPrecision");
 
+static const char *const TRAIN_SUBSET_WORDS[] = {"sample", "first", NULL};  // TRAIN_SUBSET_*'s order
 static const char *const DATA_ORDER_WORDS[] = {"docs", "rows", NULL};  // DATA_ORDER_*'s order
 static const char *const EPOCH_ORDER_WORDS[] = {"fresh", "same", NULL};
 static const char *const CROP_REST_WORDS[] = {"keep", "drop", NULL};
@@ -75,9 +76,12 @@ const Setting TRAIN_SETTINGS[] = {
               "has AVX512_BF16, else fp32"),
     RUN_INT("excluded-steps", INT, excluded_steps, "N", 0, 1 << 20, 0, "warm-up steps before the budget clock starts"),
     RUN_INT("seed", INT64, seed, "S", 0, INT64_MAX, 0, "seed for init and data order"),
-    RUN_INT("train-tokens", INT64, train_tokens, "N", 0, INT64_MAX, 0, "train on only the first documents of the "
-            "training data (file order) that add up to at most N tokens, read again each epoch (0 = all): the "
-            "data-limited regime at a small scale"),
+    RUN_INT("train-tokens", INT64, train_tokens, "N", 0, INT64_MAX, 0, "train on a fixed subset of the training "
+            "data's documents that add up to at most N tokens, read again each epoch (0 = all): the data-limited "
+            "regime at a small scale"),
+    RUN_OTHER("train-subset", ENUM, train_subset, "sample|first", TRAIN_SUBSET_WORDS, 0, "which documents "
+              "--train-tokens keeps: sample = a fixed random sample of the whole corpus (the same for every seed); "
+              "first = the first documents in file order (one or two books: a narrow domain)"),
     RUN_OTHER("data-order", ENUM, data_order, "docs|rows", DATA_ORDER_WORDS, 0, "what is shuffled: docs = the "
               "documents, each epoch, then packed into rows (nanochat's best fit); rows = the token data cut once "
               "into fixed rows of seq-len+1 tokens, the rows shuffled each epoch (llm.c, nanoGPT)"),

@@ -259,6 +259,7 @@ static int setup_model(const TrainConfig *cfg, Run *r, int64_t *mem_estimate) {
     lc.shuffle = 1;
     lc.vocab_size = cfg->model.vocab_size;  // every token id checked once, as the shards load
     lc.max_tokens = cfg->train_tokens;
+    lc.subset_first = cfg->train_subset == TRAIN_SUBSET_FIRST;
     lc.fixed_rows = cfg->data_order == DATA_ORDER_ROWS;
     lc.same_order = cfg->epoch_order == EPOCH_ORDER_SAME;
     lc.discard_crops = cfg->crop_rest == CROP_REST_DROP;

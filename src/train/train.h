@@ -37,8 +37,9 @@ typedef struct {
     int64_t stop_after;     // > 0: stop (and save) after this many steps, as if interrupted
     int excluded_steps;     // steps before the budget clock starts (2)
     uint64_t seed;          // init and data order
-    int64_t train_tokens;   // > 0: train on only the first documents of the training data that add up to
-                            // at most this many tokens (a fixed subset read again each epoch)
+    int64_t train_tokens;   // > 0: train on a fixed subset of the training data's documents that add up
+                            // to at most this many tokens, read again each epoch
+    int train_subset;       // TRAIN_SUBSET_*: that subset is a fixed random sample, or the first documents
     int data_order;         // DATA_ORDER_*: documents shuffled then packed, or fixed windows shuffled
     int epoch_order;        // EPOCH_ORDER_*: a new order each epoch, or epoch 1's every time
     int crop_rest;          // CROP_REST_*: a cropped document's rest continues a later row, or is dropped
@@ -71,6 +72,7 @@ typedef struct {
 TrainConfig train_defaults(void);
 
 // The data order of training (data/loader.h says what each does); the first of each is the default.
+enum { TRAIN_SUBSET_SAMPLE, TRAIN_SUBSET_FIRST };
 enum { DATA_ORDER_DOCS, DATA_ORDER_ROWS };
 enum { EPOCH_ORDER_FRESH, EPOCH_ORDER_SAME };
 enum { CROP_REST_KEEP, CROP_REST_DROP };

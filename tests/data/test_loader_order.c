@@ -1,7 +1,7 @@
 // tests/data/test_loader_order.c — the data order of repeated epochs: fixed rows (row-level
 // shuffling) against documents (document-level), a new order every epoch against the same one,
 // each deterministic by seed, split over ranks, and resumed exactly from a saved state, including
-// a version-2 state saved before the data order existed.
+// a version-2 state saved before the data order existed; and the --train-tokens subset.
 //
 // The token data is self-describing: token i of the stream is (i % 60000) + 1 except at document
 // starts (<|bos|>), so any row names the stream offset it was cut from.
@@ -267,6 +267,54 @@ static void test_fixed_rows_errors(void **state) {
     free(t);
 }
 
+// The --train-tokens subset: whole documents copied unchanged, in file order, adding up to at
+// most max_tokens. `first` is the prefix; the sample (the default) spans the data, fills the
+// budget to within one shortest document, is the same for every seed, and differs from the
+// prefix. Its fixed rows are cut from the subset alone.
+static void test_subset(void **state) {
+    (void)state;
+    enum { N = 50000, MAX = 2000 };  // N < 60000: every token but <|bos|> names its offset
+    uint16_t *t = stream(N);
+    for (int first = 1; first >= 0; first--) {
+        int64_t n_tokens = -1;
+        uint64_t hash = 0;
+        for (uint64_t seed = 1; seed <= 2; seed++) {
+            LoaderConfig c = loader_defaults();
+            c.B = 1, c.T = 16, c.seed = seed, c.max_tokens = MAX, c.subset_first = first;
+            DataLoader *dl = open_stream(t, N, &c);
+            assert_true(dl->n_tokens <= MAX && dl->n_tokens > MAX - 29);
+            if (!first) assert_true(dl->n_tokens > MAX - 7);  // a 7-token document is always left over
+            int64_t prev = -1, last = 0;
+            for (int64_t d = 0; d < dl->n_docs; d++) {
+                int64_t s = dl->doc_start[d], len = dl->doc_len[d];
+                int64_t o = dl->tokens[s + 1] - 2;  // the document's offset in the stream
+                assert_true(o > prev);               // file order, each document once
+                assert_int_equal(t[o], BOS);
+                assert_memory_equal(dl->tokens + s, t + o, (size_t)len * sizeof *t);
+                assert_true(o + len == N || t[o + len] == BOS);  // the whole document
+                if (first) assert_int_equal(o, s);
+                prev = o, last = o + len;
+            }
+            if (!first) assert_true(last > 20 * MAX);  // spread over the stream, not a prefix
+            if (n_tokens >= 0) assert_true(dl->n_tokens == n_tokens && dl->data_hash == hash);  // seed-independent
+            n_tokens = dl->n_tokens, hash = dl->data_hash;
+            loader_free(dl);
+        }
+    }
+    LoaderConfig c = rows_config(1, 16, 0);
+    c.max_tokens = MAX;
+    DataLoader *dl = open_stream(t, N, &c);
+    assert_int_equal(dl->n_units, (dl->n_tokens - 1) / 16);
+    loader_free(dl);
+    c = loader_defaults();
+    c.B = 1, c.T = 16, c.max_tokens = 5;  // shorter than any document: one whole document
+    dl = open_stream(t, N, &c);
+    assert_int_equal(dl->n_docs, 1);
+    assert_true(dl->n_tokens >= 7);
+    loader_free(dl);
+    free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_rows_epochs),
@@ -275,6 +323,7 @@ int main(void) {
         cmocka_unit_test(test_resume_each_order),
         cmocka_unit_test(test_version2_state_resumes),
         cmocka_unit_test(test_fixed_rows_errors),
+        cmocka_unit_test(test_subset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/train/test_repeat.sh — training when the data repeats, end to end: the data order
 # (--data-order, --epoch-order, --crop-rest) and the regularisers (--dropout, --wd-per-epoch), on
-# a tiny model with one thread, training on the first documents up to 12,000 tokens (9,136 of
-# them), read ~3.4 times: for each order, and with dropout and the epoch-scaled weight decay on, a
+# a tiny model with one thread, training on a fixed random sample of documents up to 10,000
+# tokens, read ~3 times: for each order, and with dropout and the epoch-scaled weight decay on, a
 # run stopped past its first epoch and resumed ends with the same weights and optimizer state, bit for bit, as the run that never stopped; the orders
 # train differently from each other, and so do dropout and the decay; dropout's masks do not
 # depend on the micro-batch split; config.json and the summary
@@ -14,7 +14,7 @@ source tests/lib.sh
 [ -x "$F" ] || { echo "FAIL: $F not built"; exit 1; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 TINY=(--depth 1 --n-embd 64 --n-head 2 --head-dim 32 --seq-len 64 --device-batch 4 --batch-tokens 512
-      --eval-tokens 2000 --quiet --threads 1 --steps 60 --train-tokens 12000)
+      --eval-tokens 2000 --quiet --threads 1 --steps 60 --train-tokens 10000)
 jnum() { sed -n "s/.*\"$2\":[[:space:]]*\([0-9.e+-]*\).*/\1/p" "$1"; }
 
 ORDERS=("docs fresh keep" "rows fresh keep" "rows same keep" "docs same drop" "docs fresh keep --dropout 0.2 --wd-per-epoch 3")
@@ -39,6 +39,14 @@ for o in "${ORDERS[@]}"; do
 done
 # each setting changes what is trained (pairs that differ in exactly one of them)
 differs() { ! same_tensors "$tmp/$1-a/model.safetensors" "$tmp/$2-a/model.safetensors" > /dev/null; }
+# --train-subset: the sample and the file-order prefix are other documents, the same for every seed
+$F train "${TINY[@]}" --steps 2 --train-subset first --run-dir "$tmp/first" > /dev/null 2>&1 || bad "--train-subset first: train"
+$F train "${TINY[@]}" --steps 2 --seed 7 --run-dir "$tmp/sample7" > /dev/null 2>&1 || bad "--seed 7: train"
+u_sample=$(jnum "$tmp/docs-fresh-keep-a/summary.json" unique_tokens); u_first=$(jnum "$tmp/first/summary.json" unique_tokens)
+[ -n "$u_sample" ] && [ -n "$u_first" ] && [ "$u_sample" != "$u_first" ] && [ "$(jnum "$tmp/sample7/summary.json" unique_tokens)" = "$u_sample" ] \
+  && grep -q '"train-subset":[[:space:]]*"first"' "$tmp/first/config.json" \
+  && ok "--train-subset: sample ($u_sample tokens, any seed) and first ($u_first) differ; config.json says which" \
+  || bad "--train-subset: sample '$u_sample', first '$u_first', seed 7 '$(jnum "$tmp/sample7/summary.json" unique_tokens)'"
 differs docs-fresh-keep rows-fresh-keep && ok "docs and rows train differently" || bad "--data-order changed nothing"
 differs rows-fresh-keep rows-same-keep && ok "a fresh and the same epoch order train differently" \
   || bad "--epoch-order changed nothing past the first epoch"
