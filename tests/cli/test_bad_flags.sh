@@ -104,7 +104,7 @@ for c in train run profile; do
   STRING_CLASS["$c --window-pattern"]=enum; STRING_CLASS["$c --ortho"]=enum; STRING_CLASS["$c --precision"]=enum
   STRING_CLASS["$c --run-dir"]=outdir; STRING_CLASS["$c --data"]=indir; STRING_CLASS["$c --cache"]=outdir
   STRING_CLASS["$c --resume"]=indir; STRING_CLASS["$c --save-every"]=saveevery
-  STRING_CLASS["$c --data-order"]=enum; STRING_CLASS["$c --epoch-order"]=enum; STRING_CLASS["$c --crop-rest"]=enum
+  STRING_CLASS["$c --data-order"]=enum; STRING_CLASS["$c --epoch-order"]=enum; STRING_CLASS["$c --crop-rest"]=enum; STRING_CLASS["$c --train-subset"]=enum
 done
 # Numbers whose -1 or 9e18 is a meaningful value: a seed is any 63-bit number; a cap (tokens,
 # characters) of 9e18 means no cap.
