@@ -31,3 +31,10 @@ replace_doc_section() {
 
 # ratio A B -> "A/B" with two decimals
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+# duration_s 90s|2m|1h|45 -> seconds (frontier's --budget forms)
+duration_s() {
+  case $1 in
+    *s) echo "${1%s}" ;; *m) echo $(( ${1%m} * 60 )) ;; *h) echo $(( ${1%h} * 3600 )) ;; *) echo "$1" ;;
+  esac
+}

@@ -1,35 +1,74 @@
 #!/usr/bin/env bash
-# bench/research_replicate.sh — does what a research keeps replicate? Runs (or resumes) a research,
-# then trains every kept change and the incumbent it beat on SEEDS fresh seeds (seeds the research
-# never used), back to back seed by seed, and writes the table of replicated / not-replicated
-# keeps into docs/research.md between <!-- bench:research_replication --> markers.
+# bench/research_replicate.sh — do a research's keeps replicate on real training? In resumable
+# pieces, with its whole state in the repository (bench/results/research_replicate/: the ledger,
+# the trial configs and summaries, the replication rows — kilobytes; weights are not kept), so a
+# fresh clone on another machine continues where the last piece stopped:
+#   1. a research with BUDGET trials on the default space for HOURS of machine time (the ledger's
+#      wall time, summed over pieces), in LANES lanes (2 where the machine has 2+ CPUs: pairs side
+#      by side, each trial on half the cores);
+#   2. every keep and the incumbent it beat, on SEEDS seeds the research never used (FIRST_SEED..),
+#      the two side by side on their lanes' CPUs (as in the research), one row per seed;
+#   3. the research's best config against its base at BIG_BUDGET on SEEDS more fresh seeds.
+# Each invocation works at most MAX_MINUTES, then commits its state (COMMIT=1, only this folder)
+# and exits 0; run it again until it prints the table, which also goes into docs/research.md
+# between the <!-- bench:research_replication --> markers.
 #
-#   HOURS=2 BUDGET=5m bash bench/research_replicate.sh          # the issue's 2-hour research
-#   OUT=runs/research-2h SKIP_RESEARCH=1 bash bench/research_replicate.sh   # replicate only
+#   MAX_MINUTES=60 bash bench/research_replicate.sh        # one piece; again until the table
 #
 # A keep replicates when the fresh seeds' paired mean difference is negative with a one-sided
-# t-test p below 0.05 (SEEDS - 1 degrees of freedom); "same sign" is the weaker reading (the mean
-# moved the right way). Never run it beside another benchmark or test: budgets are wall clock.
-set -euo pipefail
+# t-test p below 0.05 (SEEDS - 1 degrees of freedom); "same sign": the mean moved the right way.
+# Never beside another benchmark or test: budgets are wall clock.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
-HOURS=${HOURS:-2}
-BUDGET=${BUDGET:-5m}
+MAX_MINUTES=${MAX_MINUTES:-60}
+HOURS=${HOURS:-1.5}
+BUDGET=${BUDGET:-2m}
+BIG_BUDGET=${BIG_BUDGET:-5m}
 SEEDS=${SEEDS:-3}
 FIRST_SEED=${FIRST_SEED:-1001}   # the research's seeds start at the base's (42) and go up a few
-OUT=${OUT:-runs/research-${HOURS}h}
-FRONTIER=${FRONTIER:-./frontier}
+LANES=${LANES:-$([ "$(nproc)" -ge 2 ] && echo 2 || echo 1)}
+STATE=${STATE:-bench/results/research_replicate}
+COMMIT=${COMMIT:-1}
+F=${FRONTIER:-./frontier}
 RESEARCH_FLAGS=${RESEARCH_FLAGS:-}
-[ -x "$FRONTIER" ] || { echo "build $FRONTIER first (make)"; exit 1; }
-if [ -z "${SKIP_RESEARCH:-}" ]; then
-  # shellcheck disable=SC2086
-  "$FRONTIER" research --hours "$HOURS" --budget-per-trial "$BUDGET" --out "$OUT" $RESEARCH_FLAGS
+RUNS=${RUNS_DIR:-/tmp/frontier-research-replicate}
+R=$STATE/research
+ROWS=$STATE/replication.tsv
+[ -x "$F" ] || { echo "research_replicate: build $F first (make)"; exit 1; }
+mkdir -p "$STATE" "$RUNS"
+t_end=$(( $(date +%s) + MAX_MINUTES * 60 ))
+left() { echo $(( t_end - $(date +%s) )); }
+
+commit_piece() {  # the state, and nothing else, in one commit
+  [ "$COMMIT" = 1 ] && git rev-parse --git-dir > /dev/null 2>&1 || return 0
+  git add -A -- "$STATE" && git diff --cached --quiet -- "$STATE" && return 0
+  git commit -q -m "bench/results/research_replicate: $1" -- "$STATE" && echo "research_replicate: committed ($1)"
+}
+stop_piece() { commit_piece "$1"; echo "research_replicate: $1; run again to continue"; exit 0; }
+
+# The state keeps no weights, checkpoints or per-step metrics: those are megabytes, and neither
+# the research's resume nor the replication reads them.
+[ -f "$STATE/.gitignore" ] || printf '*.safetensors\ncheckpoints/\nmetrics.jsonl\nprobe/\n*.html\n' > "$STATE/.gitignore"
+
+# 1. The research (resumes from its ledger; --hours counts the wall time the ledger records).
+if [ ! -f "$STATE/research.done" ]; then
+  [ "$(left)" -gt 300 ] || stop_piece "no time left for a research trial"
+  eval "extra=($RESEARCH_FLAGS)"  # shell words, quotes kept (e.g. a --trainer command)
+  timeout -s INT -k 60 "$(( $(left) - 30 ))" "$F" research --hours "$HOURS" --budget-per-trial "$BUDGET" \
+    --lanes "$LANES" --out "$R" "${extra[@]}"
+  rc=$?
+  case $rc in
+    0) touch "$STATE/research.done"; commit_piece "the research ended (--hours $HOURS)" ;;
+    124|130) stop_piece "MAX_MINUTES=$MAX_MINUTES reached during the research" ;;
+    *) commit_piece "the research stopped with exit $rc"; echo "research_replicate: the research failed ($rc)"; exit 1 ;;
+  esac
 fi
-[ -s "$OUT/results.tsv" ] || { echo "$OUT/results.tsv: no ledger"; exit 1; }
+[ -s "$R/results.tsv" ] || { echo "research_replicate: $R/results.tsv: no ledger"; exit 1; }
 
 # The kept changes and the incumbent each beat, from the ledger (a keep's group head is its
 # candidate's first run; the incumbent is the previous keep's, or the baseline's first run).
-pairs=$(/usr/bin/python3 - "$OUT/results.tsv" <<'PY'
+pairs=$(/usr/bin/python3 - "$R/results.tsv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 group, inc = {}, "1"
@@ -39,39 +78,61 @@ for r in rows:
     if r["status"] == "keep" and k != "baseline":
         print(group[t], inc)
         inc = group[t]
+print("best", inc)  # the research's final incumbent, against its base
 PY
 )
-[ -n "$pairs" ] || echo "the research kept nothing: no keep to replicate"
-rep="$OUT/replication"
-mkdir -p "$rep"
-results="$rep/results.tsv"
-[ -f "$results" ] || printf 'keep\tincumbent\tseed\tcandidate_bpb\tincumbent_bpb\n' > "$results"
-cfg() { printf '%s/trials/%04d/trial.json' "$OUT" "$1"; }
+[ -s "$ROWS" ] || printf 'stage\tbudget\tkeep\tincumbent\tseed\tcandidate_bpb\tincumbent_bpb\tthreads\tdate\tgit\tmachine\n' > "$ROWS"
+cfg() { printf '%s/trials/%04d/trial.json' "$R" "$1"; }
 bpb() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["val_bpb"])' "$1/summary.json"; }
+threads() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("threads", 0))' "$1"; }
+train() {  # trial, seed, budget, run folder, CPU (or "" for any)
+  local pin=(); [ -n "$5" ] && pin=(taskset -c "$5")
+  rm -rf "$4"
+  "${pin[@]}" "$F" train --config "$(cfg "$1")" --seed "$2" --budget "$3" --quiet --run-dir "$4" > "$4.log" 2>&1 \
+    || { echo "research_replicate: trial $1 on seed $2 failed:"; tail -5 "$4.log"; return 1; }
+}
+# 2 and 3: each pair of runs side by side on the lanes' CPUs (the incumbent in lane 1's), or
+# back to back in one lane; a row when both finished.
 while read -r keep inc; do
   [ -n "$keep" ] || continue
-  for s in $(seq "$FIRST_SEED" $((FIRST_SEED + SEEDS - 1))); do
-    grep -q "^$keep	$inc	$s	" "$results" && continue  # done in an earlier sitting
-    for who in "$inc" "$keep"; do
-      d="$rep/t$who-s$s"
-      [ -f "$d/summary.json" ] && continue
-      rm -rf "$d"
-      "$FRONTIER" train --config "$(cfg "$who")" --seed "$s" --quiet --run-dir "$d" > "$d.log" 2>&1 \
-        || { echo "trial $who on seed $s failed:"; tail -5 "$d.log"; exit 1; }
-    done
-    printf '%s\t%s\t%s\t%s\t%s\n' "$keep" "$inc" "$s" "$(bpb "$rep/t$keep-s$s")" "$(bpb "$rep/t$inc-s$s")" >> "$results"
-    tail -1 "$results"
+  stage=replicate budget=$BUDGET first=$FIRST_SEED
+  if [ "$keep" = best ]; then
+    keep=$inc inc=1 stage=best budget=$BIG_BUDGET first=$((FIRST_SEED + 100))
+    [ "$keep" != 1 ] || { echo "research_replicate: the research kept nothing: no best config to scale up"; continue; }
+  fi
+  for s in $(seq "$first" $((first + SEEDS - 1))); do
+    awk -F'\t' -v st="$stage" -v k="$keep" -v i="$inc" -v s="$s" '$1 == st && $3 == k && $4 == i && $5 == s { f = 1 } END { exit !f }' \
+      "$ROWS" && continue
+    need=$(( $(duration_s "$budget") * (LANES == 2 ? 1 : 2) + 180 ))
+    [ "$(left)" -gt "$need" ] || stop_piece "MAX_MINUTES=$MAX_MINUTES reached during the replication"
+    d=$RUNS/$stage-$keep-$inc-s$s
+    mkdir -p "$d"
+    if [ "$LANES" = 2 ]; then
+      half=$(( $(nproc) / 2 ))
+      train "$inc" "$s" "$budget" "$d/inc" "0-$((half - 1))" & p1=$!
+      train "$keep" "$s" "$budget" "$d/cand" "$half-$((2 * half - 1))" & p2=$!
+      wait $p1 && wait $p2 || { commit_piece "a replication run failed"; exit 1; }
+    else
+      train "$inc" "$s" "$budget" "$d/inc" "" && train "$keep" "$s" "$budget" "$d/cand" "" \
+        || { commit_piece "a replication run failed"; exit 1; }
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$stage" "$budget" "$keep" "$inc" "$s" "$(bpb "$d/cand")" \
+      "$(bpb "$d/inc")" "$(threads "$(cfg "$keep")")" "$(date -u +%F)" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
+      "$(bench_machine)" | tee -a "$ROWS"
+    rm -rf "$d"
   done
 done <<<"$pairs"
+commit_piece "the replication rows"
 
 table=$(mktemp)
 {
-  echo "$(bench_machine), git $(git rev-parse --short HEAD 2>/dev/null || echo '?'); \`HOURS=$HOURS BUDGET=$BUDGET SEEDS=$SEEDS bash bench/research_replicate.sh\` ($OUT)"
+  echo "$(bench_machine); \`MAX_MINUTES=60 bash bench/research_replicate.sh\` (HOURS=$HOURS BUDGET=$BUDGET LANES=$LANES SEEDS=$SEEDS BIG_BUDGET=$BIG_BUDGET; state in $STATE)"
   echo
-  /usr/bin/python3 - "$results" "$OUT/results.tsv" <<'PY'
+  /usr/bin/python3 - "$ROWS" "$R/results.tsv" <<'PY'
 import csv, math, statistics as st, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 ledger = {r["trial"]: r for r in csv.DictReader(open(sys.argv[2]), delimiter="\t")}
+T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
 def t_sf(t, df):  # one-sided p of Student's t, by numerical integration of the density
     if not math.isfinite(t): return 0.0 if t > 0 else 1.0
     c = math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
@@ -79,20 +140,35 @@ def t_sf(t, df):  # one-sided p of Student's t, by numerical integration of the 
     hi, n = t + 60, 20000
     h = (hi - t) / n
     return h * (f(t) / 2 + sum(f(t + i * h) for i in range(1, n)) + f(hi) / 2)
-print("| keep (trial) | change | research: paired d over its seeds | fresh seeds: d mean ± s.e. | seeds better | p (one-sided) | replicated |")
-print("|---|---|---|---|---|---|---|")
-for keep in dict.fromkeys(r["keep"] for r in rows):
-    rs = [r for r in rows if r["keep"] == keep]
+def change(t):
+    return ledger[t]["change"] if t in ledger else "?"
+def verdict(keep):  # the research's own paired d at its keep ("d X +- Y over N seeds")
+    last = [r for r in ledger.values() if r["status"] == "keep" and (r["trial"] == keep or r["parent"] == keep)]
+    return last[-1]["description"].split(": d ")[-1].split(" (z")[0] if last else "?"
+def summary(rs):
     d = [float(r["candidate_bpb"]) - float(r["incumbent_bpb"]) for r in rs]
     m = st.mean(d)
     se = st.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else float("nan")
     p = t_sf(-m / se, len(d) - 1) if len(d) > 1 and se > 0 else float("nan")
-    desc = ledger[keep]["description"].split("; ")[0]
-    last = [r for r in ledger.values() if r["status"] == "keep" and (r["trial"] == keep or r["parent"] == keep)]
-    verdict = last[-1]["description"].split(": d ")[-1].split(" (z")[0] if last else "?"
-    ok = "yes" if m < 0 and p < 0.05 else ("same sign" if m < 0 else "no")
-    print(f"| {keep} | {desc} | d {verdict} | {m:+.4f} ± {se:.4f} | {sum(x < 0 for x in d)}/{len(d)} | {p:.3f} | {ok} |")
+    ci = T975.get(len(d) - 1, 2.0) * se
+    return d, m, ci, p
+print("| stage | keep (trial) | change | research: paired d | fresh seeds: d mean ± 95% CI | seeds better | p (one-sided) | replicated |")
+print("|---|---|---|---|---|---|---|---|")
+n_keep = n_rep = 0
+for stage in ("replicate", "best"):
+    for key in dict.fromkeys((r["keep"], r["incumbent"]) for r in rows if r["stage"] == stage):
+        rs = [r for r in rows if r["stage"] == stage and (r["keep"], r["incumbent"]) == key]
+        d, m, ci, p = summary(rs)
+        ok = "yes" if m < 0 and p < 0.05 else ("same sign" if m < 0 else "no")
+        what = f"`{change(key[0])}`" if stage == "replicate" else f"best (#{key[0]}) vs base, {rs[0]['budget']}"
+        research = f"d {verdict(key[0])}" if stage == "replicate" else "—"
+        print(f"| {stage} {rs[0]['budget']} | {key[0]} vs {key[1]} | {what} | {research} | {m:+.4f} ± {ci:.4f} | "
+              f"{sum(x < 0 for x in d)}/{len(d)} | {p:.3f} | {ok} |")
+        if stage == "replicate": n_keep += 1; n_rep += ok == "yes"
+threads = sorted({r["threads"] for r in rows})
+print(f"\n{n_rep} of {n_keep} keeps replicated on fresh seeds. Every run had {'/'.join(threads)} thread(s) (the research's lane).")
 PY
 } > "$table"
 cat "$table"
-replace_doc_section "research_replication" "$table" docs/research.md
+[ "${DOC:-docs/research.md}" = none ] || replace_doc_section "research_replication" "$table" "${DOC:-docs/research.md}"
+commit_piece "the table" 2>/dev/null || true
