@@ -389,22 +389,27 @@ static int source_index(const DataLoader *dl, int32_t id) {
 }
 
 // nanochat: `while len(doc_buffer) < buffer_size: refill_buffer()`, a refill appending a batch.
-static void refill(DataLoader *dl) {
-    while (dl->buf_n < dl->cfg.buffer_docs) {
-        for (int k = 0; k < dl->cfg.refill_docs; k++) {
-            int32_t id;
-            int src;
-            if (!pull_unit(dl, &src, &id)) return;
-            if (dl->buf_n == dl->buf_cap) {
-                size_t cap = (size_t)dl->buf_cap, cap2 = cap;
-                GROW(dl->buf, cap, (size_t)dl->buf_n + 1);
-                GROW(dl->buf_skip, cap2, (size_t)dl->buf_n + 1);
-                dl->buf_cap = (int64_t)cap;
-            }
-            dl->buf_skip[dl->buf_n] = 0;
-            dl->buf[dl->buf_n++] = id;
+// Appends the stream's next refill_docs units to the buffer; 0 when validation data has run out.
+static int buffer_more(DataLoader *dl) {
+    for (int k = 0; k < dl->cfg.refill_docs; k++) {
+        int32_t id;
+        int src;
+        if (!pull_unit(dl, &src, &id)) return 0;
+        if (dl->buf_n == dl->buf_cap) {
+            size_t cap = (size_t)dl->buf_cap, cap2 = cap;
+            GROW(dl->buf, cap, (size_t)dl->buf_n + 1);
+            GROW(dl->buf_skip, cap2, (size_t)dl->buf_n + 1);
+            dl->buf_cap = (int64_t)cap;
         }
+        dl->buf_skip[dl->buf_n] = 0;
+        dl->buf[dl->buf_n++] = id;
     }
+    return 1;
+}
+
+static void refill(DataLoader *dl) {
+    while (dl->buf_n < dl->cfg.buffer_docs)
+        if (!buffer_more(dl)) return;
 }
 
 // With fixed_rows: the next window into dl->row; T+1, or 0 when validation data has run out.
@@ -430,7 +435,9 @@ static int64_t fill_row(DataLoader *dl) {
     // behind its share of the tokens placed; when it has nothing that may go into the row, the
     // next one. (The best fit over every source would place the sources with the shortest
     // documents first, for as long as the buffer holds them: far from the weights for millions of
-    // tokens.)
+    // tokens.) A row of a mixture starts with its source's cropped rests, if any: best fit alone
+    // would take a longer whole document first every time, and the rests (which may only start a
+    // row) would pile up in the buffer.
     int s = dl->n_src == 1 ? 0 : largest_deficit(dl, 1, 0);
     uint64_t tried = 0;
     while (pos < cap) {
@@ -440,15 +447,23 @@ static int64_t fill_row(DataLoader *dl) {
         // A kept remainder may only start a row: mid-row, its first token (already scored as the
         // end of an earlier row) would be scored again as the target of another document.
         int64_t best = -1, best_len = 0, shortest = -1, shortest_len = 0;
-        for (int64_t i = 0; i < dl->buf_n; i++) {
-            if (pos > 0 && dl->buf_skip[i] > 0) continue;
-            if (dl->n_src > 1 && source_index(dl, dl->buf[i]) != s) continue;
-            int64_t len = dl->doc_len[dl->buf[i]] - dl->buf_skip[i];
-            if (len <= remaining && len > best_len) { best = i; best_len = len; }
-            if (shortest < 0 || len < shortest_len) { shortest = i; shortest_len = len; }
+        for (int rests_only = pos == 0 && dl->n_src > 1; rests_only >= 0 && shortest < 0; rests_only--) {
+            for (int64_t i = 0; i < dl->buf_n; i++) {
+                if ((pos > 0 || rests_only) && (dl->buf_skip[i] > 0) != rests_only) continue;
+                if (dl->n_src > 1 && source_index(dl, dl->buf[i]) != s) continue;
+                int64_t len = dl->doc_len[dl->buf[i]] - dl->buf_skip[i];
+                if (len <= remaining && len > best_len) { best = i; best_len = len; }
+                if (shortest < 0 || len < shortest_len) { shortest = i; shortest_len = len; }
+            }
         }
         if (shortest < 0) {  // only remainders are left (of this source): they wait for the next row
-            if (dl->n_src == 1 || (s = largest_deficit(dl, 1, tried |= 1ULL << s)) < 0) break;
+            if (dl->n_src == 1) break;
+            if ((s = largest_deficit(dl, 1, tried |= 1ULL << s)) >= 0) continue;
+            // Nothing of any source may go into the row (its rests wait for the next one): more
+            // whole documents are drawn past buffer_docs (training never runs dry).
+            buffer_more(dl);
+            tried = 0;
+            s = largest_deficit(dl, 1, 0);
             continue;
         }
         int64_t pick = best >= 0 ? best : shortest;

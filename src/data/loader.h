@@ -49,11 +49,14 @@
 //   units source s has given (a document's length; T a window) and P = the sum of them,
 // so P_s / P converges to w_s: the picked source is never ahead of its share (the deficits add up
 // to 0), so w_s P - P_s stays between -L and (S-1) L, L = the largest unit's tokens. The same rule
-// on the tokens placed into rows (U_s, U) decides the source of each row: a row is packed (the
-// best fit above) from that source's buffered documents only, and from the next source in that
-// order when it has none that may go into the row; so the shares of the tokens trained on track
-// the weights within a few rows too. (Best fit over every source's documents would place the
-// sources with the shortest documents first, for as long as the buffer holds them.) With
+// on the tokens placed into rows (U_s, U) decides the source of each row: a row is packed from
+// that source's buffered documents only, starting with its kept rests if it has any (best fit
+// among them, then among its whole documents as above), and from the next source in that order
+// when it has nothing that may go into the row; if no source has, refill_docs more units are
+// drawn past buffer_docs, so a mixture's training rows are always full. The shares of the tokens
+// trained on then track the weights within a few rows. (Best fit over every source's documents
+// would place the sources with the shortest documents first, for as long as the buffer holds
+// them; and rests, which may only start a row, would pile up behind longer whole documents.) With
 // fixed_rows a row is the unit pulled. Weights are compared as integers (w_s x 2^40, or each
 // source's token count for natural shares), so the choices are exact and the same on every
 // machine. A mixture is packed differently from its sources concatenated, even with natural shares.
