@@ -74,7 +74,7 @@ static LoaderConfig pinned_config(int which) {
 
 static DataLoader *open_mix(const Data *d, const double *w, int n, const LoaderConfig *c) {
     LoaderSource src[8];
-    char names[8][16];
+    char names[8][24];
     for (int s = 0; s < n; s++) {
         snprintf(names[s], sizeof names[s], "source%d", s);
         src[s] = (LoaderSource){.name = names[s], .tokens = d[s].t, .n_tokens = (size_t)d[s].n, .weight = w ? w[s] : 0};
