@@ -388,7 +388,6 @@ static int source_index(const DataLoader *dl, int32_t id) {
     return s;
 }
 
-// nanochat: `while len(doc_buffer) < buffer_size: refill_buffer()`, a refill appending a batch.
 // Appends the stream's next refill_docs units to the buffer; 0 when validation data has run out.
 static int buffer_more(DataLoader *dl) {
     for (int k = 0; k < dl->cfg.refill_docs; k++) {
@@ -407,6 +406,7 @@ static int buffer_more(DataLoader *dl) {
     return 1;
 }
 
+// nanochat: `while len(doc_buffer) < buffer_size: refill_buffer()`, a refill appending a batch.
 static void refill(DataLoader *dl) {
     while (dl->buf_n < dl->cfg.buffer_docs)
         if (!buffer_more(dl)) return;
