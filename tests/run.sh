@@ -46,7 +46,7 @@ run_one() {  # name, command...
 # that mostly wait) run beside the others, which use both cores, instead of after them. Its
 # results are printed, and counted, when both lanes are done. (The tests themselves hold under a
 # competing load: bench/flake_hunt.sh LOAD=1 runs each beside a training on both cores.)
-LANE2="tests/train/test_crash.sh tests/train/test_average.sh tests/train/test_repeat.sh tests/research/test_research_cli.sh tests/research/test_research_promote.sh tests/research/test_research_sim.sh tests/cli/test_bad_flags.sh"
+LANE2="tests/train/test_crash.sh tests/train/test_average.sh tests/train/test_repeat.sh tests/train/test_mix.sh tests/research/test_research_cli.sh tests/research/test_research_promote.sh tests/research/test_research_sim.sh tests/cli/test_bad_flags.sh"
 [ "${FRONTIER_TEST_LANES:-2}" = 1 ] && LANE2=""
 lane2_out=$(mktemp)
 if [ "${FRONTIER_UNIT_ONLY:-0}" != 1 ] && [ -n "$LANE2" ]; then

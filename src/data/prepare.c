@@ -23,20 +23,20 @@ PrepareConfig prepare_defaults(void) {
     return (PrepareConfig){.cache_dir = "cache", .bpe = bpe_train_defaults(), .shard_tokens = 100000000};
 }
 
-static const char *data_root(void) {
+const char *default_data_root(void) {
     const char *env = getenv("FRONTIER_DATA");
     return env && *env ? env : "../shared/data";
 }
 
 const char *default_train_path(void) {
     static char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s/text/train", data_root());
+    snprintf(buf, sizeof buf, "%s/text/train", default_data_root());
     return buf;
 }
 
 const char *default_val_path(void) {
     static char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s/text/val", data_root());
+    snprintf(buf, sizeof buf, "%s/text/val", default_data_root());
     return buf;
 }
 
@@ -266,7 +266,8 @@ static int load_manifest(const char *path, PrepareResult *res) {
 }
 
 static int write_manifest(const char *dir, const Tokenizer *tok, const SplitStats *tr, cJSON *tr_shards,
-                          char **train, int n_train, const SplitStats *va, cJSON *va_shards, char **val, int n_val) {
+                          char **train, int n_train, const SplitStats *va, cJSON *va_shards, char **val, int n_val,
+                          int train_only) {
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "format", "frontier-shards");
     cJSON_AddNumberToObject(m, "version", 1);
@@ -276,6 +277,7 @@ static int write_manifest(const char *dir, const Tokenizer *tok, const SplitStat
     cJSON_AddNumberToObject(m, "bos_id", tok->bos_id);
     cJSON_AddItemToObject(m, "train", split_json(tr, tr_shards, train, n_train));
     cJSON_AddItemToObject(m, "val", split_json(va, va_shards, val, n_val));
+    if (train_only) cJSON_AddBoolToObject(m, "train_only", 1);  // a mixture's extra source: no val split
     char *path = path_join(dir, "manifest.json");
     int rc = json_write_atomic(path, m);
     cJSON_Delete(m);
@@ -301,13 +303,14 @@ static int build_shards(const PrepareConfig *cfg, const Tokenizer *tok, const ch
     s.prefix = "train";
     s.shard_names = tr_shards;
     rc = encode_split(&s, train, n_train, &res->train, cfg->quiet);
-    if (rc == 0) {
+    if (rc == 0 && !cfg->train_only) {
         s.prefix = "val";
         s.shard_names = va_shards;
         rc = encode_split(&s, val, n_val, &res->val, cfg->quiet);
     }
     if (rc == 0) {
-        rc = write_manifest(tmp, tok, &res->train, tr_shards, train, n_train, &res->val, va_shards, val, n_val);
+        rc = write_manifest(tmp, tok, &res->train, tr_shards, train, n_train, &res->val, va_shards, val,
+                            cfg->train_only ? 0 : n_val, cfg->train_only);
     } else {
         cJSON_Delete(tr_shards);
         cJSON_Delete(va_shards);
@@ -347,6 +350,8 @@ int prepare_run(const PrepareConfig *cfg, PrepareResult *res) {
     memset(res, 0, sizeof *res);
     if (cfg->shard_tokens <= 0 || cfg->shard_tokens > INT32_MAX)
         return err_usage("--shard-tokens must be between 1 and %d", INT32_MAX);
+    if (cfg->train_only && !cfg->tokenizer_dir)
+        return err_set("prepare: train-only shards are made with a given tokenizer (none was given)");
     const char *dtrain = default_train_path(), *dval = default_val_path();
     char **train = NULL, **val = NULL;
     int n_train = 0, n_val = 0, rc = -1;
@@ -360,7 +365,9 @@ int prepare_run(const PrepareConfig *cfg, PrepareResult *res) {
         if (cfg->n_train) err_mark_usage();
         goto done;
     }
-    if (expand_inputs(cfg->n_val ? cfg->val : &dval, cfg->n_val ? cfg->n_val : 1, CORPUS_EXTS, &val, &n_val) != 0) {
+    // train-only: the val inputs given are checked against the train ones, and none is the default
+    if ((!cfg->train_only || cfg->n_val) &&
+        expand_inputs(cfg->n_val ? cfg->val : &dval, cfg->n_val ? cfg->n_val : 1, CORPUS_EXTS, &val, &n_val) != 0) {
         err_prefix(cfg->n_val ? "--val" : "validation data (set it with --val PATH)");
         if (cfg->n_val) err_mark_usage();
         goto done;
@@ -378,10 +385,11 @@ int prepare_run(const PrepareConfig *cfg, PrepareResult *res) {
 
     Sha256 *h = sha256_begin();
     char settings[64], key[65], name[64];
-    int k = snprintf(settings, sizeof settings, "shard_tokens=%lld\n", (long long)cfg->shard_tokens);
+    int k = snprintf(settings, sizeof settings, "shard_tokens=%lld\n%s", (long long)cfg->shard_tokens,
+                     cfg->train_only ? "train_only\n" : "");
     sha256_update(h, settings, (size_t)k);
     hash_inputs(h, "train", train, n_train);
-    hash_inputs(h, "val", val, n_val);
+    if (!cfg->train_only) hash_inputs(h, "val", val, n_val);
     sha256_end(h, key);
     snprintf(name, sizeof name, "%.16s-%.16s", tok->id, key);
     shard_root = path_join(cfg->cache_dir, "shards");

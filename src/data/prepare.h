@@ -8,6 +8,12 @@
 // crash never leaves a half-built dataset that looks finished; a second run finds it and does
 // nothing. The folder also holds a copy of the tokenizer, so it is self-contained.
 //
+// train_only (an extra training source of a --mix mixture): the train inputs alone are encoded,
+// with the tokenizer given (required); the val split is empty (no val_*.bin, "val" in the manifest
+// with no shards). The val inputs, when given, are not encoded but still checked to be other files
+// than the train inputs: a source must never hold the validation set. The cache key says
+// train-only, so such a folder is never taken for a full dataset of the same train inputs.
+//
 // Shard folder layout:
 //   manifest.json          tokenizer id, inputs, per split: shards, docs, tokens, bytes
 //   tokenizer/             tokenizer.tiktoken + tokenizer.json
@@ -29,6 +35,7 @@ typedef struct {
     int64_t shard_tokens;       // max tokens per shard (default 100M, like llm.c)
     int threads;                // 0 = OpenMP default
     int quiet;
+    int train_only;             // 1: encode the train inputs only (above); needs tokenizer_dir
 } PrepareConfig;
 
 typedef struct {
@@ -52,5 +59,6 @@ Tokenizer *tokenizer_train_files(char **files, int n_files, const BpeTrainConfig
 int prepare_run(const PrepareConfig *cfg, PrepareResult *res);
 
 // Default corpus locations, relative to the project root (or $FRONTIER_DATA/text/...).
+const char *default_data_root(void);  // ../shared/data, or $FRONTIER_DATA
 const char *default_train_path(void);
 const char *default_val_path(void);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/mix.h"
+#include "data/prepare.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/fileio.h"
@@ -90,6 +92,10 @@ const Setting TRAIN_SETTINGS[] = {
     RUN_OTHER("crop-rest", ENUM, crop_rest, "keep|drop", CROP_REST_WORDS, 0, "--data-order docs: the rest of a "
               "document cropped at a row's end continues a later row (keep) or is skipped for this epoch (drop, "
               "nanochat's way; it drops most tokens of long documents)"),
+    RUN_OTHER("mix", TEXT, mix, "SPEC", NULL, 0, "train on a mixture of sources, SOURCE[=W],...: SOURCE is train "
+              "(the data's own training shards), a folder of the data root's text/ (extra_books, extra_wiki, "
+              "extra_textbooks) or a path to .jsonl/.txt files; W its share of the training tokens (no W: shares by "
+              "token count; train unlisted or without W: the remainder). Unset: train alone"),
     RUN_REAL("dropout", FLOAT, dropout, "P", 0, 0, 0.9, 0, 0, "dropout on every block's attention and MLP output "
              "before the residual add, in training only (0 = off): regularisation when the data repeats"),
     RUN_REAL("wd-per-epoch", FLOAT, wd_per_epoch, "G", 0, 0, 1000, 0, 0, "Muon's weight decay times 1 + G x (epochs "
@@ -273,6 +279,11 @@ int train_config_resolve(const TrainConfig *raw, const unsigned char *given, int
                          "split evenly over the ranks", (long long)c->batch_tokens, world, T);
     if (!(c->budget_s > 0))
         return err_usage("--budget must be a positive duration of at most a year, like 90s, 5m or 1h (got %g s)", c->budget_s);
+    Mix mix;  // every --mix error before any work (train.c reads the spec again)
+    if (mix_parse(raw->mix, default_data_root(), &mix) != 0) return -1;
+    if (c->train_tokens > 0 && mix.n > 1)
+        return err_usage("--train-tokens is not supported with --mix (%d sources here): its fixed subset is of one "
+                         "source's documents; drop one of them", mix.n);
     if (c->data_order == DATA_ORDER_ROWS && c->crop_rest == CROP_REST_DROP)
         return err_usage("--crop-rest drop applies to --data-order docs: fixed rows crop nothing (drop one of them)");
     if (c->resume && c->overwrite) return err_usage("--overwrite and --resume contradict each other: give one");

@@ -60,6 +60,21 @@ int train_write_summary(const TrainConfig *cfg, const TrainResult *res, const ch
     cJSON_AddNumberToObject(s, "tokens_trained", (double)res->tokens);
     cJSON_AddNumberToObject(s, "unique_tokens", (double)res->unique_tokens);
     cJSON_AddNumberToObject(s, "epochs", res->unique_tokens > 0 ? (double)res->tokens / res->unique_tokens : 0);
+    // Per source of the training data (one, "train", without --mix): weight = its share of the
+    // tokens drawn, tokens_trained = its part of tokens_trained above, epochs = that / its tokens.
+    cJSON *sources = cJSON_AddArrayToObject(s, "sources");
+    for (int i = 0; i < res->n_sources; i++) {
+        const TrainSourceResult *src = &res->sources[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", src->name);
+        cJSON_AddNumberToObject(o, "weight", src->weight);
+        cJSON_AddNumberToObject(o, "unique_tokens", (double)src->unique_tokens);
+        cJSON_AddNumberToObject(o, "tokens_trained", (double)src->tokens_trained);
+        cJSON_AddNumberToObject(o, "epochs", src->unique_tokens > 0 ? (double)src->tokens_trained / src->unique_tokens : 0);
+        cJSON_AddNumberToObject(o, "tokens_pulled", (double)src->tokens_pulled);
+        cJSON_AddNumberToObject(o, "stream_epoch", (double)src->stream_epoch);
+        cJSON_AddItemToArray(sources, o);
+    }
     cJSON_AddNumberToObject(s, "steps", (double)res->steps);
     cJSON_AddNumberToObject(s, "final_loss", res->final_loss);
     cJSON_AddNumberToObject(s, "tok_per_s", res->tok_per_s);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "data/loader.h"
+#include "data/mix.h"
 #include "data/prepare.h"
 #include "data/shard.h"
 #include "dist/dist.h"
@@ -41,6 +42,9 @@ typedef struct {
     char data_dir[1024];
     char **train_shards, **val_shards;
     int n_train, n_val;
+    Mix mix;            // the sources of the training data (--mix; the train shards alone without it)
+    char **src_shards[MIX_MAX_SOURCES];  // (mix.n) each source's shards; train's are train_shards
+    int src_n_shards[MIX_MAX_SOURCES];
     Model model;
     Optimizer *opt;
     DataLoader *loader;
@@ -117,6 +121,54 @@ static void snapshot_loader(Run *r) {
     loader_save_state(r->loader, r->lstate);
 }
 
+_Static_assert(TRAIN_MAX_SOURCES == MIX_MAX_SOURCES, "a summary row for every source of a mixture");
+
+// The manifest's validation inputs that exist (a mixture's extra sources are checked against
+// them: a source must not hold the validation set) into a malloc'ed list.
+static void manifest_val_inputs(const cJSON *m, char ***out, int *n) {
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "val"), "inputs"), *it;
+    *out = xcalloc((size_t)cJSON_GetArraySize(in) + 1, sizeof **out);
+    *n = 0;
+    cJSON_ArrayForEach(it, in)
+        if (cJSON_IsString(it) && path_exists(it->valuestring)) (*out)[(*n)++] = xstrdup(it->valuestring);
+}
+
+// The extra sources of a --mix mixture, each encoded with the run's tokenizer into train-only
+// shards (cached: a second run finds them), and every source's shard list. val: the inputs of the
+// validation set, which no source may hold.
+static int setup_sources(const TrainConfig *cfg, Run *r, char **val, int n_val) {
+    if (mix_parse(cfg->mix, default_data_root(), &r->mix) != 0) return -1;
+    char *tokdir = path_join(r->data_dir, "tokenizer");
+    int rc = 0;
+    for (int i = 0; i < r->mix.n && rc == 0; i++) {
+        const MixSource *m = &r->mix.src[i];
+        if (!strcmp(m->name, "train")) {
+            r->src_shards[i] = r->train_shards, r->src_n_shards[i] = r->n_train;
+            continue;
+        }
+        PrepareConfig pc = prepare_defaults();
+        const char *train[1] = {m->path};
+        pc.train = train, pc.n_train = 1;
+        pc.val = (const char *const *)val, pc.n_val = n_val;
+        pc.train_only = 1;
+        pc.tokenizer_dir = tokdir;
+        pc.cache_dir = cfg->cache_dir ? cfg->cache_dir : "cache";
+        pc.threads = cfg->threads;
+        pc.quiet = cfg->quiet || r->rank != 0;
+        if (!pc.quiet) fprintf(stderr, "mix: source %s (%s): training shards with the tokenizer of %s\n", m->name, m->path,
+                               r->data_dir);
+        PrepareResult pr;
+        // Rank 0 prepares (or finds the cache); the others then find it ready (as setup_data).
+        if (r->rank == 0) rc = prepare_run(&pc, &pr);
+        dist_barrier();
+        if (rc == 0 && r->rank != 0) rc = prepare_run(&pc, &pr);
+        if (rc == 0) rc = shard_list(pr.data_dir, "train_", &r->src_shards[i], &r->src_n_shards[i]);
+        if (rc != 0) err_prefix("--mix source %s", m->name);
+    }
+    free(tokdir);
+    return rc;
+}
+
 static int setup_data(const TrainConfig *cfg, Run *r) {
     if (cfg->data_dir) {
         snprintf(r->data_dir, sizeof r->data_dir, "%s", cfg->data_dir);
@@ -157,19 +209,23 @@ static int setup_data(const TrainConfig *cfg, Run *r) {
     char *mpath = path_join(r->data_dir, "manifest.json");
     size_t len;
     char *text = read_file(mpath, &len);
-    int rc = 0;
+    int rc = 0, n_val_inputs = 0;
+    char **val_inputs = NULL;
     if (text) {
         cJSON *m = cJSON_ParseWithLength(text, len);
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "tokenizer_id");
         if (!cJSON_IsString(id) || strcmp(id->valuestring, r->tok->id) != 0)
             rc = err_set("%s: the shards were made with tokenizer %.16s but %s/tokenizer is %.16s; re-run `frontier "
                          "prepare`", mpath, cJSON_IsString(id) ? id->valuestring : "?", r->data_dir, r->tok->id);
+        manifest_val_inputs(m, &val_inputs, &n_val_inputs);
         cJSON_Delete(m);
     } else {
         rc = err_prefix("data folder %s (run `frontier prepare`)", r->data_dir);
     }
     free(text);
     free(mpath);
+    if (rc == 0) rc = setup_sources(cfg, r, val_inputs, n_val_inputs);
+    free_string_list(val_inputs, n_val_inputs);
     return rc;
 }
 
@@ -216,7 +272,8 @@ static int64_t estimate_memory(const TrainConfig *cfg, const Run *r, int64_t *tr
     const int T = cfg->model.seq_len;
     int64_t P = (int64_t)r->model.params.total;
     int64_t fixed = P * 4 * 2 + (int64_t)r->opt->n_state_own * 4 + P * 4 * 2;
-    int64_t data = shard_tokens(r->train_shards, r->n_train) * 3;  // tokens (2 bytes) + the document index
+    int64_t data = 0;  // tokens (2 bytes) + the document index, of every source
+    for (int i = 0; i < r->mix.n; i++) data += shard_tokens(r->src_shards[i], r->src_n_shards[i]) * 3;
     int eb = cfg->eval_batch > 0 ? cfg->eval_batch : cfg->device_batch;
     *train_rs = (int64_t)runstate_bytes(&cfg->model, r->micro_rows, T, 0);
     *eval_rs = cfg->profile_steps > 0 ? 0 : (int64_t)runstate_bytes(&cfg->model, eb, T, 1) +
@@ -263,8 +320,20 @@ static int setup_model(const TrainConfig *cfg, Run *r, int64_t *mem_estimate) {
     lc.fixed_rows = cfg->data_order == DATA_ORDER_ROWS;
     lc.same_order = cfg->epoch_order == EPOCH_ORDER_SAME;
     lc.discard_crops = cfg->crop_rest == CROP_REST_DROP;
-    r->loader = loader_open((const char *const *)r->train_shards, r->n_train, r->tok->bos_id, &lc);
+    LoaderSource src[MIX_MAX_SOURCES];
+    for (int i = 0; i < r->mix.n; i++)
+        src[i] = (LoaderSource){.name = r->mix.src[i].name, .shards = (const char *const *)r->src_shards[i],
+                                .n_shards = r->src_n_shards[i], .weight = r->mix.weighted ? r->mix.src[i].weight : 0};
+    r->loader = loader_open_mix(src, r->mix.n, r->tok->bos_id, &lc);
     if (!r->loader) return err_prefix("training data");
+    if (mix_is_mixture(&r->mix) && r->rank == 0 && !cfg->quiet) {
+        fprintf(stderr, "mix: %d source%s, shares of the training tokens:", r->mix.n, r->mix.n == 1 ? "" : "s");
+        for (int i = 0; i < r->mix.n; i++) {
+            LoaderSourceStats st = loader_source_stats(r->loader, i);
+            fprintf(stderr, "%s %s %.4g (%.2fM tokens)", i ? "," : "", st.name, st.share, st.n_tokens / 1e6);
+        }
+        fprintf(stderr, "%s\n", r->mix.weighted ? "" : " (natural: by token count)");
+    }
     runstate_build(&r->rs, &cfg->model, r->micro_rows, cfg->model.seq_len);
     size_t n = (size_t)r->micro_rows * cfg->model.seq_len;
     r->inputs = xmalloc(n * sizeof *r->inputs);
@@ -321,6 +390,8 @@ static void free_run(Run *r) {
     tokenizer_free(r->tok);
     free_string_list(r->train_shards, r->n_train);
     free_string_list(r->val_shards, r->n_val);
+    for (int i = 0; i < r->mix.n; i++)
+        if (r->src_shards[i] != r->train_shards) free_string_list(r->src_shards[i], r->src_n_shards[i]);
     if (r->model.param) model_free(&r->model);
     optim_free(r->opt);
     loader_free(r->loader);
@@ -836,6 +907,19 @@ int train_run(const TrainConfig *cfg, TrainResult *res) {
     res->steps = r.ctr.step;
     res->tokens = r.ctr.tokens;
     res->unique_tokens = r.loader->n_tokens;
+    res->n_sources = r.loader->n_src;
+    int64_t placed = 0;  // by every source: each one's tokens_trained is its part of them
+    for (int i = 0; i < r.loader->n_src; i++) placed += loader_source_stats(r.loader, i).tokens_used;
+    for (int i = 0; i < r.loader->n_src; i++) {
+        LoaderSourceStats st = loader_source_stats(r.loader, i);
+        TrainSourceResult *o = &res->sources[i];
+        snprintf(o->name, sizeof o->name, "%s", st.name);
+        o->weight = r.mix.weighted ? r.mix.src[i].weight : st.share;  // as written (the loader's is rounded to 2^-40)
+        o->unique_tokens = st.n_tokens;
+        o->tokens_pulled = st.tokens_pulled;
+        o->tokens_trained = placed > 0 ? llround((double)r.ctr.tokens * st.tokens_used / placed) : 0;
+        o->stream_epoch = st.epoch;
+    }
     res->timed_s = r.ctr.timed_s;
     res->startup_s = r.ctr.startup_s;
     res->excluded_s = r.ctr.excluded_s;

@@ -43,6 +43,8 @@ typedef struct {
     int data_order;         // DATA_ORDER_*: documents shuffled then packed, or fixed windows shuffled
     int epoch_order;        // EPOCH_ORDER_*: a new order each epoch, or epoch 1's every time
     int crop_rest;          // CROP_REST_*: a cropped document's rest continues a later row, or is dropped
+    const char *mix;        // --mix SPEC (data/mix.h): the sources of the training data and their shares
+                            // of its tokens; NULL or "": the data folder's training shards alone
     float dropout;          // p of dropout on every block's attention and MLP output in training (0 = off)
     float wd_per_epoch;     // > 0: Muon's weight decay times 1 + this x (epochs read - 1) once the data repeats
     int64_t eval_tokens;    // 0 = the whole validation set
@@ -79,6 +81,18 @@ enum { CROP_REST_KEEP, CROP_REST_DROP };
 
 enum { STOP_BUDGET, STOP_STEPS, STOP_AFTER, STOP_SIGNAL };
 
+// One source of the training data, at the end of a run (summary.json's "sources").
+#define TRAIN_MAX_SOURCES 16  // = MIX_MAX_SOURCES
+typedef struct {
+    char name[256];          // "train", a text/ folder's name, or a path (as --mix gave it)
+    double weight;           // its share of the tokens pulled (the --mix weight, or its natural share)
+    int64_t unique_tokens;   // its tokens
+    int64_t tokens_pulled;   // tokens drawn from its document stream (the schedule balances these)
+    int64_t tokens_trained;  // its part of the run's tokens_trained: split by the tokens each source
+                             // placed into the rows trained on
+    int64_t stream_epoch;    // the epoch its document stream is in (ahead of epochs by the buffer)
+} TrainSourceResult;
+
 typedef struct {
     double val_bpb;                 // of the weight average's readout when the run keeps one
     double val_bpb_raw;             // with a weight average: of the weights themselves, else NaN
@@ -86,6 +100,9 @@ typedef struct {
     int eval_T;
     int64_t steps, tokens;          // optimizer steps taken, tokens trained on
     int64_t unique_tokens;          // the training data's tokens (after --train-tokens): tokens / it = epochs
+                                    // (of every source of a mixture)
+    int n_sources;                  // the sources of the training data (1 without --mix)
+    TrainSourceResult sources[TRAIN_MAX_SOURCES];  // (n_sources) in the loader's order
     double timed_s, startup_s, excluded_s, total_s;
     double tok_per_s, mfu;
     double final_loss;

@@ -76,7 +76,8 @@ declare -A CONTEXT=(
 # ---- string flags: their class --------------------------------------------------------------------
 # enum: a closed set of words; duration: 90s/5m/1h; infile / indir / inpath: must exist (a file, a
 # folder, either); ckpt: a run folder or a .safetensors file; outfile / outdir: written (must not
-# be empty or the wrong kind); text: any string; and tasks, threads, threshold, hours.
+# be empty or the wrong kind); text: any string; mix: a --mix spec (an unknown source, a bad or
+# missing weight, a source twice, weights past 1, val); and tasks, threads, threshold, hours.
 declare -A STRING_CLASS=(
   ["info --cache"]=outdir
   ["tokenizer train --input"]=inpath ["tokenizer train --out"]=outdir
@@ -105,6 +106,7 @@ for c in train run profile; do
   STRING_CLASS["$c --run-dir"]=outdir; STRING_CLASS["$c --data"]=indir; STRING_CLASS["$c --cache"]=outdir
   STRING_CLASS["$c --resume"]=indir; STRING_CLASS["$c --save-every"]=saveevery
   STRING_CLASS["$c --data-order"]=enum; STRING_CLASS["$c --epoch-order"]=enum; STRING_CLASS["$c --crop-rest"]=enum; STRING_CLASS["$c --train-subset"]=enum
+  STRING_CLASS["$c --mix"]=mix
 done
 # Numbers whose -1 or 9e18 is a meaningful value: a seed is any 63-bit number; a cap (tokens,
 # characters) of 9e18 means no cap.
@@ -228,6 +230,8 @@ for cmd in "${list[@]}"; do
       alpha) for v in abc "" 0 0.5 -1 nan inf; do probe "${v:-EMPTY}" "$cmd" "$flag" "$v"; done;;
       command) probe EMPTY "$cmd" "$flag" "";;
       launcher) for v in "" "mpirun -np 1" "srun -w {host} {cmd}"; do probe "${v:-EMPTY}" "$cmd" "$flag" "$v"; done;;
+      mix) for v in nosuch extra_wiki=2 extra_wiki=abc train,train extra_wiki=0.5,extra_books extra_wiki=1 \
+                    train=0.5,extra_wiki=0.6 , val extra_wiki,; do probe "$v" "$cmd" "$flag" "$v"; done;;
       text) ;;
       *) bad "unknown class '$class' for $cmd $flag";;
     esac

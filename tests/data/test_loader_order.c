@@ -150,10 +150,10 @@ static void test_same_order_documents(void **state) {
         c.B = 1, c.T = 12, c.seed = 5, c.same_order = same, c.buffer_docs = 4, c.refill_docs = 2;
         DataLoader *dl = open_stream(t, N, &c);
         int32_t *p1 = malloc((size_t)dl->n_docs * sizeof *p1);
-        memcpy(p1, dl->perm, (size_t)dl->n_docs * sizeof *p1);
+        memcpy(p1, dl->src[0].perm, (size_t)dl->n_docs * sizeof *p1);
         int32_t in[12], tg[12];
         while (loader_epoch(dl) < 2) loader_next(dl, in, tg);
-        assert_int_equal(!memcmp(p1, dl->perm, (size_t)dl->n_docs * sizeof *p1), same);
+        assert_int_equal(!memcmp(p1, dl->src[0].perm, (size_t)dl->n_docs * sizeof *p1), same);
         free(p1);
         loader_free(dl);
     }
@@ -214,11 +214,13 @@ static void test_resume_each_order(void **state) {
     free(t);
 }
 
-// A version-2 state (saved before the data order: the header without its last three fields)
-// resumes as documents in a new order each epoch; a v2 state given to fixed rows is refused.
+// Version-2 and version-3 states (saved before the data order, and before mixtures: the version 4
+// header without its last four fields, and without the per-source block that follows it) resume
+// a one-source loader exactly, v2 as documents in a new order each epoch; a v2 state given to fixed
+// rows is refused.
 static void test_version2_state_resumes(void **state) {
     (void)state;
-    enum { T = 10, B = 2, BT = B * T, N = 1200, V3_FIELDS = 18, V2_FIELDS = 15 };
+    enum { T = 10, B = 2, BT = B * T, N = 1200, V4_HEAD = 19 + 7, V3_FIELDS = 18, V2_FIELDS = 15 };
     uint16_t *t = stream(N);
     LoaderConfig c = loader_defaults();
     c.B = B, c.T = T, c.seed = 3, c.buffer_docs = 5, c.refill_docs = 2;
@@ -228,19 +230,29 @@ static void test_version2_state_resumes(void **state) {
     size_t len = loader_state_size(dl);
     unsigned char *st = malloc(len);
     loader_save_state(dl, st);
-    assert_int_equal(len, (size_t)(V3_FIELDS + 2 * dl->buf_n) * 8);
-    // v2: version field 2, fields 15..17 cut out
-    size_t len2 = len - 3 * 8;
+    assert_int_equal(len, (size_t)(V4_HEAD + 2 * dl->buf_n) * 8);
+    // v3: version field 3, the source count and the source's block cut out
+    size_t len3 = len - (V4_HEAD - V3_FIELDS) * 8;
+    unsigned char *v3 = malloc(len3);
+    memcpy(v3, st, V3_FIELDS * 8);
+    memcpy(v3 + V3_FIELDS * 8, st + V4_HEAD * 8, len - V4_HEAD * 8);
+    v3[8] = 3;  // version (little-endian int64 at field 1)
+    // v2: version field 2, fields 15..17 cut out too
+    size_t len2 = len3 - 3 * 8;
     unsigned char *v2 = malloc(len2);
-    memcpy(v2, st, V2_FIELDS * 8);
-    memcpy(v2 + V2_FIELDS * 8, st + V3_FIELDS * 8, len - V3_FIELDS * 8);
-    v2[8] = 2;  // version (little-endian int64 at field 1)
+    memcpy(v2, v3, V2_FIELDS * 8);
+    memcpy(v2 + V2_FIELDS * 8, v3 + V3_FIELDS * 8, len3 - V3_FIELDS * 8);
+    v2[8] = 2;
     batches(dl, 8, in, tg, BT);
+    for (int v = 2; v <= 3; v++) {
+        DataLoader *back = open_stream(t, N, &c);
+        assert_int_equal(loader_load_state(back, v == 2 ? v2 : v3, v == 2 ? len2 : len3), 0);
+        batches(back, 8, in2, tg2, BT);
+        assert_memory_equal(in, in2, sizeof in);
+        assert_memory_equal(tg, tg2, sizeof tg);
+        loader_free(back);
+    }
     DataLoader *back = open_stream(t, N, &c);
-    assert_int_equal(loader_load_state(back, v2, len2), 0);
-    batches(back, 8, in2, tg2, BT);
-    assert_memory_equal(in, in2, sizeof in);
-    assert_memory_equal(tg, tg2, sizeof tg);
     LoaderConfig r = c;
     r.fixed_rows = 1;
     DataLoader *rows = open_stream(t, N, &r);
@@ -248,7 +260,7 @@ static void test_version2_state_resumes(void **state) {
     v2[8] = 1;  // an unknown version
     assert_int_equal(loader_load_state(back, v2, len2), -1);
     assert_non_null(strstr(err_msg(), "version 1"));
-    free(st), free(v2);
+    free(st), free(v2), free(v3);
     loader_free(dl), loader_free(back), loader_free(rows);
     free(t);
 }

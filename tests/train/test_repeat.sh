@@ -15,7 +15,8 @@ source tests/lib.sh
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 TINY=(--depth 1 --n-embd 64 --n-head 2 --head-dim 32 --seq-len 64 --device-batch 4 --batch-tokens 512
       --eval-tokens 2000 --quiet --threads 1 --steps 60 --train-tokens 10000)
-jnum() { sed -n "s/.*\"$2\":[[:space:]]*\([0-9.e+-]*\).*/\1/p" "$1"; }
+# a top-level number of a JSON file (summary.json's "sources" repeat some names per source)
+jnum() { /usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2" 2>/dev/null; }
 
 ORDERS=("docs fresh keep" "rows fresh keep" "rows same keep" "docs same drop" "docs fresh keep --dropout 0.2 --wd-per-epoch 3")
 for o in "${ORDERS[@]}"; do
