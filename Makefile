@@ -59,6 +59,13 @@ FLAGS_STAMP := $(BUILD)/.flags
 BUILD_FLAGS := $(CC) $(ALL_CFLAGS) $(ALL_LIBS)
 $(shell mkdir -p $(BUILD) && { printf '%s\n' '$(BUILD_FLAGS)' | cmp -s - $(FLAGS_STAMP) || printf '%s\n' '$(BUILD_FLAGS)' > $(FLAGS_STAMP); })
 
+# The commit the binary is built from (+dirty when src/ or the Makefile differ from it), in a
+# header rewritten only when it changes: summary.json and a research's command.sh name the code
+# that ran, not whatever the working directory holds when it runs.
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git rev-parse --git-dir > /dev/null 2>&1 && { git diff --quiet HEAD -- src Makefile || echo +dirty; })
+$(shell printf '#define FRONTIER_GIT_COMMIT "%s"\n' '$(GIT_COMMIT)' | cmp -s - $(BUILD)/git_commit.h || printf '#define FRONTIER_GIT_COMMIT "%s"\n' '$(GIT_COMMIT)' > $(BUILD)/git_commit.h)
+$(BUILD)/src/train/summary.o: ALL_CFLAGS += -I$(BUILD)
+
 frontier: $(BUILD)/src/main.o $(LIB_OBJ) $(FLAGS_STAMP)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(ALL_LIBS)
 

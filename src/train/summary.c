@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dist/dist.h"
+#include "git_commit.h"  // FRONTIER_GIT_COMMIT: the Makefile writes it into the build folder
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/peak.h"
 #include "kernels/kernels.h"
@@ -37,16 +38,7 @@ double machine_peak_flops_for(KernelPrecision precision) {
     return p.bf16_all > 0 ? p.bf16_all : machine_peak_flops();
 }
 
-char *train_git_commit(void) {
-    FILE *p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r");
-    char buf[64] = "";
-    if (p) {
-        if (!fgets(buf, sizeof buf, p)) buf[0] = 0;
-        pclose(p);
-    }
-    buf[strcspn(buf, "\n")] = 0;
-    return xstrdup(buf[0] ? buf : "unknown");
-}
+char *train_git_commit(void) { return xstrdup(FRONTIER_GIT_COMMIT); }
 
 int train_write_summary(const TrainConfig *cfg, const TrainResult *res, const char *tokenizer_id) {
     cJSON *s = cJSON_CreateObject();

@@ -6,8 +6,9 @@
 #pragma once
 #include "train/train.h"
 
-// The checkout's commit (`git rev-parse --short=12 HEAD` in the working directory), "unknown"
-// outside a git checkout (malloc'ed).
+// The commit this binary was built from (`git rev-parse --short=12 HEAD` at build time, "+dirty"
+// when src/ or the Makefile differed from it; "unknown" when built outside a git checkout),
+// malloc'ed.
 char *train_git_commit(void);
 
 // 0, or -1 + err naming the file.

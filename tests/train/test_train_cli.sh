@@ -25,6 +25,14 @@ done
 [ "$(wc -l < "$tmp/a/metrics.jsonl")" = 20 ] && ok "20 metrics lines" || bad "metrics.jsonl has $(wc -l < "$tmp/a/metrics.jsonl") lines"
 grep -q '"val_bpb"' "$tmp/a/summary.json" && ok "summary has val_bpb" || bad "summary lacks val_bpb"
 grep -q '^val_bpb' "$tmp/a.out" && ok "summary block printed" || bad "no summary block"
+# the commit is the build's (the Makefile's header), whatever the working directory: run outside the checkout
+want=$(sed -n 's/^#define FRONTIER_GIT_COMMIT "\(.*\)"$/\1/p' build/release/git_commit.h)
+root=$PWD data=$($F prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
+(cd "$tmp" && "$root/$F" train "${TINY[@]}" --steps 1 --data "$root/$data" --run-dir "$tmp/root" --threads 1 > "$tmp/root.out" 2>&1) \
+  || { bad "train outside the checkout"; tail -3 "$tmp/root.out"; }
+got=$(sed -n 's/.*"git_commit":[[:space:]]*"\([^"]*\)".*/\1/p' "$tmp/root/summary.json" 2>/dev/null)
+[ -n "$want" ] && [ "$want" != unknown ] && [ "$got" = "$want" ] && [ "${got%+dirty}" = "$(git rev-parse --short=12 HEAD)" ] \
+  && ok "summary.json names the build's commit ($got), run outside the checkout" || bad "git_commit '$got', the build's '$want'"
 ! grep -q "budget buys only" "$tmp/a.out" && ok "no budget warning with --steps" || bad "budget warning with --steps"
 # a budget that buys only a few steps is said early, with what to change (a 1 ms budget: any step is longer)
 $F train "${TINY[@]}" --budget 0.001 --eval-tokens 512 --run-dir "$tmp/few" > "$tmp/few.out" 2>&1 || bad "train --budget 0.001"
