@@ -2,7 +2,7 @@
 //
 // Phase options are its own (--phase, --ranks, --hostfile, --run-dir, --core-*, --compare); every
 // other option is a `frontier train` setting (train/settings.h), passed on to the training and
-// winning over the plan; --budget, --precision, --threads, --data and --cache are also what the
+// winning over the plan; --budget, --precision, --threads, --data, --mix and --cache are also what the
 // plan is made for.
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +87,7 @@ int cmd_phase(int argc, char **argv) {
             } else if (!strcmp(name, "threads") && parse_int(v, 0, 1024, &o.threads) != 0) {
                 rc = usage_error("--threads '%s': expected 0 to 1024", v);
             } else if (!strcmp(name, "data")) o.data = v;
+            else if (!strcmp(name, "mix")) o.mix = v;
             else if (!strcmp(name, "cache")) o.cache = v;
             else if (!strcmp(name, "resume") || !strcmp(name, "config"))
                 rc = usage_error("%s: a phase plans and resumes by itself (run it again to continue)", a);

@@ -27,7 +27,7 @@ int cmd_plan(int argc, char **argv) {
     double budget_s = 1800;
     int ranks = 1, threads = 0, calibrate = 0, check = 0, fit = 0, quiet = 0, precision = KP_AUTO;
     double fit_minutes = 60;
-    const char *data = NULL, *cache = "cache", *out = "plan.json", *launcher = NULL;
+    const char *data = NULL, *mix = NULL, *cache = "cache", *out = "plan.json", *launcher = NULL;
     StringList reuse = {0};
     static const char *const PRECISIONS[] = {"fp32", "bf16", "auto", NULL};
     Option opts[] = {
@@ -36,6 +36,8 @@ int cmd_plan(int argc, char **argv) {
         {"threads", OPT_INT, &threads, "N", "threads per rank (0 = all cores / ranks)", 0, 1024, 0, 0, NULL},
         {"precision", OPT_ENUM, &precision, "auto|fp32|bf16", "the training steps' matmul precision", 0, 0, 0, 0, PRECISIONS},
         {"data", OPT_STRING, &data, "DIR", "a prepared data folder (default: the shared corpus, prepared and cached)", 0, 0, 0, 0, NULL},
+        {"mix", OPT_STRING, &mix, "SPEC", "train on a mixture of sources (frontier train --mix): each source's repetition "
+         "counted on its own, and the mixture written into the plan", 0, 0, 0, 0, NULL},
         {"cache", OPT_STRING, &cache, "DIR", "cache folder: throughput.json, plan/ (runs, fits)", 0, 0, 0, 0, NULL},
         {"out", OPT_STRING, &out, "FILE", "write the chosen settings here (a `frontier train --config` file)", 0, 0, 0, 0, NULL},
         {"calibrate", OPT_FLAG, &calibrate, NULL, "measure the throughput model again even if one is cached", 0, 0, 0, 0, NULL},
@@ -64,7 +66,7 @@ int cmd_plan(int argc, char **argv) {
         return report_error();
     }
     PlanRequest rq = {budget_s, ranks, threads, precision == KP_AUTO ? kernels_precision_auto() : (KernelPrecision)precision,
-                      data, cache, launcher, calibrate, quiet};
+                      data, cache, launcher, calibrate, quiet, mix};
     PlanResult *res = calloc(1, sizeof *res);
     rc = plan_session(&rq, res);
     if (rc == 0 && check) rc = plan_check(&rq, res, stdout);

@@ -8,8 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
+#include "data/prepare.h"
 #include "util/error.h"
 #include "util/fileio.h"
+#include "util/json_file.h"
+#include "util/mem.h"
 
 // The folders a SOURCE name may be: those of DATA_ROOT/text/ but train (a keyword) and val (held
 // out), sorted, comma-separated into buf (for messages).
@@ -169,3 +174,40 @@ int mix_parse(const char *spec, const char *data_root, Mix *out) {
 }
 
 int mix_is_mixture(const Mix *m) { return m->n > 1 || (m->n == 1 && strcmp(m->src[0].name, "train") != 0); }
+
+// The validation inputs data_dir/manifest.json names that exist, into a malloc'ed list (a
+// missing or unreadable manifest: none, since the shards' own checks come first in training).
+static char **manifest_val_inputs(const char *data_dir, int *n) {
+    char *mpath = path_join(data_dir, "manifest.json");
+    cJSON *m = path_exists(mpath) ? json_read_object(mpath, "the data folder's manifest") : NULL;
+    free(mpath);
+    err_clear();
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "val"), "inputs"), *it;
+    char **out = xcalloc((size_t)cJSON_GetArraySize(in) + 1, sizeof *out);
+    *n = 0;
+    cJSON_ArrayForEach(it, in)
+        if (cJSON_IsString(it) && path_exists(it->valuestring)) out[(*n)++] = xstrdup(it->valuestring);
+    cJSON_Delete(m);
+    return out;
+}
+
+int mix_prepare_source(const MixSource *m, const char *data_dir, const char *cache_dir, int threads, int quiet,
+                       PrepareResult *out) {
+    int n_val = 0;
+    char **val = manifest_val_inputs(data_dir, &n_val);
+    char *tokdir = path_join(data_dir, "tokenizer");
+    PrepareConfig pc = prepare_defaults();
+    const char *train[1] = {m->path};
+    pc.train = train, pc.n_train = 1;
+    pc.val = (const char *const *)val, pc.n_val = n_val;
+    pc.train_only = 1;
+    pc.tokenizer_dir = tokdir;
+    pc.cache_dir = cache_dir ? cache_dir : "cache";
+    pc.threads = threads;
+    pc.quiet = quiet;
+    if (!quiet) fprintf(stderr, "mix: source %s (%s): training shards with the tokenizer of %s\n", m->name, m->path, data_dir);
+    int rc = prepare_run(&pc, out);
+    free(tokdir);
+    free_string_list(val, n_val);
+    return rc == 0 ? 0 : err_prefix("--mix source %s", m->name);
+}

@@ -20,6 +20,8 @@
 #pragma once
 #include <stddef.h>
 
+#include "data/prepare.h"
+
 #define MIX_MAX_SOURCES 16
 #define MIX_SUM_TOLERANCE 1e-6
 
@@ -41,3 +43,10 @@ int mix_parse(const char *spec, const char *data_root, Mix *out);
 
 // Whether a spec changes anything: it names a source other than train.
 int mix_is_mixture(const Mix *m);
+
+// Source m (not train) as training shards encoded with the tokenizer of the prepared data folder
+// data_dir (train-only; cached under cache_dir, so a second call finds them), checked against the
+// validation inputs data_dir's manifest.json names, which it must not hold. 0 + *out (its shard
+// folder), or -1 + err naming the source. Training (rank 0 first) and the planner call it.
+int mix_prepare_source(const MixSource *m, const char *data_dir, const char *cache_dir, int threads, int quiet,
+                       PrepareResult *out);

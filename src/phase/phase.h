@@ -28,6 +28,7 @@ typedef struct {
     int threads;                  // per rank (0: all cores / ranks)
     KernelPrecision precision;    // resolved
     const char *run_dir, *data, *cache;
+    const char *mix;              // --mix SPEC: planned for and trained on (NULL: the data alone)
     const char *core_dir;         // the CORE bundle (NULL: the default)
     int core_max_per_task;        // 0: every row of every task (the full CORE)
     const char *core_tasks;       // NULL: every task

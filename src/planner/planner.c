@@ -40,6 +40,7 @@ static int by_score(const void *a, const void *b) {
 int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap) {
     const PlanFamily *f = &q->family;
     if (!(q->budget_s > 0) || q->ranks < 1 || !q->tp) return err_usage("plan: needs a budget, ranks >= 1 and a throughput model");
+    const ScalingData data = q->data ? *q->data : (ScalingData){1, {1}, {q->train_tokens}};
     int n = 0;
     const int64_t min_batch = (int64_t)f->device_batch * f->seq_len * q->ranks;
     for (int d = f->min_depth; d <= f->max_depth && n < cap; d++) {
@@ -63,12 +64,15 @@ int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap) {
         c.mfu = q->peak_flops > 0 ? c.tok_s * c.flops_token / q->peak_flops : NAN;
         c.ratio = c.tokens / c.N;
         c.epochs = q->train_tokens > 0 ? c.tokens / q->train_tokens : 0;
+        c.epochs_max = 0;
+        for (int s = 0; s < data.n; s++)
+            if (data.U[s] > 0) c.epochs_max = fmax(c.epochs_max, data.w[s] * c.tokens / data.U[s]);
         if (q->fit) {
-            scaling_predict(q->fit, c.N, c.tokens, q->train_tokens, &c.L, &c.L_sd);
+            scaling_predict_mix(q->fit, c.N, c.tokens, &data, &c.L, &c.L_sd);
             c.score = c.L;
         } else {  // the rule counts repeated tokens at the prior's discount
             c.L = c.L_sd = NAN;
-            double eff = scaling_effective_data(c.tokens, q->train_tokens, SCALING_RSTAR_PRIOR);
+            double eff = scaling_effective_mix(c.tokens, &data, SCALING_RSTAR_PRIOR);
             c.score = fabs(log(eff / c.N / PLAN_TOKENS_PER_PARAM));
         }
         out[n++] = c;

@@ -58,7 +58,8 @@ typedef struct {
     double tok_s, mfu;   // predicted (all ranks); mfu against the query's peak_flops
     double tokens;       // D: tok_s x budget
     double ratio;        // D / N
-    double epochs;       // D / U (0 if U is unknown)
+    double epochs;       // D / U (0 if U is unknown): the whole mixture's
+    double epochs_max;   // of the most repeated source, w_s D / U_s (= epochs with one source)
     double L, L_sd;      // predicted val_bpb and its bootstrap sd (NaN without a fit)
     double score;        // what the ranking sorts by (lower is better)
 } PlanCandidate;
@@ -71,6 +72,7 @@ typedef struct {
     double train_tokens;   // U: the training set's tokens (0: unknown, no repetition counted)
     const ThroughputModel *tp;
     const ScalingFit *fit; // NULL: the tokens:params rule
+    const ScalingData *data;  // the sources (--mix): shares and unique tokens; NULL: one, of train_tokens
 } PlanQuery;
 
 // Candidates for every depth of the family, sorted best first; returns how many (<= cap), -1 + err.

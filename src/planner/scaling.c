@@ -19,6 +19,16 @@ double scaling_eval(const ScalingLaw *l, double N, double D, double U) {
     return l->E + l->A * pow(N, -l->alpha) + l->B * pow(scaling_effective_data(D, U, l->rstar), -l->beta);
 }
 
+double scaling_effective_mix(double D, const ScalingData *d, double rstar) {
+    double eff = 0;
+    for (int s = 0; s < d->n; s++) eff += scaling_effective_data(d->w[s] * D, d->U[s], rstar);
+    return eff;
+}
+
+double scaling_eval_mix(const ScalingLaw *l, double N, double D, const ScalingData *d) {
+    return l->E + l->A * pow(N, -l->alpha) + l->B * pow(scaling_effective_mix(D, d, l->rstar), -l->beta);
+}
+
 // Least squares of L on the columns of `mask` (bit 0: 1, bit 1: N^-alpha, bit 2: D'^-beta) from the
 // weighted normal equations G c = g of all three (yy = sum of w y^2); the others are 0. Returns the
 // weighted sum of squared residuals, or INFINITY when the solution is singular or has a negative
@@ -165,16 +175,21 @@ int scaling_fit(const ScalingPoint *p, int n, unsigned long long seed, ScalingFi
     return 0;
 }
 
-void scaling_predict(const ScalingFit *fit, double N, double D, double U, double *mean, double *sd) {
-    *mean = scaling_eval(&fit->law, N, D, U);
+void scaling_predict_mix(const ScalingFit *fit, double N, double D, const ScalingData *d, double *mean, double *sd) {
+    *mean = scaling_eval_mix(&fit->law, N, D, d);
     if (fit->n_boot < 2) { *sd = NAN; return; }
     double s = 0, ss = 0;
     for (int b = 0; b < fit->n_boot; b++) {
-        double v = scaling_eval(&fit->boot[b], N, D, U);
+        double v = scaling_eval_mix(&fit->boot[b], N, D, d);
         s += v, ss += v * v;
     }
     double m = s / fit->n_boot;
     *sd = sqrt(fmax(0, ss / fit->n_boot - m * m) * fit->n_boot / (fit->n_boot - 1));
+}
+
+void scaling_predict(const ScalingFit *fit, double N, double D, double U, double *mean, double *sd) {
+    ScalingData one = {1, {1}, {U}};
+    scaling_predict_mix(fit, N, D, &one, mean, sd);
 }
 
 static const char *const LAW_NAMES[6] = {"E", "A", "alpha", "B", "beta", "rstar"};

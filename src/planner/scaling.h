@@ -44,12 +44,26 @@ typedef struct {
 double scaling_effective_data(double D, double U, double rstar);
 double scaling_eval(const ScalingLaw *l, double N, double D, double U);
 
+// A mixture of sources (--mix): D tokens drawn w_s D from source s of U_s unique tokens, each
+// source repeated on its own, so D' = sum over s of D'(w_s D, U_s). One source of weight 1 is the
+// law above. The shares are what the trainer draws by (they add up to 1).
+#define SCALING_MAX_SOURCES 16
+typedef struct {
+    int n;                              // sources (>= 1)
+    double w[SCALING_MAX_SOURCES];      // shares of the tokens trained
+    double U[SCALING_MAX_SOURCES];      // unique tokens of each (<= 0: unlimited)
+} ScalingData;
+double scaling_effective_mix(double D, const ScalingData *d, double rstar);
+double scaling_eval_mix(const ScalingLaw *l, double N, double D, const ScalingData *d);
+
 // Fit n >= 6 points (N, D > 0, spanning at least 2 distinct N and 2 distinct D). seed: the
 // bootstrap's. 0, or -1 + err.
 int scaling_fit(const ScalingPoint *p, int n, unsigned long long seed, ScalingFit *fit);
 
 // The prediction at (N, D, U) and its bootstrap standard deviation (NaN with fewer than 2 resamples).
 void scaling_predict(const ScalingFit *fit, double N, double D, double U, double *mean, double *sd);
+// The same for D drawn from a mixture.
+void scaling_predict_mix(const ScalingFit *fit, double N, double D, const ScalingData *d, double *mean, double *sd);
 
 // The fit as JSON (law, counts, residual, the bootstrap laws) and back: one writer and reader of
 // scaling.json. to_json returns a cJSON* (caller deletes); from_json: 0 or -1 + err naming `what`.

@@ -69,17 +69,33 @@ static int resolve_data(const PlanRequest *rq, PlanResult *res) {
         snprintf(res->data_dir, sizeof res->data_dir, "%s", abs ? abs : pr.data_dir);
         free(abs);
     }
-    char **shards = NULL;
-    int n = 0;
-    if (shard_list(res->data_dir, "train_", &shards, &n) != 0) return err_prefix("--data %s", res->data_dir);
+    if (mix_parse(rq->mix, default_data_root(), &res->mix) != 0) return -1;
     res->train_tokens = 0;
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        size_t t;
-        if ((rc = shard_count(shards[i], &t)) == 0) res->train_tokens += (double)t;
+    res->sources.n = res->mix.n;
+    for (int s = 0; s < res->mix.n; s++) {  // each source's unique tokens (an extra one prepared, cached)
+        const MixSource *m = &res->mix.src[s];
+        char folder[1024];
+        snprintf(folder, sizeof folder, "%s", res->data_dir);
+        if (strcmp(m->name, "train") != 0) {
+            PrepareResult pr;
+            if (mix_prepare_source(m, res->data_dir, rq->cache, rq->threads, rq->quiet, &pr) != 0) return -1;
+            snprintf(folder, sizeof folder, "%s", pr.data_dir);
+        }
+        char **shards = NULL;
+        int n = 0, rc = 0;
+        if (shard_list(folder, "train_", &shards, &n) != 0) return err_prefix("--data %s", folder);
+        double U = 0;
+        for (int i = 0; i < n && rc == 0; i++) {
+            size_t t;
+            if ((rc = shard_count(shards[i], &t)) == 0) U += (double)t;
+        }
+        free_string_list(shards, n);
+        if (rc != 0) return -1;
+        res->sources.U[s] = U;
+        res->train_tokens += U;
     }
-    free_string_list(shards, n);
-    if (rc != 0) return -1;
+    for (int s = 0; s < res->mix.n; s++)  // natural shares: in proportion to the tokens
+        res->sources.w[s] = res->mix.weighted ? res->mix.src[s].weight : res->sources.U[s] / res->train_tokens;
     char *tokdir = path_join(res->data_dir, "tokenizer");
     Tokenizer *tok = tokenizer_load(tokdir);
     free(tokdir);
@@ -126,7 +142,7 @@ int plan_session(const PlanRequest *rq, PlanResult *res) {
     free(fit_path);
     res->peak_flops = machine_peak_flops_for(rq->precision) * rq->ranks;
     PlanQuery q = {res->family, rq->budget_s, rq->ranks, res->peak_flops, res->train_tokens, &res->tp,
-                   res->have_fit ? &res->fit : NULL};
+                   res->have_fit ? &res->fit : NULL, &res->sources};
     res->n = plan_rank(&q, res->cand, PLAN_MAX_CANDIDATES);
     return res->n < 0 ? -1 : 0;
 }
@@ -169,6 +185,18 @@ void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
                 c->depth, c->model.n_embd, p, N, c->flops_token / 1e6, c->tok_s, 100 * c->mfu, tok, c->epochs,
                 c->ratio, (long long)c->rules.batch_tokens, c->rules.weight_decay, L);
     }
+    if (mix_is_mixture(&res->mix) && res->n > 0) {  // each source's share and how often the pick reads it
+        const PlanCandidate *c = &res->cand[0];
+        fprintf(f, "\nmixture (--mix %s), the pick's reads of each source:", rq->mix);
+        for (int s = 0; s < res->sources.n; s++) {
+            char u[32];
+            human(res->sources.U[s], u, sizeof u);
+            fprintf(f, "%s %s %.3f of the tokens, %s unique, %.2f epochs", s ? ";" : "", res->mix.src[s].name,
+                    res->sources.w[s], u, res->sources.U[s] > 0 ? res->sources.w[s] * c->tokens / res->sources.U[s] : 0);
+        }
+        fprintf(f, "\n(the loss model counts each source's repetition; it does not price how far a source's text is "
+                   "from the validation set's)\n");
+    }
 }
 
 void plan_candidate_settings(const PlanResult *res, const PlanRequest *rq, const PlanCandidate *c, TrainConfig *raw,
@@ -187,6 +215,7 @@ void plan_candidate_settings(const PlanResult *res, const PlanRequest *rq, const
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) train_setting_give(given, names[i]);
     if (rq->threads > 0) raw->threads = rq->threads, train_setting_give(given, "threads");
     if (rq->data) raw->data_dir = res->data_dir, train_setting_give(given, "data");
+    if (rq->mix && rq->mix[0]) raw->mix = rq->mix, train_setting_give(given, "mix");
 }
 
 int plan_write_json(const PlanResult *res, const PlanRequest *rq, const PlanCandidate *c, const char *path) {

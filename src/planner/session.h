@@ -10,6 +10,7 @@
 #pragma once
 #include <stdio.h>
 
+#include "data/mix.h"
 #include "planner/measure.h"
 #include "planner/planner.h"
 #include "train/train.h"
@@ -25,11 +26,14 @@ typedef struct {
     const char *launcher;        // trial launcher template for ranks > 1 (NULL: mpirun -np R)
     int calibrate;               // 1: measure the throughput model even if one is cached
     int quiet;
+    const char *mix;             // --mix SPEC (data/mix.h): the sources training mixes; NULL: the data alone
 } PlanRequest;
 
 typedef struct {
     char data_dir[1024];
-    double train_tokens;         // U: the training shards' tokens
+    double train_tokens;         // U: the training shards' tokens (every source's, with a mixture)
+    Mix mix;                     // the sources (train alone without --mix)
+    ScalingData sources;         // their shares of the tokens trained and unique tokens
     char data_key[80];           // names the loss model's files: the data folder's name and T
     ThroughputModel tp;
     int have_fit;

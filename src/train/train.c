@@ -123,22 +123,10 @@ static void snapshot_loader(Run *r) {
 
 _Static_assert(TRAIN_MAX_SOURCES == MIX_MAX_SOURCES, "a summary row for every source of a mixture");
 
-// The manifest's validation inputs that exist (a mixture's extra sources are checked against
-// them: a source must not hold the validation set) into a malloc'ed list.
-static void manifest_val_inputs(const cJSON *m, char ***out, int *n) {
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "val"), "inputs"), *it;
-    *out = xcalloc((size_t)cJSON_GetArraySize(in) + 1, sizeof **out);
-    *n = 0;
-    cJSON_ArrayForEach(it, in)
-        if (cJSON_IsString(it) && path_exists(it->valuestring)) (*out)[(*n)++] = xstrdup(it->valuestring);
-}
-
 // The extra sources of a --mix mixture, each encoded with the run's tokenizer into train-only
-// shards (cached: a second run finds them), and every source's shard list. val: the inputs of the
-// validation set, which no source may hold.
-static int setup_sources(const TrainConfig *cfg, Run *r, char **val, int n_val) {
+// shards (cached: a second run finds them), and every source's shard list.
+static int setup_sources(const TrainConfig *cfg, Run *r) {
     if (mix_parse(cfg->mix, default_data_root(), &r->mix) != 0) return -1;
-    char *tokdir = path_join(r->data_dir, "tokenizer");
     int rc = 0;
     for (int i = 0; i < r->mix.n && rc == 0; i++) {
         const MixSource *m = &r->mix.src[i];
@@ -146,26 +134,15 @@ static int setup_sources(const TrainConfig *cfg, Run *r, char **val, int n_val) 
             r->src_shards[i] = r->train_shards, r->src_n_shards[i] = r->n_train;
             continue;
         }
-        PrepareConfig pc = prepare_defaults();
-        const char *train[1] = {m->path};
-        pc.train = train, pc.n_train = 1;
-        pc.val = (const char *const *)val, pc.n_val = n_val;
-        pc.train_only = 1;
-        pc.tokenizer_dir = tokdir;
-        pc.cache_dir = cfg->cache_dir ? cfg->cache_dir : "cache";
-        pc.threads = cfg->threads;
-        pc.quiet = cfg->quiet || r->rank != 0;
-        if (!pc.quiet) fprintf(stderr, "mix: source %s (%s): training shards with the tokenizer of %s\n", m->name, m->path,
-                               r->data_dir);
         PrepareResult pr;
         // Rank 0 prepares (or finds the cache); the others then find it ready (as setup_data).
-        if (r->rank == 0) rc = prepare_run(&pc, &pr);
+        int quiet = cfg->quiet || r->rank != 0;
+        if (r->rank == 0) rc = mix_prepare_source(m, r->data_dir, cfg->cache_dir, cfg->threads, quiet, &pr);
         dist_barrier();
-        if (rc == 0 && r->rank != 0) rc = prepare_run(&pc, &pr);
-        if (rc == 0) rc = shard_list(pr.data_dir, "train_", &r->src_shards[i], &r->src_n_shards[i]);
-        if (rc != 0) err_prefix("--mix source %s", m->name);
+        if (rc == 0 && r->rank != 0) rc = mix_prepare_source(m, r->data_dir, cfg->cache_dir, cfg->threads, quiet, &pr);
+        if (rc == 0 && shard_list(pr.data_dir, "train_", &r->src_shards[i], &r->src_n_shards[i]) != 0)
+            rc = err_prefix("--mix source %s", m->name);
     }
-    free(tokdir);
     return rc;
 }
 
@@ -209,23 +186,20 @@ static int setup_data(const TrainConfig *cfg, Run *r) {
     char *mpath = path_join(r->data_dir, "manifest.json");
     size_t len;
     char *text = read_file(mpath, &len);
-    int rc = 0, n_val_inputs = 0;
-    char **val_inputs = NULL;
+    int rc = 0;
     if (text) {
         cJSON *m = cJSON_ParseWithLength(text, len);
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "tokenizer_id");
         if (!cJSON_IsString(id) || strcmp(id->valuestring, r->tok->id) != 0)
             rc = err_set("%s: the shards were made with tokenizer %.16s but %s/tokenizer is %.16s; re-run `frontier "
                          "prepare`", mpath, cJSON_IsString(id) ? id->valuestring : "?", r->data_dir, r->tok->id);
-        manifest_val_inputs(m, &val_inputs, &n_val_inputs);
         cJSON_Delete(m);
     } else {
         rc = err_prefix("data folder %s (run `frontier prepare`)", r->data_dir);
     }
     free(text);
     free(mpath);
-    if (rc == 0) rc = setup_sources(cfg, r, val_inputs, n_val_inputs);
-    free_string_list(val_inputs, n_val_inputs);
+    if (rc == 0) rc = setup_sources(cfg, r);
     return rc;
 }
 

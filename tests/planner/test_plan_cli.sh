@@ -6,6 +6,7 @@
 #   - plan.json round-trips through `frontier train --config`: the run trains the planned shape;
 #   - with a loss model: ranked by predicted val_bpb, the law printed, a different pick for a
 #     longer budget;
+#   - --mix: each source's epochs, the mixture in plan.json, its repetition in the prediction;
 #   - bad input: a bad budget or launcher (exit 2), a corrupt cache file (exit 1, naming it).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -82,7 +83,27 @@ $F plan --budget 4h --data "$data" --cache "$C" --out "$tmp/p4h.json" > "$tmp/p4
 d4=$(sed -n 's/.*"depth":[[:space:]]*\([0-9]*\).*/\1/p' "$tmp/p4h.json")
 [ -n "$d2" ] && [ -n "$d4" ] && [ "$d4" -gt "$d2" ] && ok "4 hours pick depth $d4, 2 minutes depth $d2" || bad "depths: 2m '$d2', 4h '$d4'"
 
+# a mixture (--mix): each source's repetition counted on its own, and the mixture in plan.json; a
+# small extra source at a quarter of the tokens is read far more often than the corpus
+mkdir -p "$tmp/extra"
+/usr/bin/python3 -c "import json; open('$tmp/extra/a.jsonl', 'w').write(''.join(json.dumps({'text': f'Note {i}: the tide comes in twice a day. ' * 40}) + '\\n' for i in range(20)))"
+$F plan --budget 4h --data "$data" --cache "$C" --mix "$tmp/extra=0.25" --out "$tmp/pmix.json" > "$tmp/pmix.log" 2>&1 \
+  || { bad "plan --mix failed"; tail -5 "$tmp/pmix.log"; }
+/usr/bin/python3 - "$tmp/pmix.json" "$tmp/pmix.log" "$tmp/p4h.log" "$tmp/extra" <<'PY' || fails=$((fails + 1))
+import json, re, sys
+p, log, plain = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), open(sys.argv[3]).read()
+m = re.search(r"train ([0-9.]+) of the tokens, \S+ unique, ([0-9.]+) epochs; (\S+) ([0-9.]+) of the tokens, \S+ unique, ([0-9.]+) epochs", log)
+L = lambda out: float([l for l in out.splitlines() if l.startswith("| 1 |")][0].split("|")[14].split("+-")[0])
+ok = bool(m) and p.get("mix") == f"{sys.argv[4]}=0.25" and abs(float(m[1]) - 0.75) < 1e-9 and float(m[5]) > 100 * float(m[2]) > 0
+# the corpus gives 3/4 of the tokens, the tiny source is worth almost nothing new: the prediction is worse
+ok = ok and L(log) > L(plain)
+print(("ok" if ok else "FAIL") + f": plan --mix: per-source epochs {m.groups() if m else log[-400:]}, plan.json mix {p.get('mix')}, "
+      f"predicted {L(log) if m else '?'} against {L(plain)} without the mixture")
+sys.exit(0 if ok else 1)
+PY
+
 # bad input
+check "--mix with an unknown source" 2 "--mix" $F plan --mix nosuchfolder=0.5 --data "$data" --cache "$C" --out "$tmp/x.json"
 check "--budget 0" 2 "--budget" $F plan --budget 0 --data "$data" --cache "$C" --out "$tmp/x.json"
 check "--launcher without {cmd}" 2 "has no {cmd}" $F plan --launcher "mpirun -np 2" --data "$data" --cache "$C"
 mkdir -p "$tmp/bad" && echo '{"broken' > "$tmp/bad/throughput.json"

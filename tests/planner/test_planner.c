@@ -1,7 +1,7 @@
 // tests/planner/test_planner.c — the planner's models and ranking on synthetic data with known
 // answers: the loss law's fit recovers its exponents and the repetition constant R* (and keeps the
 // prior when no run repeated its data), its bootstrap spread is honest, the effective data behaves
-// as Muennighoff et al.'s; the throughput fit recovers the machine rates it was made from and
+// as Muennighoff et al.'s (per source in a mixture); the throughput fit recovers the machine rates it was made from and
 // predicts shapes it never saw; the ranking picks the lowest predicted val_bpb, counts epochs, and
 // without a loss model follows the tokens:params rule with repeated tokens discounted; the batch
 // and weight-decay rules; the fit's JSON round trip.
@@ -49,6 +49,17 @@ static void test_effective_data(void **state) {
     // the first repetitions are worth nearly new tokens (Muennighoff: ~4 epochs), later ones little
     assert_true(scaling_effective_data(2e7, 1e7, 15.4) > 0.96 * 2e7);
     assert_true(scaling_effective_data(4e8, 1e7, 15.4) < 0.5 * 4e8);
+    // a mixture: each source repeated on its own; one source of weight 1 is the law above, and
+    // fresh data beside a repeated corpus is worth more than the same tokens of the corpus alone
+    ScalingData one = {1, {1}, {1e7}}, two = {2, {0.75, 0.25}, {1e7, 1e9}};
+    for (double D = 1e6; D < 1e9; D *= 3) {
+        assert_true(scaling_effective_mix(D, &one, 6) == scaling_effective_data(D, 1e7, 6));
+        double want = scaling_effective_data(0.75 * D, 1e7, 6) + scaling_effective_data(0.25 * D, 1e9, 6);
+        assert_true(fabs(scaling_effective_mix(D, &two, 6) - want) <= 1e-9 * want);
+    }
+    assert_true(scaling_effective_mix(3e8, &two, 6) > scaling_effective_mix(3e8, &one, 6));
+    assert_true(scaling_eval_mix(&TRUTH, 1e6, 3e8, &two) < scaling_eval_mix(&TRUTH, 1e6, 3e8, &one));
+    assert_true(scaling_eval_mix(&TRUTH, 1e6, 3e8, &one) == scaling_eval(&TRUTH, 1e6, 3e8, 1e7));
 }
 
 static void test_fit_recovers_the_law(void **state) {
@@ -156,7 +167,7 @@ static void test_ranking(void **state) {
     (void)state;
     ThroughputModel tp = flops_machine(3e11);
     PlanCandidate c[32];
-    PlanQuery q = {plan_family_default(), 1800, 1, 1e12, 44e6, &tp, NULL};
+    PlanQuery q = {plan_family_default(), 1800, 1, 1e12, 44e6, &tp, NULL, NULL};
     int n = plan_rank(&q, c, 32);
     assert_true(n >= 8);
     // without a loss model: D'/N nearest 12, repeated tokens discounted; epochs counted
