@@ -47,7 +47,7 @@ PlanEnv plan_env(const PlanRequest *rq, const char *data_dir) {
         l = launcher;
     }
     PlanFamily f = plan_family_default();
-    return (PlanEnv){.runner = {"/proc/self/exe", NULL, l}, .data = data_dir, .cache = rq->cache,
+    return (PlanEnv){.runner = {.exe = "/proc/self/exe", .launcher = l}, .data = data_dir, .cache = rq->cache,
                      .precision = kernels_precision_name(rq->precision), .threads = rq->threads, .ranks = rq->ranks,
                      .device_batch = f.device_batch, .vocab_size = f.vocab_size, .quiet = rq->quiet};
 }
