@@ -67,6 +67,7 @@ int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap) {
         c.epochs_max = 0;
         for (int s = 0; s < data.n; s++)
             if (data.U[s] > 0) c.epochs_max = fmax(c.epochs_max, data.w[s] * c.tokens / data.U[s]);
+        c.levers = c.epochs_max >= PLAN_REPEAT_EPOCHS;
         if (q->fit) {
             scaling_predict_mix(q->fit, c.N, c.tokens, &data, &c.L, &c.L_sd);
             c.score = c.L;

@@ -28,6 +28,16 @@
 #define PLAN_RULE_WD_REF 0.2
 #define PLAN_RULE_B_EXP 0.383
 
+// The repetition levers: a candidate that reads its most repeated source at least
+// PLAN_REPEAT_EPOCHS times trains with the weight average that bench/repeat_proxy.sh measured to
+// win back the most of the repetition penalty (docs/training.md, "What repetition costs"): an EMA
+// of the weights with a time constant of PLAN_REPEAT_EMA_STEPS steps, read out as
+// PLAN_REPEAT_EMA_BLEND x weights + the rest x average. Below it, repeated tokens are worth nearly
+// new ones (Muennighoff et al.: up to ~4 epochs) and the recipe stays as tuned at 5 minutes.
+#define PLAN_REPEAT_EPOCHS 4.0
+#define PLAN_REPEAT_EMA_STEPS 150.0
+#define PLAN_REPEAT_EMA_BLEND 0.4
+
 typedef struct {
     int head_dim;     // 128 (nanochat's)
     int seq_len;      // 256 (the cpu preset's)
@@ -60,6 +70,7 @@ typedef struct {
     double ratio;        // D / N
     double epochs;       // D / U (0 if U is unknown): the whole mixture's
     double epochs_max;   // of the most repeated source, w_s D / U_s (= epochs with one source)
+    int levers;          // 1: epochs_max >= PLAN_REPEAT_EPOCHS, the plan turns the repetition levers on
     double L, L_sd;      // predicted val_bpb and its bootstrap sd (NaN without a fit)
     double score;        // what the ranking sorts by (lower is better)
 } PlanCandidate;

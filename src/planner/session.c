@@ -185,6 +185,10 @@ void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
                 c->depth, c->model.n_embd, p, N, c->flops_token / 1e6, c->tok_s, 100 * c->mfu, tok, c->epochs,
                 c->ratio, (long long)c->rules.batch_tokens, c->rules.weight_decay, L);
     }
+    if (res->n > 0 && res->cand[0].levers)
+        fprintf(f, "\nthe pick reads its data %.1f times (>= %.0f): the plan adds the weight average that helped most "
+                   "when data repeats, --ema-steps %.0f --ema-blend %.1f (docs/training.md)\n", res->cand[0].epochs_max,
+                PLAN_REPEAT_EPOCHS, PLAN_REPEAT_EMA_STEPS, PLAN_REPEAT_EMA_BLEND);
     if (mix_is_mixture(&res->mix) && res->n > 0) {  // each source's share and how often the pick reads it
         const PlanCandidate *c = &res->cand[0];
         fprintf(f, "\nmixture (--mix %s), the pick's reads of each source:", rq->mix);
@@ -216,6 +220,10 @@ void plan_candidate_settings(const PlanResult *res, const PlanRequest *rq, const
     if (rq->threads > 0) raw->threads = rq->threads, train_setting_give(given, "threads");
     if (rq->data) raw->data_dir = res->data_dir, train_setting_give(given, "data");
     if (rq->mix && rq->mix[0]) raw->mix = rq->mix, train_setting_give(given, "mix");
+    if (c->levers) {
+        raw->optim.ema_steps = PLAN_REPEAT_EMA_STEPS, train_setting_give(given, "ema-steps");
+        raw->optim.ema_blend = PLAN_REPEAT_EMA_BLEND, train_setting_give(given, "ema-blend");
+    }
 }
 
 int plan_write_json(const PlanResult *res, const PlanRequest *rq, const PlanCandidate *c, const char *path) {

@@ -173,6 +173,7 @@ static void test_ranking(void **state) {
     // without a loss model: D'/N nearest 12, repeated tokens discounted; epochs counted
     for (int i = 0; i < n; i++) {
         assert_true(c[i].epochs > 0 && fabs(c[i].epochs - c[i].tokens / 44e6) < 1e-9);
+        assert_true(c[i].epochs_max == c[i].epochs && c[i].levers == (c[i].epochs >= PLAN_REPEAT_EPOCHS));
         assert_true(c[i].rules.batch_tokens % (16 * 256) == 0);
         if (i > 0) assert_true(c[i].score >= c[i - 1].score);
     }
@@ -197,6 +198,12 @@ static void test_ranking(void **state) {
     n = plan_rank(&q, c, 32);
     assert_true(c[0].depth >= depth_big);
     assert_true(c[0].epochs > 1);
+    int some = 0, none = 0;  // the levers follow the epochs: on for the small models that read 2M often
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(c[i].levers, c[i].epochs_max >= PLAN_REPEAT_EPOCHS);
+        some += c[i].levers, none += !c[i].levers;
+    }
+    assert_true(some > 0);
     free(f);
     // no throughput model, no budget: refused
     q.tp = NULL;
