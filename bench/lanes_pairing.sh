@@ -54,7 +54,7 @@ for p in $(seq 1 "$PAIRS"); do
     fi
     IFS=$'\t' read -r va ta < <(val "$d/a"); IFS=$'\t' read -r vb tb < <(val "$d/b")
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%.5f\t%s\t%s\t%s\t%s\t%s\t%s\n' "$BUDGET" "$mode" "$p" "$p" "$va" "$vb" \
-      "$(/usr/bin/python3 -c "print($vb - $va)")" "$ta" "$tb" "$B_FLAGS" "$(date -u +%F)" "$(git rev-parse --short HEAD)" \
+      "$(/usr/bin/python3 -c "print($vb - $va)")" "$ta" "$tb" "$B_FLAGS" "$(date -u +%F)" "$(bench_build "$F")" \
       "$(bench_machine)" | tee -a "$OUT"
     rm -rf "$d"
   done

@@ -1,5 +1,9 @@
 # bench/lib.sh — helpers for benchmark scripts (sourced).
 
+# The commit the binary under test was built from (`frontier info`'s build line; +dirty when its
+# sources differed): what a result row names, not the checkout's HEAD at the time.
+bench_build() { "${1:-${FRONTIER:-./frontier}}" info | sed -n 's/^build: *//p'; }
+
 # "2026-11-30, AMD EPYC (2 logical CPUs), Linux 6.x"
 bench_machine() {
   local cpu; cpu=$(./frontier info | sed -n 's/^cpu: *//p')

@@ -39,7 +39,7 @@ prune() { find "$C/plan" \( -name metrics.jsonl -o -name train.log -o -name '*.s
 if [ ! -s "$R/throughput.md" ] && time_left; then
   $F plan --calibrate --check --budget 30m --data "$data" --cache "$C" --out "$R/plan-30m.json" > "$R/calibrate.log" 2>&1 \
     || { tail -5 "$R/calibrate.log"; prune; exit 1; }
-  { echo "$(bench_machine), git $(git rev-parse --short HEAD). Command: \`frontier plan --calibrate --check\`."; echo
+  { echo "$(bench_machine), build $(bench_build "$F"). Command: \`frontier plan --calibrate --check\`."; echo
     grep -E '^\| |^held-out|^throughput model' "$R/calibrate.log"; } > "$R/throughput.md"
   prune
   echo "plan_validate: throughput model calibrated and checked ($R/throughput.md)"
@@ -57,7 +57,7 @@ if [ ! -s "$R/fit.md" ] && time_left; then
     sleep 5
   done
   wait $pid || { tail -5 "$R/fit.log"; prune; exit 1; }
-  { echo "$(bench_machine), git $(git rev-parse --short HEAD). Command: \`frontier plan --fit --fit-minutes $FIT_MINUTES\`; the page: \`$C/plan/scaling-*.html\`."; echo
+  { echo "$(bench_machine), build $(bench_build "$F"). Command: \`frontier plan --fit --fit-minutes $FIT_MINUTES\`; the page: \`$C/plan/scaling-*.html\`."; echo
     grep -E '^loss model|^\| ' "$R/fit.log"; } > "$R/fit.md"
   prune
   echo "plan_validate: the loss model fitted ($R/fit.md)"

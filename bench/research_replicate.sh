@@ -117,7 +117,7 @@ while read -r keep inc; do
         || { commit_piece "a replication run failed"; exit 1; }
     fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$stage" "$budget" "$keep" "$inc" "$s" "$(bpb "$d/cand")" \
-      "$(bpb "$d/inc")" "$(threads "$(cfg "$keep")")" "$(date -u +%F)" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
+      "$(bpb "$d/inc")" "$(threads "$(cfg "$keep")")" "$(date -u +%F)" "$(bench_build "$F")" \
       "$(bench_machine)" | tee -a "$ROWS"
     rm -rf "$d"
   done

@@ -7,6 +7,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "planner/session.h"
+#include "train/summary.h"
 #include "dist/dist.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/kernels.h"
@@ -17,6 +18,9 @@
 static void print_cpu(void) {
     const CpuInfo *c = cpu_info();
     const char *yn[] = {"no", "yes"};
+    char *commit = train_git_commit();
+    printf("build:          %s\n", commit);  // the commit this binary was built from (summary.json's git_commit)
+    free(commit);
     printf("cpu:            %s\n", c->model);
     printf("logical cpus:   %d (OpenMP threads: %d)\n", c->logical_cpus, omp_get_max_threads());
     printf("avx2:           %s\n", yn[c->avx2]);
