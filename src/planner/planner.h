@@ -29,14 +29,18 @@
 #define PLAN_RULE_B_EXP 0.383
 
 // The repetition levers: a candidate that reads its most repeated source at least
-// PLAN_REPEAT_EPOCHS times trains with the weight average that bench/repeat_proxy.sh measured to
-// win back the most of the repetition penalty (docs/training.md, "What repetition costs"): an EMA
-// of the weights with a time constant of PLAN_REPEAT_EMA_STEPS steps, read out as
-// PLAN_REPEAT_EMA_BLEND x weights + the rest x average. Below it, repeated tokens are worth nearly
-// new ones (Muennighoff et al.: up to ~4 epochs) and the recipe stays as tuned at 5 minutes.
+// PLAN_REPEAT_EPOCHS times trains with the combination that bench/repeat_proxy.sh measured to win
+// back the most of the repetition penalty, and the only one whose paired interval excludes 0
+// (docs/training.md, "What repetition costs"): an EMA of the weights with a time constant of
+// PLAN_REPEAT_EMA_STEPS steps read out as PLAN_REPEAT_EMA_BLEND x weights + the rest x average,
+// dropout PLAN_REPEAT_DROPOUT, and Muon's weight decay grown by PLAN_REPEAT_WD_PER_EPOCH per epoch
+// read. Below the threshold, repeated tokens are worth nearly new ones (Muennighoff et al.: up
+// to ~4 epochs) and the recipe stays as tuned at 5 minutes.
 #define PLAN_REPEAT_EPOCHS 4.0
 #define PLAN_REPEAT_EMA_STEPS 150.0
 #define PLAN_REPEAT_EMA_BLEND 0.4
+#define PLAN_REPEAT_DROPOUT 0.1f
+#define PLAN_REPEAT_WD_PER_EPOCH 1.0f
 
 typedef struct {
     int head_dim;     // 128 (nanochat's)

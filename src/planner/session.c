@@ -186,9 +186,10 @@ void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
                 c->ratio, (long long)c->rules.batch_tokens, c->rules.weight_decay, L);
     }
     if (res->n > 0 && res->cand[0].levers)
-        fprintf(f, "\nthe pick reads its data %.1f times (>= %.0f): the plan adds the weight average that helped most "
-                   "when data repeats, --ema-steps %.0f --ema-blend %.1f (docs/training.md)\n", res->cand[0].epochs_max,
-                PLAN_REPEAT_EPOCHS, PLAN_REPEAT_EMA_STEPS, PLAN_REPEAT_EMA_BLEND);
+        fprintf(f, "\nthe pick reads its data %.1f times (>= %.0f): the plan adds the levers that helped most when data "
+                   "repeats, --ema-steps %.0f --ema-blend %.1f --dropout %.1f --wd-per-epoch %.0f (docs/training.md)\n",
+                res->cand[0].epochs_max, PLAN_REPEAT_EPOCHS, PLAN_REPEAT_EMA_STEPS, PLAN_REPEAT_EMA_BLEND,
+                PLAN_REPEAT_DROPOUT, PLAN_REPEAT_WD_PER_EPOCH);
     if (mix_is_mixture(&res->mix) && res->n > 0) {  // each source's share and how often the pick reads it
         const PlanCandidate *c = &res->cand[0];
         fprintf(f, "\nmixture (--mix %s), the pick's reads of each source:", rq->mix);
@@ -223,6 +224,8 @@ void plan_candidate_settings(const PlanResult *res, const PlanRequest *rq, const
     if (c->levers) {
         raw->optim.ema_steps = PLAN_REPEAT_EMA_STEPS, train_setting_give(given, "ema-steps");
         raw->optim.ema_blend = PLAN_REPEAT_EMA_BLEND, train_setting_give(given, "ema-blend");
+        raw->dropout = PLAN_REPEAT_DROPOUT, train_setting_give(given, "dropout");
+        raw->wd_per_epoch = PLAN_REPEAT_WD_PER_EPOCH, train_setting_give(given, "wd-per-epoch");
     }
 }
 

@@ -88,8 +88,8 @@ d4=$(sed -n 's/.*"depth":[[:space:]]*\([0-9]*\).*/\1/p' "$tmp/p4h.json")
 import json, sys
 p2, p4, log = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), open(sys.argv[3]).read()
 ep = float([l for l in log.splitlines() if l.startswith("| 1 |")][0].split("|")[10])
-on = p4.get("ema-steps") == 150 and p4.get("ema-blend") == 0.4 and "the plan adds the weight average" in log
-ok = "ema-steps" not in p2 and (on if ep >= 4 else "ema-steps" not in p4)
+on = p4.get("ema-steps") == 150 and p4.get("ema-blend") == 0.4 and "the plan adds the levers" in log
+ok = not {"ema-steps", "dropout", "wd-per-epoch"} & set(p2) and (on if ep >= 4 else "ema-steps" not in p4)
 print(("ok" if ok else "FAIL") + f": the repetition levers: 2m plan {'off' if 'ema-steps' not in p2 else 'ON'}, "
       f"4h plan ({ep} epochs) {'on' if 'ema-steps' in p4 else 'off'}")
 sys.exit(0 if ok else 1)
@@ -110,7 +110,8 @@ ok = bool(m) and p.get("mix") == f"{sys.argv[4]}=0.25" and abs(float(m[1]) - 0.7
 # the corpus gives 3/4 of the tokens, the tiny source is worth almost nothing new: the prediction is worse
 ok = ok and L(log) > L(plain)
 # its most repeated source is read thousands of times: the repetition levers are on
-ok = ok and p.get("ema-steps") == 150 and "the plan adds the weight average" in log
+ok = ok and p.get("ema-steps") == 150 and p.get("ema-blend") == 0.4 and abs(p.get("dropout", 0) - 0.1) < 1e-6 \
+    and p.get("wd-per-epoch") == 1 and "the plan adds the levers" in log
 print(("ok" if ok else "FAIL") + f": plan --mix: per-source epochs {m.groups() if m else log[-400:]}, plan.json mix {p.get('mix')}, "
       f"predicted {L(log) if m else '?'} against {L(plain)} without the mixture")
 sys.exit(0 if ok else 1)
