@@ -139,7 +139,8 @@ FUZZ_BIN := $(FUZZ_SRC:%.c=$(BUILD)/%)
 FUZZ_SECONDS ?= 60
 # Only what the readers and the models they load need (the commands are not built).
 FUZZ_LIB := $(filter $(addprefix src/,data/shard.c data/loader.c tokenizer/% util/% model/% optim/% kernels/% \
-  dist/% profile/% train/checkpoint.c train/settings.c cli/args.c research/ledger.c eval/core_tasks.c),$(LIB_SRC))
+  dist/% profile/% train/checkpoint.c train/settings.c data/mix.c data/prepare.c data/corpus.c cli/args.c research/ledger.c \
+  eval/core_tasks.c),$(LIB_SRC))
 FUZZ_OBJ := $(FUZZ_LIB:%.c=$(BUILD)/%.o)
 $(BUILD)/tests/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(FUZZ_OBJ)
 	@mkdir -p $(dir $@)

@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "data/mix.h"
 #include "kernels/kernels.h"
 #include "planner/session.h"
 #include "research/trial.h"
@@ -58,6 +59,7 @@ int cmd_plan(int argc, char **argv) {
     else if (!*cache || (path_exists(cache) && !is_dir(cache)))
         rc = err_usage("--cache '%s': %s", cache, *cache ? "not a folder (it is a file)" : "is empty");
     else if (data && (!*data || !is_dir(data))) rc = err_usage("--data '%s': no such folder", data);
+    else if (mix && (rc = mix_parse(mix, default_data_root(), &(Mix){0})) != 0) rc = err_mark_usage();
     else if (launcher && trial_check_launcher(launcher) != 0) rc = err_mark_usage();
     for (int i = 0; i < reuse.n && rc == 0; i++)
         if (!*reuse.items[i] || !is_dir(reuse.items[i])) rc = err_usage("--reuse '%s': no such folder", reuse.items[i]);

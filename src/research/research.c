@@ -300,16 +300,19 @@ static double expected_s(const PlanCtx *ctx, const PlanState *st, const TrialPla
 // Records
 // ---------------------------------------------------------------------------------------------
 
+// best.json: the incumbent, except that a keep whose promotion is still running is not yet a
+// recommendation (it may not transfer): until its verdict, the incumbent it replaced stays there.
 static int write_best(Research *R, const PlanState *st) {
-    if (st->best < 0 || st->best == R->best_written) return 0;
-    cJSON *c = cJSON_Duplicate(st->configs[st->best], 1);
+    int best = st->promoting >= 0 ? st->promote_prev : st->best;
+    if (best < 0 || best == R->best_written) return 0;
+    cJSON *c = cJSON_Duplicate(st->configs[best], 1);
     cJSON_DeleteItemFromObjectCaseSensitive(c, "budget");
-    cJSON_AddStringToObject(c, "budget", trial_budget_text(st->rows[st->best].budget_s));
+    cJSON_AddStringToObject(c, "budget", trial_budget_text(st->rows[best].budget_s));
     char *path = dir_file(R, "best.json");
     int rc = write_json(path, c);
     free(path);
     cJSON_Delete(c);
-    if (rc == 0) R->best_written = st->best;
+    if (rc == 0) R->best_written = best;
     return rc;
 }
 

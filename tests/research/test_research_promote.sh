@@ -18,7 +18,7 @@ source tests/research/sim_fixture.sh
 sim_fixture "$tmp"
 R=(research --strategy greedy --budget-per-trial 1s --seed 3 --space "$tmp/space.json" --base "$tmp/base.json"
    --out "$tmp/r" --trainer "/usr/bin/python3 -S tests/research/sim_trainer.py")
-$F "${R[@]}" --trials 70 --promote-budget 2s --promote-seeds 3 > "$tmp/r.out" 2>&1 \
+$F "${R[@]}" --trials 100 --promote-budget 2s --promote-seeds 3 > "$tmp/r.out" 2>&1 \
   || { bad "the research failed:"; tail -5 "$tmp/r.out"; }
 
 /usr/bin/python3 - "$tmp/r" <<'PY' && ok "every keep promoted at once; the reversing changes did not transfer and were undone, the others transferred" || bad "promotion audit"
@@ -64,8 +64,8 @@ grep -q "transferred at --promote-budget" "$tmp/r/summary.md" && grep -q "| no: 
   && grep -q "| yes: d -" "$tmp/r/summary.md" && ok "summary.md shows both verdicts" || bad "summary.md lacks the promotion verdicts"
 grep -q '"promote_budget_s":[[:space:]]*2' "$tmp/r/research.json" && ok "research.json records the promotion" \
   || bad "research.json lacks promote_budget_s"
-check "another --promote-budget on rerun" 1 "promote_budget_s" $F "${R[@]}" --trials 71 --promote-budget 3s
-check "a rerun without --promote-budget" 1 "promote_budget_s" $F "${R[@]}" --trials 71
+check "another --promote-budget on rerun" 1 "promote_budget_s" $F "${R[@]}" --trials 101 --promote-budget 3s
+check "a rerun without --promote-budget" 1 "promote_budget_s" $F "${R[@]}" --trials 101
 check "--promote-budget not above the trial budget" 2 "longer than --budget-per-trial" \
   $F research --budget-per-trial 2m --trials 3 --promote-budget 90s --out "$tmp/x"
 [ "$fails" -eq 0 ]
