@@ -47,9 +47,9 @@ commit_piece() {  # the state, and nothing else, in one commit
 }
 stop_piece() { commit_piece "$1"; echo "research_replicate: $1; run again to continue"; exit 0; }
 
-# The state keeps no weights, checkpoints or per-step metrics: those are megabytes, and neither
+# The state keeps no weights, checkpoints, per-step metrics or tokenizer copies: those are megabytes, and neither
 # the research's resume nor the replication reads them.
-[ -f "$STATE/.gitignore" ] || printf '*.safetensors\ncheckpoints/\nmetrics.jsonl\nprobe/\n*.html\n' > "$STATE/.gitignore"
+[ -f "$STATE/.gitignore" ] || printf '*.safetensors\ncheckpoints/\nmetrics.jsonl\nprobe/\n*.html\ntokenizer/\n.lock\nlatest\n' > "$STATE/.gitignore"
 
 # 1. The research (resumes from its ledger; --hours counts the wall time the ledger records).
 if [ ! -f "$STATE/research.done" ]; then
