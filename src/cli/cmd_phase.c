@@ -11,6 +11,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "data/mix.h"
 #include "dist/dist.h"
 #include "phase/phase.h"
 #include "train/settings.h"
@@ -26,7 +27,8 @@ static const char HELP[] =
     "with the result line. Phase 2: the same for 4 hours over MPI (--ranks N local ranks, or --hostfile F for "
     "several machines; mpirun is started here), then the full CORE benchmark and the composite score exactly as "
     "`frontier score` computes it (with --compare, among other runs). Both take --budget to scale down and every "
-    "`frontier train` option (they win over the plan). Each step leaves its file in the phase folder and is "
+    "`frontier train` option (they win over the plan); --mix auto lets the plan choose the data too (see `frontier plan "
+    "--help`). Each step leaves its file in the phase folder and is "
     "skipped when it is there: run the same command again after an interruption and it continues.\n\n"
     "options (besides every `frontier train` setting):\n"
     "  --phase 1|2               which phase\n"
@@ -87,7 +89,10 @@ int cmd_phase(int argc, char **argv) {
             } else if (!strcmp(name, "threads") && parse_int(v, 0, 1024, &o.threads) != 0) {
                 rc = usage_error("--threads '%s': expected 0 to 1024", v);
             } else if (!strcmp(name, "data")) o.data = v;
-            else if (!strcmp(name, "mix")) o.mix = v;
+            else if (!strcmp(name, "mix")) {
+                o.mix = v;
+                if (!strcmp(v, MIX_AUTO)) nt -= 2;  // the planner's: the plan's mixture is what trains
+            }
             else if (!strcmp(name, "cache")) o.cache = v;
             else if (!strcmp(name, "resume") || !strcmp(name, "config"))
                 rc = usage_error("%s: a phase plans and resumes by itself (run it again to continue)", a);

@@ -9,6 +9,7 @@
 #include "data/mix.h"
 #include "kernels/kernels.h"
 #include "planner/session.h"
+#include "planner/worth.h"
 #include "research/trial.h"
 #include "util/error.h"
 #include "util/fileio.h"
@@ -21,13 +22,16 @@ static const char SUMMARY[] =
     "sizes, budgets and repetition, about an hour, resumable). Without a fitted loss model the ranking falls "
     "back to the tokens:params rule, and the output says so. Prints the table (params, FLOPs/token, tok/s, MFU, "
     "tokens, epochs, tokens:params, batch, weight decay, predicted val_bpb) and writes the best candidate's "
-    "settings to --out, which `frontier train --config FILE` runs.";
+    "settings to --out, which `frontier train --config FILE` runs. With --mix auto it also chooses the data: each "
+    "candidate's shares of the opt-in folders of text/ whose worth per token was measured (--worth), so that a budget "
+    "that would repeat the corpus many times reads fresh text instead.";
 
 int cmd_plan(int argc, char **argv) {
     if (kernels_init() != 0) { report_error(); return 2; }
     double budget_s = 1800;
-    int ranks = 1, threads = 0, calibrate = 0, check = 0, fit = 0, quiet = 0, precision = KP_AUTO;
-    double fit_minutes = 60;
+    int ranks = 1, threads = 0, calibrate = 0, check = 0, fit = 0, worth = 0, worth_seeds = PLAN_WORTH_SEEDS, quiet = 0,
+        precision = KP_AUTO;
+    double fit_minutes = 60, worth_budget_s = PLAN_WORTH_BUDGET_S;
     const char *data = NULL, *mix = NULL, *cache = "cache", *out = "plan.json", *launcher = NULL;
     StringList reuse = {0};
     static const char *const PRECISIONS[] = {"fp32", "bf16", "auto", NULL};
@@ -37,14 +41,19 @@ int cmd_plan(int argc, char **argv) {
         {"threads", OPT_INT, &threads, "N", "threads per rank (0 = all cores / ranks)", 0, 1024, 0, 0, NULL},
         {"precision", OPT_ENUM, &precision, "auto|fp32|bf16", "the training steps' matmul precision", 0, 0, 0, 0, PRECISIONS},
         {"data", OPT_STRING, &data, "DIR", "a prepared data folder (default: the shared corpus, prepared and cached)", 0, 0, 0, 0, NULL},
-        {"mix", OPT_STRING, &mix, "SPEC", "train on a mixture of sources (frontier train --mix): each source's repetition "
-         "counted on its own, and the mixture written into the plan", 0, 0, 0, 0, NULL},
+        {"mix", OPT_STRING, &mix, "SPEC|auto", "train on a mixture of sources (frontier train --mix): each source's "
+         "repetition and measured worth counted, and the mixture written into the plan; auto: the planner chooses each "
+         "candidate's shares among the folders of text/ whose worth is measured (--worth)", 0, 0, 0, 0, NULL},
         {"cache", OPT_STRING, &cache, "DIR", "cache folder: throughput.json, plan/ (runs, fits)", 0, 0, 0, 0, NULL},
         {"out", OPT_STRING, &out, "FILE", "write the chosen settings here (a `frontier train --config` file)", 0, 0, 0, 0, NULL},
         {"calibrate", OPT_FLAG, &calibrate, NULL, "measure the throughput model again even if one is cached", 0, 0, 0, 0, NULL},
         {"check", OPT_FLAG, &check, NULL, "measure held-out shapes and print predicted vs measured tok/s", 0, 0, 0, 0, NULL},
         {"fit", OPT_FLAG, &fit, NULL, "run the loss ladder (resumable) and fit the loss model before ranking", 0, 0, 0, 0, NULL},
         {"fit-minutes", OPT_DOUBLE, &fit_minutes, "M", "the ladder's training budgets add up to at most M minutes", 1, 100000, 0, 0, NULL},
+        {"worth", OPT_FLAG, &worth, NULL, "measure what a token of each --mix source (auto: every folder of text/) is "
+         "worth against the corpus's own: paired short runs read off the fitted loss model (resumable; needs --fit)", 0, 0, 0, 0, NULL},
+        {"worth-budget", OPT_DURATION, &worth_budget_s, "TIME", "with --worth: each run's budget (short: the corpus must not repeat)", 0, 0, 0, 0, NULL},
+        {"worth-seeds", OPT_INT, &worth_seeds, "N", "with --worth: paired seeds per source", 1, 100, 0, 0, NULL},
         {"reuse", OPT_LIST, &reuse, "DIR", "with --fit: also fit the finished runs of this research or ladder folder (repeatable)", 0, 0, 0, 0, NULL},
         {"launcher", OPT_STRING, &launcher, "TEMPLATE", "run the planner's measuring runs through this launcher ({cmd}: the run), "
          "e.g. 'srun -n 2 {cmd}' (default with --ranks N: mpirun -np N --bind-to none {cmd})", 0, 0, 0, 0, NULL},
@@ -59,7 +68,9 @@ int cmd_plan(int argc, char **argv) {
     else if (!*cache || (path_exists(cache) && !is_dir(cache)))
         rc = err_usage("--cache '%s': %s", cache, *cache ? "not a folder (it is a file)" : "is empty");
     else if (data && (!*data || !is_dir(data))) rc = err_usage("--data '%s': no such folder", data);
-    else if (mix && (rc = mix_parse(mix, default_data_root(), &(Mix){0})) != 0) rc = err_mark_usage();
+    else if (!(worth_budget_s > 0)) rc = err_usage("--worth-budget must be a positive duration, like 2m");
+    else if (worth && !mix) rc = err_usage("--worth measures the sources --mix names: add --mix SOURCE,... or --mix auto");
+    else if (mix && strcmp(mix, MIX_AUTO) && (rc = mix_parse(mix, default_data_root(), &(Mix){0})) != 0) rc = err_mark_usage();
     else if (launcher && trial_check_launcher(launcher) != 0) rc = err_mark_usage();
     for (int i = 0; i < reuse.n && rc == 0; i++)
         if (!*reuse.items[i] || !is_dir(reuse.items[i])) rc = err_usage("--reuse '%s': no such folder", reuse.items[i]);
@@ -68,7 +79,7 @@ int cmd_plan(int argc, char **argv) {
         return report_error();
     }
     PlanRequest rq = {budget_s, ranks, threads, precision == KP_AUTO ? kernels_precision_auto() : (KernelPrecision)precision,
-                      data, cache, launcher, calibrate, quiet, mix};
+                      data, cache, launcher, calibrate, quiet, mix, worth};
     PlanResult *res = calloc(1, sizeof *res);
     rc = plan_session(&rq, res);
     if (rc == 0 && check) rc = plan_check(&rq, res, stdout);
@@ -76,6 +87,12 @@ int cmd_plan(int argc, char **argv) {
         rq.calibrate = 0;
         rc = plan_fit(&rq, res, fit_minutes, reuse.items, reuse.n);
         if (rc == 0) rc = plan_session(&rq, res);  // ranked again, by the fitted loss model
+    }
+    if (rc == 0 && worth) {
+        rq.calibrate = 0;
+        rc = plan_worth(&rq, res, worth_budget_s, worth_seeds);
+        rq.worth = 0;
+        if (rc == 0) rc = plan_session(&rq, res);  // ranked again, the sources priced
     }
     if (rc == 0) {
         plan_print(res, &rq, stdout);

@@ -16,9 +16,7 @@
 #include "util/json_file.h"
 #include "util/mem.h"
 
-// The folders a SOURCE name may be: those of DATA_ROOT/text/ but train (a keyword) and val (held
-// out), sorted, comma-separated into buf (for messages).
-static void text_folders(const char *data_root, char *buf, size_t n) {
+void mix_text_folders(const char *data_root, const char *sep, char *buf, size_t n) {
     char dir[PATH_MAX], names[32][256];
     int k = 0;
     snprintf(dir, sizeof dir, "%s/text", data_root);
@@ -35,7 +33,7 @@ static void text_folders(const char *data_root, char *buf, size_t n) {
     qsort(names, (size_t)k, sizeof names[0], (int (*)(const void *, const void *))strcmp);
     for (int i = 0; i < k; i++) {
         size_t at = strlen(buf);
-        snprintf(buf + at, n - at, "%s%s", i ? ", " : "", names[i]);
+        snprintf(buf + at, n - at, "%s%s", i ? sep : "", names[i]);
     }
 }
 
@@ -82,7 +80,7 @@ static int parse_item(const char *item, const char *data_root, MixSource *src, i
         return err_usage("--mix: 'val' is the validation set, which is held out of training: it cannot be a source");
     int k = snprintf(src->path, sizeof src->path, "%s/text/%s", data_root, name);
     if (k < (int)sizeof src->path && is_dir(src->path)) return 0;
-    text_folders(data_root, folders, sizeof folders);
+    mix_text_folders(data_root, ", ", folders, sizeof folders);
     return err_usage("--mix: unknown source '%s': a source is train, a folder of %s/text/ (%s), or a path to a folder "
                      "of .jsonl/.txt documents (with a '/', like ./my_corpus)", name, data_root,
                      folders[0] ? folders : "none there");
@@ -101,6 +99,10 @@ int mix_parse(const char *spec, const char *data_root, Mix *out) {
     MixSource all[MIX_MAX_SOURCES + 1];  // as written, train wherever it is
     int weighted[MIX_MAX_SOURCES + 1], n = 0, train_at = -1;
     const char *p = spec ? spec : "";
+    if (!strcmp(p, MIX_AUTO))
+        return err_usage("--mix auto: the planner's choice (`frontier plan --mix auto` or `frontier run --phase N --mix "
+                         "auto` writes the mixture it chose into plan.json); to train, give the sources, like "
+                         "extra_wiki=0.3,extra_textbooks=0.05");
     while (*p) {  // each comma-separated item, trimmed of spaces
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);

@@ -23,6 +23,8 @@
 #include "data/prepare.h"
 
 #define MIX_MAX_SOURCES 16
+// The spec that asks the planner to choose the mixture (planner/session.h); training refuses it.
+#define MIX_AUTO "auto"
 #define MIX_SUM_TOLERANCE 1e-6
 
 typedef struct {
@@ -40,6 +42,10 @@ typedef struct {
 // Parse and check a spec (NULL or "": train alone, natural). data_root: where text/ is (the
 // default data root). 0, or -1 + a usage error naming --mix.
 int mix_parse(const char *spec, const char *data_root, Mix *out);
+
+// The folders of DATA_ROOT/text/ a SOURCE name may be (all but train, a keyword, and val, held
+// out), sorted, separated by sep, into buf ("" when there are none).
+void mix_text_folders(const char *data_root, const char *sep, char *buf, size_t n);
 
 // Whether a spec changes anything: it names a source other than train.
 int mix_is_mixture(const Mix *m);

@@ -99,7 +99,7 @@ static void push_train_args(const PhaseOptions *o, Argv *v, int resuming) {
 }
 
 static int step_plan(const PhaseOptions *o, const char *dir, const char *plan_json) {
-    PlanRequest rq = {o->budget_s, o->ranks, o->threads, o->precision, o->data, o->cache, NULL, 0, 0, o->mix};
+    PlanRequest rq = {o->budget_s, o->ranks, o->threads, o->precision, o->data, o->cache, NULL, 0, 0, o->mix, 0};
     char launcher[1200];
     if (o->phase == 2 && o->hostfile) {
         snprintf(launcher, sizeof launcher, "mpirun -np %d --hostfile %s --bind-to none {cmd}", o->ranks, o->hostfile);

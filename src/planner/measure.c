@@ -16,7 +16,7 @@
 // Spread over what the throughput terms separate: width (GEMM FLOPs vs bytes), T (attention),
 // depth (per-layer calls), batch (per-step costs), head dim; up to the sizes a long budget picks
 // (width 640, T 1024), so that those are not extrapolated.
-#define CAL(depth, width, hd, T, batch) {depth, width, hd, T, batch, PLAN_CAL_BUDGET_S, 0, 0}
+#define CAL(depth, width, hd, T, batch) {depth, width, hd, T, batch, PLAN_CAL_BUDGET_S, 0, 0, NULL, 0}
 const PlanPoint PLAN_CAL_POINTS[] = {
     CAL(2, 128, 128, 256, 16384), CAL(1, 128, 128, 256, 8192),   CAL(4, 256, 128, 256, 16384),
     CAL(2, 256, 128, 512, 16384), CAL(6, 384, 128, 256, 16384),  CAL(4, 256, 64, 512, 16384),
@@ -57,6 +57,8 @@ static cJSON *point_config(const PlanEnv *env, const PlanPoint *p, int excluded_
     c.precision = !strcmp(env->precision, "bf16") ? KP_BF16 : KP_FP32;
     if (p->weight_decay > 0) c.optim.muon_wd = (float)p->weight_decay, train_setting_give(g, "weight-decay");
     if (p->train_tokens > 0) c.train_tokens = p->train_tokens, train_setting_give(g, "train-tokens");
+    if (p->mix) c.mix = p->mix, train_setting_give(g, "mix");
+    if (p->seed > 0) c.seed = (uint64_t)p->seed, train_setting_give(g, "seed");
     if (env->threads > 0) c.threads = env->threads, train_setting_give(g, "threads");
     if (env->data) c.data_dir = env->data, train_setting_give(g, "data");
     if (env->cache) c.cache_dir = env->cache, train_setting_give(g, "cache");
@@ -162,7 +164,7 @@ int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *
         PlanRules r = plan_rules(D, min_batch);
         int64_t cut = g->epochs > 0 && isfinite(D) ? (int64_t)(D / g->epochs) : 0;
         if (cut > 0 && corpus_tokens > 0 && cut >= corpus_tokens) cut = 0;  // the corpus itself repeats enough
-        PlanPoint p = {g->depth, m.n_embd, m.head_dim, f->seq_len, r.batch_tokens, g->budget_s, r.weight_decay, cut};
+        PlanPoint p = {g->depth, m.n_embd, m.head_dim, f->seq_len, r.batch_tokens, g->budget_s, r.weight_decay, cut, NULL, 0};
         TrialResult res;
         if (plan_measure(env, dir, id, &p, 2, 0, &res) != 0) return -1;
         if (res.interrupted) return err_set("plan: interrupted during the ladder (run it again to continue)");
@@ -187,7 +189,7 @@ static void add_run(const char *run, int seq_len, ScalingPoint *pts, int *n, int
     TrainConfig raw = train_settings_defaults(), c;
     unsigned char g[TRAIN_MAX_SETTINGS] = {0};
     if (cfg && train_settings_from_json(cfg, run, &raw, g, 1) == 0 && train_config_resolve(&raw, g, 1, &c) == 0 &&
-        c.model.seq_len == seq_len && r.tokens > 0)
+        c.model.seq_len == seq_len && r.tokens > 0 && !(c.mix && c.mix[0]))  // the law is the corpus's alone
         pts[(*n)++] = (ScalingPoint){(double)model_config_scaling_params(&c.model), r.tokens,
                                      isfinite(r.unique_tokens) ? r.unique_tokens : 0, r.val_bpb};
     err_clear();

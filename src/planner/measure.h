@@ -14,6 +14,8 @@ typedef struct {
     double budget_s;         // ladder points: the training budget; calibration: PLAN_CAL_BUDGET_S
     double weight_decay;     // 0: the trainer's default
     int64_t train_tokens;    // > 0: the training data cut to this many tokens (--train-tokens)
+    const char *mix;         // --mix SPEC (NULL: the data alone)
+    int64_t seed;            // > 0: --seed (else the trainer's default)
 } PlanPoint;
 
 #define PLAN_CAL_BUDGET_S 6.0
@@ -61,6 +63,7 @@ int plan_calibrate(const PlanEnv *env, const char *dir, ThroughputModel *m);
 int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *tp, const char *dir, double max_total_s,
                 double corpus_tokens, ScalingPoint *pts, int cap);
 
-// Points from other folders that hold finished runs at the family's sequence length: every
+// Points from other folders that hold finished runs at the family's sequence length and on the
+// data alone (not a mixture: the law is fitted on the corpus, planner/worth.h prices the rest): every
 // DIR/trials/*/run (a research's trials) and DIR/*/run (a ladder's). Appends to pts from *n.
 void plan_reuse_points(const char *dir, int seq_len, ScalingPoint *pts, int *n, int cap);

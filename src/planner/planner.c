@@ -32,6 +32,37 @@ PlanRules plan_rules(double tokens, int64_t min_batch) {
     return (PlanRules){B, fmin(wd, 10.0)};
 }
 
+// A move of the descent: source s's share set to each point of the grid in turn, the amount taken
+// from (or given to) source `from`, within the shares' bounds; the best if it gains. 1 if it moved.
+static int line_search(const ScalingLaw *l, double N, double D, ScalingData *d, int s, int from, double *best) {
+    double pool = d->w[s] + d->w[from], w_best = d->w[s];
+    double cap = from == 0 ? fmin(pool, PLAN_MIX_MAX_EXTRA - (1 - d->w[0] - d->w[s])) : pool;
+    int moved = 0;
+    for (int g = 0; g * PLAN_MIX_STEP <= cap + 1e-9; g++) {
+        d->w[s] = g * PLAN_MIX_STEP, d->w[from] = pool - d->w[s];
+        double L = scaling_eval_mix(l, N, D, d);
+        if (L < *best - PLAN_MIX_MIN_GAIN) *best = L, w_best = d->w[s], moved = 1;
+    }
+    d->w[s] = w_best, d->w[from] = pool - w_best;
+    return moved;
+}
+
+void plan_choose_shares(const ScalingLaw *l, double N, double D, ScalingData *d) {
+    for (int s = 1; s < d->n; s++) d->w[s] = 0;
+    d->w[0] = 1;
+    double best = scaling_eval_mix(l, N, D, d);
+    // Descent over pairs: each extra source's share against the corpus's, then against each other
+    // extra's (when the cap binds, shares can only move between extras), until nothing gains.
+    for (int round = 0; round < 200; round++) {
+        int moved = 0;
+        for (int s = 1; s < d->n; s++) moved |= line_search(l, N, D, d, s, 0, &best);
+        for (int s = 1; s < d->n; s++)
+            for (int t = 1; t < d->n; t++)
+                if (t != s) moved |= line_search(l, N, D, d, s, t, &best);
+        if (!moved) break;
+    }
+}
+
 static int by_score(const void *a, const void *b) {
     double x = ((const PlanCandidate *)a)->score, y = ((const PlanCandidate *)b)->score;
     return (x > y) - (x < y);
@@ -40,7 +71,7 @@ static int by_score(const void *a, const void *b) {
 int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap) {
     const PlanFamily *f = &q->family;
     if (!(q->budget_s > 0) || q->ranks < 1 || !q->tp) return err_usage("plan: needs a budget, ranks >= 1 and a throughput model");
-    const ScalingData data = q->data ? *q->data : (ScalingData){1, {1}, {q->train_tokens}};
+    const ScalingData data = q->data ? *q->data : (ScalingData){1, {1}, {q->train_tokens}, {0}, {0}};
     int n = 0;
     const int64_t min_batch = (int64_t)f->device_batch * f->seq_len * q->ranks;
     for (int d = f->min_depth; d <= f->max_depth && n < cap; d++) {
@@ -63,17 +94,33 @@ int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap) {
         if (!isfinite(c.tok_s)) continue;
         c.mfu = q->peak_flops > 0 ? c.tok_s * c.flops_token / q->peak_flops : NAN;
         c.ratio = c.tokens / c.N;
-        c.epochs = q->train_tokens > 0 ? c.tokens / q->train_tokens : 0;
+        c.data = data;
+        if (q->choose_mix && q->fit && data.n > 1) plan_choose_shares(&q->fit->law, c.N, c.tokens, &c.data);
+        else if (q->choose_mix)  // nothing to price a mixture by: the corpus alone
+            for (int s = 0; s < data.n; s++) c.data.w[s] = s == 0;
+        double U_read = 0;  // the unique tokens of the sources it reads
+        for (int s = 0; s < c.data.n; s++)
+            if (c.data.w[s] > 0 && c.data.U[s] > 0) U_read += c.data.U[s];
+        c.epochs = U_read > 0 ? c.tokens / U_read : 0;
         c.epochs_max = 0;
-        for (int s = 0; s < data.n; s++)
-            if (data.U[s] > 0) c.epochs_max = fmax(c.epochs_max, data.w[s] * c.tokens / data.U[s]);
+        for (int s = 0; s < c.data.n; s++)
+            if (c.data.U[s] > 0) c.epochs_max = fmax(c.epochs_max, c.data.w[s] * c.tokens / c.data.U[s]);
         c.levers = c.epochs_max >= PLAN_REPEAT_EPOCHS;
         if (q->fit) {
-            scaling_predict_mix(q->fit, c.N, c.tokens, &data, &c.L, &c.L_sd);
+            scaling_predict_mix(q->fit, c.N, c.tokens, &c.data, &c.L, &c.L_sd);
+            double var = 0;  // the sources' measured worth is uncertain too: its share of the spread
+            for (int s = 0; s < c.data.n; s++) {
+                if (!(c.data.w[s] > 0 && c.data.discount_se[s] > 0)) continue;
+                ScalingData up = c.data;
+                up.discount[s] += c.data.discount_se[s];
+                double dl = scaling_eval_mix(&q->fit->law, c.N, c.tokens, &up) - scaling_eval_mix(&q->fit->law, c.N, c.tokens, &c.data);
+                var += dl * dl;
+            }
+            if (var > 0) c.L_sd = sqrt((isfinite(c.L_sd) ? c.L_sd * c.L_sd : 0) + var);
             c.score = c.L;
         } else {  // the rule counts repeated tokens at the prior's discount
             c.L = c.L_sd = NAN;
-            double eff = scaling_effective_mix(c.tokens, &data, SCALING_RSTAR_PRIOR);
+            double eff = scaling_effective_mix(c.tokens, &c.data, SCALING_RSTAR_PRIOR);
             c.score = fabs(log(eff / c.N / PLAN_TOKENS_PER_PARAM));
         }
         out[n++] = c;

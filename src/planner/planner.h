@@ -72,9 +72,11 @@ typedef struct {
     double tok_s, mfu;   // predicted (all ranks); mfu against the query's peak_flops
     double tokens;       // D: tok_s x budget
     double ratio;        // D / N
-    double epochs;       // D / U (0 if U is unknown): the whole mixture's
+    double epochs;       // D / U (0 if U is unknown), U of the sources it reads (share > 0)
     double epochs_max;   // of the most repeated source, w_s D / U_s (= epochs with one source)
     int levers;          // 1: epochs_max >= PLAN_REPEAT_EPOCHS, the plan turns the repetition levers on
+    ScalingData data;    // the sources it trains on, with its shares (chosen per candidate with choose_mix)
+    char mix[1024];      // their --mix spec ("" for the data alone); filled by the session, which knows the names
     double L, L_sd;      // predicted val_bpb and its bootstrap sd (NaN without a fit)
     double score;        // what the ranking sorts by (lower is better)
 } PlanCandidate;
@@ -88,7 +90,19 @@ typedef struct {
     const ThroughputModel *tp;
     const ScalingFit *fit; // NULL: the tokens:params rule
     const ScalingData *data;  // the sources (--mix): shares and unique tokens; NULL: one, of train_tokens
+    int choose_mix;        // 1: each candidate's shares of data's sources chosen for it (needs fit; else the first alone)
 } PlanQuery;
+
+// Choosing a mixture (--mix auto): the shares of the sources besides the first (the corpus) that
+// minimise the law's val_bpb for the candidate's N and D, on a grid of PLAN_MIX_STEP, the others
+// adding up to at most PLAN_MIX_MAX_EXTRA (the validation set is the corpus's kind of text: some of
+// it stays). A descent that moves share between any two sources until no move gains more than
+// PLAN_MIX_MIN_GAIN: the result is a local optimum of the grid, and a mixture that predicts the same
+// as the corpus alone is not chosen.
+#define PLAN_MIX_STEP 0.05
+#define PLAN_MIX_MAX_EXTRA 0.9
+#define PLAN_MIX_MIN_GAIN 1e-4
+void plan_choose_shares(const ScalingLaw *l, double N, double D, ScalingData *d);
 
 // Candidates for every depth of the family, sorted best first; returns how many (<= cap), -1 + err.
 int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap);

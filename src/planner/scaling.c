@@ -21,8 +21,9 @@ double scaling_eval(const ScalingLaw *l, double N, double D, double U) {
 
 double scaling_effective_mix(double D, const ScalingData *d, double rstar) {
     double eff = 0;
-    for (int s = 0; s < d->n; s++) eff += scaling_effective_data(d->w[s] * D, d->U[s], rstar);
-    return eff;
+    for (int s = 0; s < d->n; s++)
+        if (d->w[s] > 0) eff += (1 - d->discount[s]) * scaling_effective_data(d->w[s] * D, d->U[s], rstar);
+    return fmax(eff, 1);  // a harmful source can take D' to 0: the law's D'^-beta needs a token
 }
 
 double scaling_eval_mix(const ScalingLaw *l, double N, double D, const ScalingData *d) {
@@ -188,7 +189,7 @@ void scaling_predict_mix(const ScalingFit *fit, double N, double D, const Scalin
 }
 
 void scaling_predict(const ScalingFit *fit, double N, double D, double U, double *mean, double *sd) {
-    ScalingData one = {1, {1}, {U}};
+    ScalingData one = {1, {1}, {U}, {0}, {0}};
     scaling_predict_mix(fit, N, D, &one, mean, sd);
 }
 

@@ -45,13 +45,21 @@ double scaling_effective_data(double D, double U, double rstar);
 double scaling_eval(const ScalingLaw *l, double N, double D, double U);
 
 // A mixture of sources (--mix): D tokens drawn w_s D from source s of U_s unique tokens, each
-// source repeated on its own, so D' = sum over s of D'(w_s D, U_s). One source of weight 1 is the
-// law above. The shares are what the trainer draws by (they add up to 1).
+// source repeated on its own and each token of s worth (1 - delta_s) of one of the validation
+// set's own kind of text:
+//     D' = max(1, sum over s of (1 - delta_s) D'(w_s D, U_s)).
+// delta_s, the source's discount, prices how far its text is from the validation set's: 0 for
+// the training corpus (the law is fitted on it), measured for other sources by `frontier plan
+// --worth` (planner/worth.h); above 1 a source does harm beyond adding nothing. One source of
+// weight 1 and discount 0 is the law above. The shares are what the trainer draws by (they add
+// up to 1).
 #define SCALING_MAX_SOURCES 16
 typedef struct {
     int n;                              // sources (>= 1)
     double w[SCALING_MAX_SOURCES];      // shares of the tokens trained
     double U[SCALING_MAX_SOURCES];      // unique tokens of each (<= 0: unlimited)
+    double discount[SCALING_MAX_SOURCES];     // delta_s (0: worth the corpus's own tokens)
+    double discount_se[SCALING_MAX_SOURCES];  // its standard error (0: exact; the planner adds it to a prediction's spread)
 } ScalingData;
 double scaling_effective_mix(double D, const ScalingData *d, double rstar);
 double scaling_eval_mix(const ScalingLaw *l, double N, double D, const ScalingData *d);

@@ -69,7 +69,29 @@ static int resolve_data(const PlanRequest *rq, PlanResult *res) {
         snprintf(res->data_dir, sizeof res->data_dir, "%s", abs ? abs : pr.data_dir);
         free(abs);
     }
-    if (mix_parse(rq->mix, default_data_root(), &res->mix) != 0) return -1;
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", res->data_dir);
+    snprintf(res->data_key, sizeof res->data_key, "%.24s-T%d", basename(copy), res->family.seq_len);
+    char name[160];
+    snprintf(name, sizeof name, "worth-%s.json", res->data_key);
+    char *worth_path = plan_path(rq, name);
+    int rc = worth_load(worth_path, &res->worth);
+    free(worth_path);
+    if (rc != 0) return -1;
+    const char *spec = rq->mix;
+    char all[4096] = "";
+    if (spec && !strcmp(spec, MIX_AUTO)) {  // every folder of text/; to choose among, those measured
+        res->choose_mix = 1;
+        char folders[4096];
+        mix_text_folders(default_data_root(), ",", folders, sizeof folders);
+        for (char *save = NULL, *t = strtok_r(folders, ",", &save); t; t = strtok_r(NULL, ",", &save))
+            if (rq->worth || worth_find(&res->worth, t)) {
+                size_t at = strlen(all);
+                snprintf(all + at, sizeof all - at, "%s%s", at ? "," : "", t);
+            }
+        spec = all;
+    }
+    if (mix_parse(spec, default_data_root(), &res->mix) != 0) return -1;
     res->train_tokens = 0;
     res->sources.n = res->mix.n;
     for (int s = 0; s < res->mix.n; s++) {  // each source's unique tokens (an extra one prepared, cached)
@@ -93,6 +115,10 @@ static int resolve_data(const PlanRequest *rq, PlanResult *res) {
         if (rc != 0) return -1;
         res->sources.U[s] = U;
         res->train_tokens += U;
+        const WorthEntry *e = strcmp(m->name, "train") ? worth_find(&res->worth, m->name) : NULL;
+        res->measured[s] = e != NULL;
+        res->sources.discount[s] = e ? e->discount : 0;
+        res->sources.discount_se[s] = e && isfinite(e->se) ? e->se : 0;
     }
     for (int s = 0; s < res->mix.n; s++)  // natural shares: in proportion to the tokens
         res->sources.w[s] = res->mix.weighted ? res->mix.src[s].weight : res->sources.U[s] / res->train_tokens;
@@ -102,9 +128,6 @@ static int resolve_data(const PlanRequest *rq, PlanResult *res) {
     if (!tok) return err_prefix("--data %s", res->data_dir);
     res->family.vocab_size = tok->vocab_size;
     tokenizer_free(tok);
-    char copy[1024];
-    snprintf(copy, sizeof copy, "%s", res->data_dir);
-    snprintf(res->data_key, sizeof res->data_key, "%.24s-T%d", basename(copy), res->family.seq_len);
     return 0;
 }
 
@@ -142,9 +165,46 @@ int plan_session(const PlanRequest *rq, PlanResult *res) {
     free(fit_path);
     res->peak_flops = machine_peak_flops_for(rq->precision) * rq->ranks;
     PlanQuery q = {res->family, rq->budget_s, rq->ranks, res->peak_flops, res->train_tokens, &res->tp,
-                   res->have_fit ? &res->fit : NULL, &res->sources};
+                   res->have_fit ? &res->fit : NULL, &res->sources, res->choose_mix};
     res->n = plan_rank(&q, res->cand, PLAN_MAX_CANDIDATES);
+    for (int i = 0; i < res->n; i++) {  // each candidate's mixture as a spec: its sources' shares
+        PlanCandidate *c = &res->cand[i];
+        c->mix[0] = 0;
+        if (!res->choose_mix) {
+            if (rq->mix && mix_is_mixture(&res->mix)) snprintf(c->mix, sizeof c->mix, "%s", rq->mix);
+            continue;
+        }
+        for (int s = 1; s < c->data.n; s++)
+            if (c->data.w[s] > 0) {
+                size_t at = strlen(c->mix);
+                snprintf(c->mix + at, sizeof c->mix - at, "%s%s=%.4g", at ? "," : "", res->mix.src[s].name, c->data.w[s]);
+            }
+    }
     return res->n < 0 ? -1 : 0;
+}
+
+int plan_worth(const PlanRequest *rq, const PlanResult *res, double budget_s, int seeds) {
+    if (!res->have_fit)
+        return err_usage("plan --worth: a source's worth is read off the fitted loss model, and there is none for %s yet: "
+                         "add --fit (the ladder, about an hour, resumable)", res->data_key);
+    PlanEnv env = plan_env(rq, res->data_dir);
+    env.vocab_size = res->family.vocab_size;
+    char name[160];
+    snprintf(name, sizeof name, "worth-%s", res->data_key);
+    char *dir = plan_path(rq, name);
+    snprintf(name, sizeof name, "worth-%s.json", res->data_key);
+    char *table = plan_path(rq, name);
+    WorthTable *t = xmalloc(sizeof *t);
+    *t = res->worth;
+    if (!rq->quiet)
+        fprintf(stderr, "plan: measuring the worth of %d source%s: %d runs of %s (the corpus alone and each source at %.0f%% "
+                "of the tokens, %d seed%s), resumable in %s\n", res->mix.n - 1, res->mix.n == 2 ? "" : "s",
+                res->mix.n * seeds, trial_budget_text(budget_s), 100 * PLAN_WORTH_WEIGHT, seeds, seeds == 1 ? "" : "s", dir);
+    int rc = worth_measure(&env, &res->family, &res->fit, &res->mix, &res->sources, dir, table, budget_s, seeds, t,
+                           rq->quiet ? NULL : stderr);
+    if (rc == 0 && !rq->quiet) fprintf(stderr, "plan: the sources' worth is in %s\n", table);
+    free(t), free(dir), free(table);
+    return rc;
 }
 
 static void human(double v, char *buf, size_t n) {
@@ -190,17 +250,33 @@ void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
                    "repeats, --ema-steps %.0f --ema-blend %.1f --dropout %.1f --wd-per-epoch %.0f (docs/training.md)\n",
                 res->cand[0].epochs_max, PLAN_REPEAT_EPOCHS, PLAN_REPEAT_EMA_STEPS, PLAN_REPEAT_EMA_BLEND,
                 PLAN_REPEAT_DROPOUT, PLAN_REPEAT_WD_PER_EPOCH);
-    if (mix_is_mixture(&res->mix) && res->n > 0) {  // each source's share and how often the pick reads it
+    if (res->choose_mix && !res->have_fit)
+        fprintf(f, "\n--mix auto: no loss model to price a mixture by: the corpus alone (run `frontier plan --fit`, then "
+                   "`--worth --mix auto` to measure the sources)\n");
+    else if (res->choose_mix && !mix_is_mixture(&res->mix)) {
+        char folders[1024];
+        mix_text_folders(default_data_root(), ", ", folders, sizeof folders);
+        fprintf(f, "\n--mix auto: no source's worth is measured yet (%s): the corpus alone. `frontier plan --worth --mix "
+                   "auto` measures them (%d runs of %.0f s)\n", folders[0] ? folders : "no folders in text/",
+                PLAN_WORTH_SEEDS, PLAN_WORTH_BUDGET_S);
+    }
+    if (mix_is_mixture(&res->mix) && res->n > 0) {  // each source's share, worth and how often the pick reads it
         const PlanCandidate *c = &res->cand[0];
-        fprintf(f, "\nmixture (--mix %s), the pick's reads of each source:", rq->mix);
-        for (int s = 0; s < res->sources.n; s++) {
-            char u[32];
-            human(res->sources.U[s], u, sizeof u);
-            fprintf(f, "%s %s %.3f of the tokens, %s unique, %.2f epochs", s ? ";" : "", res->mix.src[s].name,
-                    res->sources.w[s], u, res->sources.U[s] > 0 ? res->sources.w[s] * c->tokens / res->sources.U[s] : 0);
+        if (res->choose_mix)
+            fprintf(f, "\nmixture chosen for the pick (--mix auto, among the sources whose worth is measured): %s\n",
+                    c->mix[0] ? c->mix : "the corpus alone (no source's share gains)");
+        else fprintf(f, "\nmixture (--mix %s), the pick's reads of each source:\n", rq->mix);
+        for (int s = 0; s < c->data.n; s++) {
+            char u[32], worth[96];
+            human(c->data.U[s], u, sizeof u);
+            if (s == 0 && !strcmp(res->mix.src[0].name, "train")) snprintf(worth, sizeof worth, "the loss model's own");
+            else if (res->measured[s])
+                snprintf(worth, sizeof worth, "worth %.2f +- %.2f of a corpus token", 1 - c->data.discount[s],
+                         c->data.discount_se[s]);
+            else snprintf(worth, sizeof worth, "worth not measured: counted as a corpus token (`plan --worth`)");
+            fprintf(f, "  %-20s %.3f of the tokens, %s unique, %.2f epochs; %s\n", res->mix.src[s].name, c->data.w[s], u,
+                    c->data.U[s] > 0 ? c->data.w[s] * c->tokens / c->data.U[s] : 0, worth);
         }
-        fprintf(f, "\n(the loss model counts each source's repetition; it does not price how far a source's text is "
-                   "from the validation set's)\n");
     }
 }
 
@@ -220,7 +296,7 @@ void plan_candidate_settings(const PlanResult *res, const PlanRequest *rq, const
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) train_setting_give(given, names[i]);
     if (rq->threads > 0) raw->threads = rq->threads, train_setting_give(given, "threads");
     if (rq->data) raw->data_dir = res->data_dir, train_setting_give(given, "data");
-    if (rq->mix && rq->mix[0]) raw->mix = rq->mix, train_setting_give(given, "mix");
+    if (c->mix[0]) raw->mix = c->mix, train_setting_give(given, "mix");
     if (c->levers) {
         raw->optim.ema_steps = PLAN_REPEAT_EMA_STEPS, train_setting_give(given, "ema-steps");
         raw->optim.ema_blend = PLAN_REPEAT_EMA_BLEND, train_setting_give(given, "ema-blend");

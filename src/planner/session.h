@@ -6,13 +6,15 @@
 //
 // Folders under <cache>/plan/: calibrate-<layout hash>/NNNN (the calibration runs),
 // heldout-<layout hash>/NNNN (the throughput check), ladder-<data>-T<seq>/NNNN (the loss ladder),
-// scaling-<data>-T<seq>.json (its fit) and scaling-<data>-T<seq>.html (the fit and its points).
+// scaling-<data>-T<seq>.json (its fit), scaling-<data>-T<seq>.html (the fit and its points),
+// worth-<data>-T<seq>/ (the sources' worth runs) and worth-<data>-T<seq>.json (their discounts).
 #pragma once
 #include <stdio.h>
 
 #include "data/mix.h"
 #include "planner/measure.h"
 #include "planner/planner.h"
+#include "planner/worth.h"
 #include "train/train.h"
 
 #define PLAN_MAX_CANDIDATES 32
@@ -26,14 +28,19 @@ typedef struct {
     const char *launcher;        // trial launcher template for ranks > 1 (NULL: mpirun -np R)
     int calibrate;               // 1: measure the throughput model even if one is cached
     int quiet;
-    const char *mix;             // --mix SPEC (data/mix.h): the sources training mixes; NULL: the data alone
+    const char *mix;             // --mix SPEC (data/mix.h): the sources training mixes; NULL: the data alone;
+                                 // "auto" (MIX_AUTO): the planner chooses among the sources whose worth is measured
+    int worth;                   // 1: for measuring the sources' worth (plan_worth): "auto" is every folder of text/
 } PlanRequest;
 
 typedef struct {
     char data_dir[1024];
     double train_tokens;         // U: the training shards' tokens (every source's, with a mixture)
     Mix mix;                     // the sources (train alone without --mix)
-    ScalingData sources;         // their shares of the tokens trained and unique tokens
+    ScalingData sources;         // their shares of the tokens trained, unique tokens and discounts
+    int measured[MIX_MAX_SOURCES];  // 1: the source's discount is measured (worth), else 0 is assumed
+    int choose_mix;              // --mix auto: each candidate's shares chosen by the planner
+    WorthTable worth;            // <cache>/plan/worth-<data key>.json (empty when never measured)
     char data_key[80];           // names the loss model's files: the data folder's name and T
     ThroughputModel tp;
     int have_fit;
@@ -71,6 +78,11 @@ int plan_write_json(const PlanResult *res, const PlanRequest *rq, const PlanCand
 // of any research folders in reuse[] at the same T, the fit with its bootstrap; saves scaling
 // JSON and the HTML page. 0 or -1 + err.
 int plan_fit(const PlanRequest *rq, const PlanResult *res, double max_minutes, const char *const *reuse, int n_reuse);
+
+// `frontier plan --worth`: the discount of each source of res->mix but train (planner/worth.h),
+// measured with the fitted loss model (res->have_fit) in <cache>/plan/worth-<data key>/ (resumable)
+// and merged into worth-<data key>.json. 0 or -1 + err.
+int plan_worth(const PlanRequest *rq, const PlanResult *res, double budget_s, int seeds);
 
 // `frontier plan --check`: the held-out shapes measured (resumable) against the throughput model;
 // prints predicted vs measured tok/s. 0 or -1 + err.

@@ -99,6 +99,7 @@ declare -A STRING_CLASS=(
   ["research report --out"]=outfile ["research report --md"]=outfile
   ["plan --budget"]=duration ["plan --precision"]=enum ["plan --data"]=indir ["plan --cache"]=outdir
   ["plan --out"]=outfile ["plan --reuse"]=indir ["plan --launcher"]=launcher ["plan --mix"]=mix
+  ["plan --worth-budget"]=duration
 )
 for c in train run profile; do
   STRING_CLASS["$c --config"]=infile; STRING_CLASS["$c --preset"]=enum; STRING_CLASS["$c --budget"]=duration

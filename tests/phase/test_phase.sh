@@ -2,8 +2,9 @@
 # tests/phase/test_phase.sh — `frontier run --phase 1|2` scaled down to seconds, with the planner's
 # throughput model seeded in a fresh cache (calibrating takes minutes; test_plan_cli.sh and
 # test_planner.c cover it):
-#   1. phase 1: every output (plan.json and plan.md, the training folder, report.html,
-#      result.json) and the result line; run again, every step is skipped and the result is the same;
+#   1. phase 1 (--mix auto: the plan chooses the data, here the corpus alone): every output
+#      (plan.json and plan.md, the training folder, report.html, result.json) and the result line;
+#      run again, every step is skipped and the result is the same;
 #   2. a phase interrupted by SIGTERM during its training exits 143 and, run again, continues the
 #      training from its checkpoint (not from scratch) to the end;
 #   3. phase 2 on 2 MPI ranks (mpirun started by the command) with a CORE subset: core.json, the
@@ -35,7 +36,7 @@ PY
 }
 key=$($F info | sed -n 's/^plan layout: *//p')
 seed_model "$key"
-P1=(--phase 1 --budget 4s --data "$data" --cache "$C" --eval-tokens 4096)
+P1=(--phase 1 --budget 4s --data "$data" --cache "$C" --eval-tokens 4096 --mix auto)
 
 # 1. phase 1, and again
 out=$($F run "${P1[@]}" --run-dir "$tmp/p1" 2>&1); rc=$?
@@ -50,7 +51,12 @@ d = sys.argv[1]
 r, p, c = (json.load(open(f"{d}/{f}")) for f in ("result.json", "plan.json", "train/config.json"))
 s = json.load(open(f"{d}/train/summary.json"))
 ok = r["phase"] == 1 and r["val_bpb"] == s["val_bpb"] and r["depth"] == p["depth"] == c["depth"] and c["budget"] == "4s"
-print(("ok" if ok else "FAIL") + f": result.json = the run's val_bpb {r['val_bpb']:.4f}; it trained the planned depth {p['depth']}")
+# --mix auto is the planner's: with nothing to price a mixture by, the plan says so and the
+# training gets no --mix (a --mix auto passed on would stop it)
+auto = "--mix auto: no loss model" in open(f"{d}/plan.md").read() and c.get("mix") is None and "mix" not in p
+print(("ok" if ok and auto else "FAIL") + f": result.json = the run's val_bpb {r['val_bpb']:.4f}; it trained the planned "
+      f"depth {p['depth']}; --mix auto {'planned the corpus alone and said why' if auto else 'MISHANDLED'}")
+ok = ok and auto
 sys.exit(0 if ok else 1)
 PY
 out2=$($F run "${P1[@]}" --run-dir "$tmp/p1" 2>&1); rc=$?

@@ -8,6 +8,9 @@
 #     longer budget;
 #   - --mix: each source's epochs, the mixture in plan.json, its repetition in the prediction;
 #   - the repetition levers: in the plan of a pick that reads a source 4+ times, not otherwise;
+#   - --worth: a source's discount measured by paired runs (resumable), and the plan priced by it;
+#   - --mix auto: the corpus alone (saying why) with nothing to price a mixture by; with a measured
+#     source, a share of it for a budget that repeats the corpus and none for a short one;
 #   - bad input: a bad budget or launcher (exit 2), a corrupt cache file (exit 1, naming it).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -104,7 +107,7 @@ $F plan --budget 4h --data "$data" --cache "$C" --mix "$tmp/extra=0.25" --out "$
 /usr/bin/python3 - "$tmp/pmix.json" "$tmp/pmix.log" "$tmp/p4h.log" "$tmp/extra" <<'PY' || fails=$((fails + 1))
 import json, re, sys
 p, log, plain = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), open(sys.argv[3]).read()
-m = re.search(r"train ([0-9.]+) of the tokens, \S+ unique, ([0-9.]+) epochs; (\S+) ([0-9.]+) of the tokens, \S+ unique, ([0-9.]+) epochs", log)
+m = re.search(r"^ +train +([0-9.]+) of the tokens, \S+ unique, ([0-9.]+) epochs;.*\n +(\S+) +([0-9.]+) of the tokens, \S+ unique, ([0-9.]+) epochs", log, re.M)
 L = lambda out: float([l for l in out.splitlines() if l.startswith("| 1 |")][0].split("|")[14].split("+-")[0])
 ok = bool(m) and p.get("mix") == f"{sys.argv[4]}=0.25" and abs(float(m[1]) - 0.75) < 1e-9 and float(m[5]) > 100 * float(m[2]) > 0
 # the corpus gives 3/4 of the tokens, the tiny source is worth almost nothing new: the prediction is worse
@@ -117,7 +120,61 @@ print(("ok" if ok else "FAIL") + f": plan --mix: per-source epochs {m.groups() i
 sys.exit(0 if ok else 1)
 PY
 
+# the sources' worth (--worth): paired runs of the corpus alone and mixed with the source, read
+# off the loss model; the table, and the plan that prices the source by it
+out=$($F plan --budget 4h --data "$data" --cache "$C" --mix "$tmp/extra" --worth --worth-budget 3s --worth-seeds 2 \
+      --out "$tmp/pw.json" 2>&1); rc=$?
+/usr/bin/python3 - "$C/plan/worth-$dk.json" "$tmp/extra" "$out" $rc <<'PY' || fails=$((fails + 1))
+import json, os, re, sys
+path, name, out, rc = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+t = json.load(open(path)) if os.path.exists(path) else {}
+e = t.get("sources", {}).get(name, {})
+runs = re.findall(r"val_bpb ([0-9.]+)\n", out)
+ok = rc == 0 and e.get("seeds") == 2 and -1 <= e.get("discount", 9) <= 1.99 and e.get("se") is not None and len(runs) == 4
+ok = ok and re.search(r"worth [-0-9.]+ \+- [0-9.]+ of a corpus token", out) is not None
+print(("ok" if ok else "FAIL") + f": --worth: 4 runs {runs}, {name}: {e}")
+if not ok: print(out[-1500:])
+sys.exit(0 if ok else 1)
+PY
+again=$($F plan --budget 4h --data "$data" --cache "$C" --mix "$tmp/extra" --worth --worth-budget 3s --worth-seeds 2 \
+        --out "$tmp/pw.json" 2>&1)
+grep -q "^plan: worth of" <<<"$again" && ! grep -q "worth-.*: depth" <<<"$again" \
+  && ok "--worth again: every run found, none trained again" || { bad "--worth again trained"; echo "$again" | tail -5; }
+
+# --mix auto: without a measured source the corpus alone, and it says so; with one measured (its
+# entry written here as a measurement would), a budget that reads the corpus dozens of times (48
+# hours of this made-up machine) reads it too, a short one does not
+mkdir -p "$tmp/cache_nf/plan" && cp "$C/throughput.json" "$tmp/cache_nf/"
+out=$($F plan --budget 4h --data "$data" --cache "$tmp/cache_nf" --mix auto --out "$tmp/pa0.json" 2>&1); rc=$?
+[ $rc = 0 ] && grep -q "no loss model to price a mixture" <<<"$out" && ! grep -q '"mix"' "$tmp/pa0.json" \
+  && ok "--mix auto without a loss model: the corpus alone, and it says so" || { bad "--mix auto, no fit: exit $rc"; echo "$out" | tail -3; }
+out=$($F plan --budget 4h --data "$data" --cache "$C" --mix auto --out "$tmp/pa1.json" 2>&1); rc=$?
+[ $rc = 0 ] && grep -q "no source's worth is measured yet" <<<"$out" && ! grep -q '"mix"' "$tmp/pa1.json" \
+  && ok "--mix auto without a measured source: the corpus alone, and it says so" || { bad "--mix auto, none measured: exit $rc"; echo "$out" | tail -3; }
+/usr/bin/python3 - "$C/plan/worth-$dk.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["sources"]["extra_textbooks"] = {"discount": 0.2, "se": 0.05, "seeds": 3, "clamped": 0, "dL": 0.01}
+json.dump(t, open(sys.argv[1], "w"))
+PY
+$F plan --budget 48h --data "$data" --cache "$C" --mix auto --out "$tmp/pa4h.json" > "$tmp/pa4h.log" 2>&1 || bad "plan --mix auto 48h failed"
+$F plan --budget 2m --data "$data" --cache "$C" --mix auto --out "$tmp/pa2m.json" > "$tmp/pa2m.log" 2>&1 || bad "plan --mix auto 2m failed"
+/usr/bin/python3 - "$tmp/pa4h.json" "$tmp/pa4h.log" "$tmp/pa2m.json" "$tmp/pa2m.log" <<'PY' || fails=$((fails + 1))
+import json, re, sys
+p4, log4, p2, log2 = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), json.load(open(sys.argv[3])), open(sys.argv[4]).read()
+m = re.fullmatch(r"extra_textbooks=([0-9.]+)", p4.get("mix", ""))
+ep = float([l for l in log4.splitlines() if l.startswith("| 1 |")][0].split("|")[10])
+ok = bool(m) and 0 < float(m[1]) <= 0.9 and f"mixture chosen for the pick (--mix auto" in log4 and "worth 0.80 +- 0.05" in log4
+ok = ok and "mix" not in p2 and "the corpus alone (no source's share gains)" in log2
+print(("ok" if ok else "FAIL") + f": --mix auto: 48h picks {p4.get('mix')} ({ep} epochs of what it reads), 2m {p2.get('mix', 'the corpus alone')}")
+if not ok: print(log4[-1200:], log2[-600:])
+sys.exit(0 if ok else 1)
+PY
+
 # bad input
+check "--worth without --mix" 2 "--worth measures the sources" $F plan --worth --data "$data" --cache "$C" --out "$tmp/x.json"
+check "--worth without a loss model" 2 "add --fit" $F plan --worth --mix "$tmp/extra" --data "$data" --cache "$tmp/cache_nf" --out "$tmp/x.json"
+check "train --mix auto" 2 "the planner's choice" $F train --mix auto --steps 1 --data "$data"
 check "--mix with an unknown source" 2 "--mix" $F plan --mix nosuchfolder=0.5 --data "$data" --cache "$C" --out "$tmp/x.json"
 check "--budget 0" 2 "--budget" $F plan --budget 0 --data "$data" --cache "$C" --out "$tmp/x.json"
 check "--launcher without {cmd}" 2 "has no {cmd}" $F plan --launcher "mpirun -np 2" --data "$data" --cache "$C"

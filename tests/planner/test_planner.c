@@ -4,7 +4,8 @@
 // as Muennighoff et al.'s (per source in a mixture); the throughput fit recovers the machine rates it was made from and
 // predicts shapes it never saw; the ranking picks the lowest predicted val_bpb, counts epochs, and
 // without a loss model follows the tokens:params rule with repeated tokens discounted; the batch
-// and weight-decay rules; the fit's JSON round trip.
+// and weight-decay rules; the fit's JSON round trip; a source's discount solved from a paired
+// difference, and the mixture the planner chooses for a horizon.
 #include "test_util.h"
 
 #include <cjson/cJSON.h>
@@ -14,6 +15,7 @@
 #include "planner/planner.h"
 #include "planner/scaling.h"
 #include "planner/throughput.h"
+#include "planner/worth.h"
 #include "util/rng.h"
 
 static const ScalingLaw TRUTH = {0.9, 40, 0.35, 500, 0.30, 6.0};
@@ -51,7 +53,7 @@ static void test_effective_data(void **state) {
     assert_true(scaling_effective_data(4e8, 1e7, 15.4) < 0.5 * 4e8);
     // a mixture: each source repeated on its own; one source of weight 1 is the law above, and
     // fresh data beside a repeated corpus is worth more than the same tokens of the corpus alone
-    ScalingData one = {1, {1}, {1e7}}, two = {2, {0.75, 0.25}, {1e7, 1e9}};
+    ScalingData one = {1, {1}, {1e7}, {0}, {0}}, two = {2, {0.75, 0.25}, {1e7, 1e9}, {0}, {0}};
     for (double D = 1e6; D < 1e9; D *= 3) {
         assert_true(scaling_effective_mix(D, &one, 6) == scaling_effective_data(D, 1e7, 6));
         double want = scaling_effective_data(0.75 * D, 1e7, 6) + scaling_effective_data(0.25 * D, 1e9, 6);
@@ -60,6 +62,77 @@ static void test_effective_data(void **state) {
     assert_true(scaling_effective_mix(3e8, &two, 6) > scaling_effective_mix(3e8, &one, 6));
     assert_true(scaling_eval_mix(&TRUTH, 1e6, 3e8, &two) < scaling_eval_mix(&TRUTH, 1e6, 3e8, &one));
     assert_true(scaling_eval_mix(&TRUTH, 1e6, 3e8, &one) == scaling_eval(&TRUTH, 1e6, 3e8, 1e7));
+    // a discounted source: its effective tokens scaled by its worth, the corpus's untouched; a
+    // harmful one (discount > 1) takes from D', never below one token
+    ScalingData worth = two;
+    worth.discount[1] = 0.4;
+    double want = scaling_effective_data(0.75 * 3e8, 1e7, 6) + 0.6 * scaling_effective_data(0.25 * 3e8, 1e9, 6);
+    assert_true(fabs(scaling_effective_mix(3e8, &worth, 6) - want) <= 1e-9 * want);
+    worth.discount[1] = 1.5;
+    assert_true(scaling_effective_mix(3e8, &worth, 6) < scaling_effective_data(0.75 * 3e8, 1e7, 6));
+    worth.discount[1] = 1e9;
+    assert_true(scaling_effective_mix(3e8, &worth, 6) == 1);
+}
+
+// A source's discount from a paired difference: the law's own differences give back the discount
+// they were made with, at either run's tokens; differences past what the law can price clamp.
+static void test_worth_solve(void **state) {
+    (void)state;
+    const double N = 1.4e6, U0 = 44e6, Us = 6e7, w = PLAN_WORTH_WEIGHT;
+    const double truth[] = {-0.6, 0, 0.25, 0.9, 1.4};
+    for (size_t i = 0; i < sizeof truth / sizeof *truth; i++)
+        for (double D1 = 2.8e6; D1 < 3.3e6; D1 += 0.2e6) {  // the mixture's run a little slower or faster
+            ScalingData d = {2, {1 - w, w}, {U0, Us}, {0, truth[i]}, {0, 0}};
+            double dL = scaling_eval_mix(&TRUTH, N, D1, &d) - scaling_eval(&TRUTH, N, 3e6, U0);
+            int clamped = -1;
+            double got = worth_solve(&TRUTH, N, U0, Us, w, 3e6, D1, dL, &clamped);
+            assert_int_equal(clamped, 0);
+            assert_true(fabs(got - truth[i]) < 1e-6);
+        }
+    int clamped = 0;
+    assert_true(worth_solve(&TRUTH, N, U0, Us, w, 3e6, 3e6, 1e3, &clamped) == PLAN_WORTH_MAX && clamped);
+    assert_true(worth_solve(&TRUTH, N, U0, Us, w, 3e6, 3e6, -5.0, &clamped) == PLAN_WORTH_MIN && clamped);
+}
+
+// The planner's mixture: at a short horizon, where the corpus never repeats, a source worth less
+// than the corpus only displaces better tokens and gets no share; at a long one, where the
+// corpus is read dozens of times, fresh text wins a share and the prediction improves; a harmful
+// source never gets one; the shares always add up to 1.
+static void test_choose_shares(void **state) {
+    (void)state;
+    const double N = 1e6;
+    ScalingData d = {2, {1, 0}, {1e7, 1e9}, {0, 0.3}, {0, 0}};
+    plan_choose_shares(&TRUTH, N, 3e6, &d);
+    assert_true(d.w[1] == 0 && d.w[0] == 1);
+    ScalingData alone = {1, {1}, {1e7}, {0}, {0}};
+    plan_choose_shares(&TRUTH, N, 5e8, &d);
+    assert_true(d.w[1] > 0 && fabs(d.w[0] + d.w[1] - 1) < 1e-12 && d.w[1] <= PLAN_MIX_MAX_EXTRA + 1e-12);
+    assert_true(scaling_eval_mix(&TRUTH, N, 5e8, &d) < scaling_eval_mix(&TRUTH, N, 5e8, &alone) - PLAN_MIX_MIN_GAIN);
+    double w_worth = d.w[1];
+    d.discount[1] = 0.6;  // worth less: a smaller share
+    plan_choose_shares(&TRUTH, N, 5e8, &d);
+    assert_true(d.w[1] < w_worth);
+    d.discount[1] = 1.3;
+    plan_choose_shares(&TRUTH, N, 5e8, &d);
+    assert_true(d.w[1] == 0);
+    // three sources: each share on the grid, the extras within their cap, and no step of share
+    // from one source to another predicts better (a local optimum of the grid)
+    ScalingData three = {3, {1, 0, 0}, {1e7, 1e9, 2e7}, {0, 0.5, -0.2}, {0, 0, 0}};
+    plan_choose_shares(&TRUTH, N, 5e8, &three);
+    double sum = 0, best = scaling_eval_mix(&TRUTH, N, 5e8, &three);
+    print_message("three sources: shares %.2f %.2f %.2f\n", three.w[0], three.w[1], three.w[2]);
+    for (int s = 0; s < 3; s++) {
+        sum += three.w[s];
+        if (s > 0) assert_true(fabs(three.w[s] / PLAN_MIX_STEP - round(three.w[s] / PLAN_MIX_STEP)) < 1e-9);
+        for (int t = 0; t < 3; t++) {
+            ScalingData m = three;
+            if (s == t || m.w[s] < PLAN_MIX_STEP - 1e-12) continue;
+            m.w[s] -= PLAN_MIX_STEP, m.w[t] += PLAN_MIX_STEP;
+            if (1 - m.w[0] > PLAN_MIX_MAX_EXTRA + 1e-9) continue;
+            assert_true(scaling_eval_mix(&TRUTH, N, 5e8, &m) >= best - PLAN_MIX_MIN_GAIN);
+        }
+    }
+    assert_true(fabs(sum - 1) < 1e-12 && three.w[1] > 0 && three.w[2] > 0);
 }
 
 static void test_fit_recovers_the_law(void **state) {
@@ -167,7 +240,7 @@ static void test_ranking(void **state) {
     (void)state;
     ThroughputModel tp = flops_machine(3e11);
     PlanCandidate c[32];
-    PlanQuery q = {plan_family_default(), 1800, 1, 1e12, 44e6, &tp, NULL, NULL};
+    PlanQuery q = {plan_family_default(), 1800, 1, 1e12, 44e6, &tp, NULL, NULL, 0};
     int n = plan_rank(&q, c, 32);
     assert_true(n >= 8);
     // without a loss model: D'/N nearest 12, repeated tokens discounted; epochs counted
@@ -204,6 +277,28 @@ static void test_ranking(void **state) {
         some += c[i].levers, none += !c[i].levers;
     }
     assert_true(some > 0);
+    // choosing the mixture: each candidate its own shares, adding up to 1; the corpus alone
+    // without a loss model to price a mixture by
+    ScalingData src = {2, {0.5, 0.5}, {2e6, 1e9}, {0, 0.3}, {0, 0.05}};
+    q.data = &src, q.choose_mix = 1;
+    n = plan_rank(&q, c, 32);
+    PlanCandidate exact[32];
+    src.discount_se[1] = 0;
+    assert_int_equal(plan_rank(&q, exact, 32), n);
+    src.discount_se[1] = 0.05;
+    int mixed = 0;
+    for (int i = 0; i < n; i++) {
+        assert_true(fabs(c[i].data.w[0] + c[i].data.w[1] - 1) < 1e-12);
+        mixed += c[i].data.w[1] > 0;
+        assert_true(exact[i].depth == c[i].depth || exact[i].L != c[i].L);
+        // the discount's uncertainty widens the spread of a candidate that reads the source
+        if (c[i].data.w[1] > 0 && exact[i].depth == c[i].depth) assert_true(c[i].L_sd > exact[i].L_sd + 1e-6);
+    }
+    assert_true(mixed > 0);
+    q.fit = NULL;
+    n = plan_rank(&q, c, 32);
+    for (int i = 0; i < n; i++) assert_true(c[i].data.w[0] == 1 && c[i].data.w[1] == 0);
+    q.data = NULL, q.choose_mix = 0;
     free(f);
     // no throughput model, no budget: refused
     q.tp = NULL;
@@ -225,7 +320,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_effective_data), cmocka_unit_test(test_fit_recovers_the_law),
         cmocka_unit_test(test_fit_json_round_trip), cmocka_unit_test(test_throughput_fit),
-        cmocka_unit_test(test_ranking), cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_ranking), cmocka_unit_test(test_rules), cmocka_unit_test(test_worth_solve),
+        cmocka_unit_test(test_choose_shares),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
