@@ -42,3 +42,11 @@ duration_s() {
     *s) echo "${1%s}" ;; *m) echo $(( ${1%m} * 60 )) ;; *h) echo $(( ${1%h} * 3600 )) ;; *) echo "$1" ;;
   esac
 }
+
+# bench_commit STATE MSG: commit the folder STATE (a resumable benchmark's recorded state) and
+# nothing else, when COMMIT=1 (the default) and this is a checkout; a no-op when nothing changed.
+bench_commit() {
+  [ "${COMMIT:-1}" = 1 ] && git rev-parse --git-dir > /dev/null 2>&1 || return 0
+  git add -A -- "$1" && git diff --cached --quiet -- "$1" && return 0
+  git commit -q -m "$1: $2" -- "$1" && echo "$(basename "$0"): committed $1 ($2)"
+}
