@@ -19,7 +19,8 @@
 #      pick on the corpus (`pick`), the plan with `--mix auto` (`pick-mix`: its own pick and
 #      mixture; skipped where it chooses the corpus alone, since it is then `pick`), and the `cpu`
 #      preset; each run's predicted val_bpb beside the measured one (validation.tsv);
-#   5. the tables into docs/planning.md (between the bench:planning markers).
+#   5. the tables into docs/planning.md (between the bench:planning markers), and every run's
+#      predicted against measured val_bpb as a plot, docs/plan_validation.svg.
 # Never beside another benchmark or test: budgets are wall clock.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -158,9 +159,41 @@ for b in sorted({r["budget"] for r in rows}):
         print(f"| {b} | {a} | {first['depth']} | {first.get('mix', '-')} | {len(v)} | {st.mean(v):.4f} ± {sd(v):.4f} | "
               f"{pred} | {err} | {diff} |")
 PY
-{ echo "$(bench_machine). Command: \`MAX_MINUTES=60 bash bench/plan_validate.sh\` (resumable; state in $R)."; echo
+# predicted against measured, every run: docs/plan_validation.svg (the goal's band: within 0.02)
+/usr/bin/python3 - "$V" docs/plan_validation.svg <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1]), delimiter="\t") if r["predicted"] != "-"]
+W, H, M = 520, 520, 60
+pts = [(float(r["predicted"]), float(r["val_bpb"]), float(r["predicted_sd"] or 0), r["arm"], r["budget"]) for r in rows]
+vals = [v for p in pts for v in (p[0] - p[2], p[0] + p[2], p[1])] or [1.0, 2.0]
+lo, hi = min(vals) - 0.03, max(vals) + 0.03
+X = lambda v: M + (v - lo) / (hi - lo) * (W - 2 * M)
+Y = lambda v: H - M - (v - lo) / (hi - lo) * (H - 2 * M)
+col = {"pick": "#1f77b4", "pick-mix": "#2ca02c", "preset": "#d62728"}
+o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+     f'<rect width="{W}" height="{H}" fill="white"/>',
+     f'<polygon points="{X(lo)},{Y(lo + 0.02)} {X(hi - 0.02)},{Y(hi)} {X(hi)},{Y(hi)} {X(hi)},{Y(hi - 0.02)} {X(lo + 0.02)},{Y(lo)} {X(lo)},{Y(lo)}" fill="#eee"/>',
+     f'<line x1="{X(lo)}" y1="{Y(lo)}" x2="{X(hi)}" y2="{Y(hi)}" stroke="#888"/>',
+     f'<rect x="{M}" y="{M}" width="{W - 2 * M}" height="{H - 2 * M}" fill="none" stroke="black"/>',
+     f'<text x="{W / 2}" y="{H - 20}" text-anchor="middle">predicted val_bpb (± the plan\'s sd)</text>',
+     f'<text x="18" y="{H / 2}" text-anchor="middle" transform="rotate(-90 18 {H / 2})">measured val_bpb</text>',
+     f'<text x="{W / 2}" y="30" text-anchor="middle">bench/plan_validate.sh: every validation run (grey: within 0.02)</text>']
+for k in range(6):
+    v = lo + (hi - lo) * k / 5
+    o += [f'<text x="{X(v)}" y="{H - M + 16}" text-anchor="middle">{v:.2f}</text>',
+          f'<text x="{M - 6}" y="{Y(v) + 4}" text-anchor="end">{v:.2f}</text>']
+for p, m, sd, arm, budget in pts:
+    c = col.get(arm, "black")
+    o += [f'<line x1="{X(p - sd)}" y1="{Y(m)}" x2="{X(p + sd)}" y2="{Y(m)}" stroke="{c}"/>',
+          f'<circle cx="{X(p)}" cy="{Y(m)}" r="{5 if budget == "30m" else 3}" fill="{c}"><title>{arm} {budget}: predicted {p:.4f}, measured {m:.4f}</title></circle>']
+for i, (arm, c) in enumerate(col.items()):
+    o += [f'<circle cx="{M + 14}" cy="{M + 16 + 16 * i}" r="4" fill="{c}"/>', f'<text x="{M + 24}" y="{M + 20 + 16 * i}">{arm}</text>']
+o.append(f'<text x="{M + 14}" y="{M + 72}">large: 30m, small: other budgets</text></svg>')
+open(sys.argv[2], "w").write("\n".join(o) + "\n")
+PY
+{ echo "$(bench_machine). Command: \`MAX_MINUTES=60 bash bench/plan_validate.sh\` (resumable; state in $R); every run's predicted against measured val_bpb: [plan_validation.svg](plan_validation.svg)."; echo
   cat "$R/throughput.md" 2>/dev/null; echo; cat "$R/fit.md" 2>/dev/null; echo; cat "$R/worth.md" 2>/dev/null; echo
   cat "$R/validation.md"; } > "$R/section.md"
 replace_doc_section planning "$R/section.md" docs/planning.md
 bench_commit "$R" "the tables"
-echo "plan_validate: done; docs/planning.md updated (commit it)"
+echo "plan_validate: done; docs/planning.md and docs/plan_validation.svg updated (commit them)"
