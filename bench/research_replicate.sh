@@ -40,11 +40,7 @@ mkdir -p "$STATE" "$RUNS"
 t_end=$(( $(date +%s) + MAX_MINUTES * 60 ))
 left() { echo $(( t_end - $(date +%s) )); }
 
-commit_piece() {  # the state, and nothing else, in one commit
-  [ "$COMMIT" = 1 ] && git rev-parse --git-dir > /dev/null 2>&1 || return 0
-  git add -A -- "$STATE" && git diff --cached --quiet -- "$STATE" && return 0
-  git commit -q -m "bench/results/research_replicate: $1" -- "$STATE" && echo "research_replicate: committed ($1)"
-}
+commit_piece() { COMMIT=$COMMIT bench_commit "$STATE" "$1"; }  # the state, and nothing else
 stop_piece() { commit_piece "$1"; echo "research_replicate: $1; run again to continue"; exit 0; }
 
 # The state keeps no weights, checkpoints, per-step metrics or tokenizer copies: those are megabytes, and neither
@@ -166,7 +162,19 @@ for stage in ("replicate", "best"):
               f"{sum(x < 0 for x in d)}/{len(d)} | {p:.3f} | {ok} |")
         if stage == "replicate": n_keep += 1; n_rep += ok == "yes"
 threads = sorted({r["threads"] for r in rows})
-print(f"\n{n_rep} of {n_keep} keeps replicated on fresh seeds. Every run had {'/'.join(threads)} thread(s) (the research's lane).")
+if n_keep:
+    print(f"\n{n_rep} of {n_keep} keeps replicated on fresh seeds. Every run had {'/'.join(threads)} thread(s) (the research's lane).")
+else:  # what the research did try, so that "nothing kept" is read against it
+    led = list(ledger.values())
+    cands = [r for r in led if r["kind"] not in ("baseline", "seed", "pair", "twin", "replicate")]
+    runs = sum(1 for r in led if r["kind"] == "seed") + len(cands)
+    own = lambda c: [x for x in led if x["trial"] == c["trial"] or (x["parent"] == c["trial"] and x["kind"] == "seed")]
+    most = max(cands, key=lambda c: len(own(c)), default=None)  # the one the research kept testing longest
+    last = own(most)[-1] if most else None
+    print(f"\nThe research kept nothing: {len(led)} trials, {len(cands)} candidates ({runs} candidate runs, each beside "
+          f"a twin of the incumbent). The one tested longest, `{most['change'] if most else '-'}` ({len(own(most)) if most else 0} "
+          f"seeds), ended `{last['status'] if last else '-'}`: {last['description'].split('; ', 1)[-1] if last else ''}. "
+          f"Nothing kept, so nothing to replicate.")
 PY
 } > "$table"
 cat "$table"

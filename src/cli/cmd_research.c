@@ -129,7 +129,7 @@ int cmd_research(int argc, char **argv) {
     Option opts[] = {
         {"budget-per-trial", OPT_STRING, &budget, "TIME", "training budget of a trial: 90s, 2m, 5m (required)", 0, 0, 0, 0, NULL},
         {"trials", OPT_INT, &trials, "N", "stop when the ledger has N trials (baselines and rejected proposals count)", 1, 1000000, 0, 0, NULL},
-        {"hours", OPT_STRING, &hours, "H", "stop before a trial that would take the ledger's wall time past H hours", 0, 0, 0, 0, NULL},
+        {"hours", OPT_STRING, &hours, "H", "stop before a trial that would take the ledger's machine time past H hours (trials side by side in lanes count once)", 0, 0, 0, 0, NULL},
         {"space", OPT_STRING, &space, "FILE", "search space (default research/space.json)", 0, 0, 0, 0, NULL},
         {"strategy", OPT_STRING, &strategy, "NAME", "greedy, random or halving (default greedy)", 0, 0, 0, 0, NULL},
         {"seed", OPT_INT64, &seed, "S", "seed of the proposals (the trainer's seed is in the base config)", 0, INT64_MAX, 0, 0, NULL},

@@ -110,6 +110,19 @@ static void note_best(PlanState *st) {
     st->best_score = k ? sum / k : NAN, st->best_seeds = k;
 }
 
+double plan_machine_s(const LedgerRow *rows, int n) {
+    double t = 0;
+    for (int i = 0; i < n; i++) {
+        double w = isfinite(rows[i].wall_s) ? rows[i].wall_s : 0;
+        if (!strcmp(rows[i].kind, "twin") && i + 1 < n && strcmp(rows[i + 1].kind, "twin") != 0) {
+            if (isfinite(rows[i + 1].wall_s)) w = fmax(w, rows[i + 1].wall_s);
+            i++;
+        }
+        t += w;
+    }
+    return t;
+}
+
 int plan_state_build(const PlanCtx *ctx, const LedgerRow *rows, int n, PlanState *st) {
     memset(st, 0, sizeof *st);
     st->rows = rows, st->n = n, st->best = -1, st->open = -1, st->best_score = NAN, st->baseline_mean = NAN;

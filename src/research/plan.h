@@ -94,6 +94,11 @@ int plan_paired_diffs(const PlanState *st, int g, int inc, double base_seed, dou
 // The seed a config trains with (its "seed", default 42).
 double plan_config_seed(const struct cJSON *config);
 
+// The machine time the ledger's trials took, what --hours counts: the sum of their wall times,
+// except that a twin and the row after it (its candidate) trained at the same moment in two lanes
+// and count once, as the longer of the two.
+double plan_machine_s(const LedgerRow *rows, int n);
+
 int plan_state_build(const PlanCtx *ctx, const LedgerRow *rows, int n, PlanState *st);
 void plan_state_free(PlanState *st);
 

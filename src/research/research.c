@@ -270,13 +270,6 @@ double research_trial_limit(const ResearchOptions *o, const PlanState *st, const
     return 2 * budget_s + margin;
 }
 
-static double elapsed_s(const PlanState *st) {
-    double t = 0;
-    for (int i = 0; i < st->n; i++)
-        if (isfinite(st->rows[i].wall_s)) t += st->rows[i].wall_s;
-    return t;
-}
-
 // Mean time a trial takes beyond its budget (start-up, excluded steps, evaluation).
 static double mean_overhead(const PlanState *st) {
     double sum = 0;
@@ -544,7 +537,7 @@ static int load_state(Research *R, const PlanCtx *ctx, LedgerRow **rows, int *n,
 static int limits_reached(const Research *R, const PlanCtx *ctx, const PlanState *st, const TrialPlan *p) {
     const ResearchOptions *o = R->o;
     if (o->hours > 0 && st->n > 0) {
-        double used = elapsed_s(st), need = expected_s(ctx, st, p);
+        double used = plan_machine_s(st->rows, st->n), need = expected_s(ctx, st, p);
         if (used + need > o->hours * 3600) {
             printf("research: --hours %g reached (%.0f s used, the next %s needs about %.0f s)\n", o->hours, used,
                    p->new_bracket ? "bracket" : "trial", need);

@@ -20,8 +20,9 @@
 // research/proc.h). Trial ids come from the ledger alone, so a research refuses to start when
 // DIR/trials holds folders the ledger cannot account for (any without a results.tsv, or past
 // the one in flight: results.tsv deleted, cut or replaced) instead of overwriting them.
-// --trials counts all rows of the ledger; --hours counts the wall time the
-// ledger's rows add up to, so a resumed research ends where an uninterrupted one would have.
+// --trials counts all rows of the ledger; --hours counts the machine time the ledger's rows add
+// up to (plan_machine_s: two trials side by side in two lanes count once), so a resumed research
+// ends where an uninterrupted one would have.
 #pragma once
 #include <stdint.h>
 

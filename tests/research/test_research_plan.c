@@ -434,6 +434,15 @@ static void test_plan_side_by_side(void **state) {
     for (int i = 0; i < f.n; i++) assert_string_not_equal(f.rows[i].kind, "pair");
     // every paired difference was -0.005: with the pooled noise it is kept or runs to the cap
     assert_true(!strcmp(r->status, "keep") || !strcmp(r->status, "discard"));
+    // --hours counts machine time: a twin and its candidate ran at the same moment, once (the
+    // longer); the baseline's runs one after another
+    int twins = 0;
+    for (int i = 0; i < f.n; i++) twins += !strcmp(f.rows[i].kind, "twin");
+    assert_true(twins >= 3);
+    assert_true(fabs(plan_machine_s(f.rows, f.n) - 140.0 * (f.n - twins)) < 1e-9);
+    f.rows[4].wall_s = 200;  // the first pair (rows 3, 4) took its candidate's 200 s, not its twin's 140
+    assert_string_equal(f.rows[3].kind, "twin");
+    assert_true(fabs(plan_machine_s(f.rows, f.n) - (140.0 * (f.n - twins) + 60)) < 1e-9);
     fixture_free(&f);
 }
 
