@@ -14,7 +14,8 @@
 #
 #   MAX_MINUTES=60 bash bench/repeat_proxy.sh     # one piece; again until it prints the table
 #   BUDGET=10m SUBSET=4000000 bash bench/repeat_proxy.sh  # another proxy (more unique tokens per parameter): its own rows
-#   ARM_ORDER="repeat dropout-0.3 wd-epochs-4 ema-rows" ...  # other arms (with a repeat arm of the same sitting)
+#   SITTING=strong ARM_ORDER="fresh repeat combined dropout-0.3 wd-epochs-4 ema-rows" ...  # other arms, in a
+#                                      # sitting of their own (bench/results/repeat_proxy-strong.tsv), with its own fresh and repeat
 #
 # Never beside another benchmark or test: budgets are wall clock.
 set -uo pipefail
@@ -26,7 +27,7 @@ SUBSET=${SUBSET:-1000000}
 KIND=sample
 SEEDS=${SEEDS:-3}
 F=${FRONTIER:-./frontier}
-OUT=bench/results/repeat_proxy.tsv
+OUT=bench/results/repeat_proxy${SITTING:+-$SITTING}.tsv  # SITTING=NAME: a new sitting's rows, its own file
 RUNS=${RUNS_DIR:-/tmp/frontier-repeat-proxy}
 EMA=(--ema-steps 150 --ema-blend 0.4)
 declare -A ARMS=(
