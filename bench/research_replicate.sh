@@ -7,7 +7,8 @@
 #      wall time, summed over pieces), in LANES lanes (2 where the machine has 2+ CPUs: pairs side
 #      by side, each trial on half the cores);
 #   2. every keep and the incumbent it beat, on SEEDS seeds the research never used (FIRST_SEED..),
-#      the two side by side on their lanes' CPUs (as in the research), one row per seed;
+#      the two side by side on their lanes' CPUs (as in the research), one row per seed; the same
+#      for each near miss (better on average but discarded at the seed cap: was the discard right?);
 #   3. the research's best config against its base at BIG_BUDGET on SEEDS more fresh seeds.
 # Each invocation works at most MAX_MINUTES, then commits its state (COMMIT=1, only this folder)
 # and exits 0; run it again until it prints the table, which also goes into docs/research.md
@@ -74,6 +75,8 @@ for r in rows:
     if r["status"] == "keep" and k != "baseline":
         print(group[t], inc)
         inc = group[t]
+    elif r["status"] == "discard" and "(the seed cap)" in r["description"] and ": d -" in r["description"]:
+        print("near", group[t], inc)  # a near miss: better on average, discarded at the seed cap
 print("best", inc)  # the research's final incumbent, against its base
 PY
 )
@@ -89,10 +92,12 @@ train() {  # trial, seed, budget, run folder, CPU (or "" for any)
 }
 # 2 and 3: each pair of runs side by side on the lanes' CPUs (the incumbent in lane 1's), or
 # back to back in one lane; a row when both finished.
-while read -r keep inc; do
+while read -r keep inc near_inc; do
   [ -n "$keep" ] || continue
   stage=replicate budget=$BUDGET first=$FIRST_SEED
-  if [ "$keep" = best ]; then
+  if [ "$keep" = near ]; then
+    keep=$inc inc=$near_inc stage=near-miss
+  elif [ "$keep" = best ]; then
     keep=$inc inc=1 stage=best budget=$BIG_BUDGET first=$((FIRST_SEED + 100))
     [ "$keep" != 1 ] || { echo "research_replicate: the research kept nothing: no best config to scale up"; continue; }
   fi
@@ -138,8 +143,8 @@ def t_sf(t, df):  # one-sided p of Student's t, by numerical integration of the 
     return h * (f(t) / 2 + sum(f(t + i * h) for i in range(1, n)) + f(hi) / 2)
 def change(t):
     return ledger[t]["change"] if t in ledger else "?"
-def verdict(keep):  # the research's own paired d at its keep ("d X +- Y over N seeds")
-    last = [r for r in ledger.values() if r["status"] == "keep" and (r["trial"] == keep or r["parent"] == keep)]
+def verdict(keep):  # the research's own paired d at its keep or near miss ("d X +- Y over N seeds")
+    last = [r for r in ledger.values() if r["status"] in ("keep", "discard") and (r["trial"] == keep or (r["parent"] == keep and r["kind"] == "seed"))]
     return last[-1]["description"].split(": d ")[-1].split(" (z")[0] if last else "?"
 def summary(rs):
     d = [float(r["candidate_bpb"]) - float(r["incumbent_bpb"]) for r in rs]
@@ -151,30 +156,38 @@ def summary(rs):
 print("| stage | keep (trial) | change | research: paired d | fresh seeds: d mean ± 95% CI | seeds better | p (one-sided) | replicated |")
 print("|---|---|---|---|---|---|---|---|")
 n_keep = n_rep = 0
-for stage in ("replicate", "best"):
+n_near = n_real = 0
+for stage in ("replicate", "near-miss", "best"):
     for key in dict.fromkeys((r["keep"], r["incumbent"]) for r in rows if r["stage"] == stage):
         rs = [r for r in rows if r["stage"] == stage and (r["keep"], r["incumbent"]) == key]
         d, m, ci, p = summary(rs)
         ok = "yes" if m < 0 and p < 0.05 else ("same sign" if m < 0 else "no")
-        what = f"`{change(key[0])}`" if stage == "replicate" else f"best (#{key[0]}) vs base, {rs[0]['budget']}"
-        research = f"d {verdict(key[0])}" if stage == "replicate" else "—"
+        what = f"`{change(key[0])}`" if stage != "best" else f"best (#{key[0]}) vs base, {rs[0]['budget']}"
+        research = f"d {verdict(key[0])}" if stage != "best" else "—"
         print(f"| {stage} {rs[0]['budget']} | {key[0]} vs {key[1]} | {what} | {research} | {m:+.4f} ± {ci:.4f} | "
               f"{sum(x < 0 for x in d)}/{len(d)} | {p:.3f} | {ok} |")
         if stage == "replicate": n_keep += 1; n_rep += ok == "yes"
+        if stage == "near-miss": n_near += 1; n_real += ok == "yes"
 threads = sorted({r["threads"] for r in rows})
+if n_near:
+    print(f"\nNear misses (better on average, discarded at the seed cap): {n_real} of {n_near} had an effect on fresh seeds "
+          f"(one-sided p < 0.05): {'the rule missed it' if n_real else 'the discards held'}.")
 if n_keep:
     print(f"\n{n_rep} of {n_keep} keeps replicated on fresh seeds. Every run had {'/'.join(threads)} thread(s) (the research's lane).")
 else:  # what the research did try, so that "nothing kept" is read against it
     led = list(ledger.values())
     cands = [r for r in led if r["kind"] not in ("baseline", "seed", "pair", "twin", "replicate")]
-    runs = sum(1 for r in led if r["kind"] == "seed") + len(cands)
     own = lambda c: [x for x in led if x["trial"] == c["trial"] or (x["parent"] == c["trial"] and x["kind"] == "seed")]
-    most = max(cands, key=lambda c: len(own(c)), default=None)  # the one the research kept testing longest
-    last = own(most)[-1] if most else None
-    print(f"\nThe research kept nothing: {len(led)} trials, {len(cands)} candidates ({runs} candidate runs, each beside "
-          f"a twin of the incumbent). The one tested longest, `{most['change'] if most else '-'}` ({len(own(most)) if most else 0} "
-          f"seeds), ended `{last['status'] if last else '-'}`: {last['description'].split('; ', 1)[-1] if last else ''}. "
-          f"Nothing kept, so nothing to replicate.")
+    print(f"\nThe research kept nothing: {len(led)} trials, {len(cands)} candidates "
+          f"({sum(len(own(c)) for c in cands)} candidate runs, each beside a twin of the incumbent), nothing to replicate. "
+          f"Each candidate's last verdict:\n")
+    print("| trial | change | seeds | paired d at the verdict | verdict |")
+    print("|---|---|---|---|---|")
+    for c in cands:
+        last = own(c)[-1]
+        d = last["description"].split(": d ", 1)[-1].split(" (z")[0] if ": d " in last["description"] else "-"
+        why = last["description"].rsplit(") (", 1)[-1].rstrip(")") if last["description"].endswith(")") and ") (" in last["description"] else ""
+        print(f"| {c['trial']} | `{c['change']}` | {len(own(c))} | {d} | {last['status']}{' (' + why + ')' if why else ''} |")
 PY
 } > "$table"
 cat "$table"
