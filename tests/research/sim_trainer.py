@@ -46,10 +46,15 @@ def normal(*key):
     return random.Random(h).gauss(0, 1)
 
 
+# The settings a simulated research varies (sim_fixture.sh's space): a run's own luck is keyed by
+# them alone, so a setting added to the trainer (which every resolved config then holds) changes
+# no draw, and the simulated researches' outcomes stay what they were.
+SPACE = sorted(GOOD) + ["momentum-end", "gate-lr", "rope-base", "softcap"]
+
+
 def value(config):
     seed = config.get("seed", 42)
-    own = json.dumps({k: v for k, v in config.items() if k not in ("seed", "budget", "run-dir", "quiet", "threads")},
-                     sort_keys=True)
+    own = json.dumps({k: config.get(k) for k in SPACE}, sort_keys=True)
     return true_value(config) + SIGMA * (math.sqrt(RHO) * normal("seed", seed) + math.sqrt(1 - RHO) * normal("run", seed, own))
 
 
