@@ -12,7 +12,8 @@
 #   3. the research's best config against its base at BIG_BUDGET on SEEDS more fresh seeds.
 # Each invocation works at most MAX_MINUTES, then commits its state (COMMIT=1, only this folder)
 # and exits 0; run it again until it prints the table, which also goes into docs/research.md
-# between the <!-- bench:research_replication --> markers.
+# between the <!-- bench:MARKER --> markers (MARKER=research_replication; another study, with its
+# own STATE, names its own).
 #
 #   MAX_MINUTES=60 bash bench/research_replicate.sh        # one piece; again until the table
 #
@@ -194,5 +195,5 @@ else:  # what the research did try, so that "nothing kept" is read against it
 PY
 } > "$table"
 cat "$table"
-[ "${DOC:-docs/research.md}" = none ] || replace_doc_section "research_replication" "$table" "${DOC:-docs/research.md}"
+[ "${DOC:-docs/research.md}" = none ] || replace_doc_section "${MARKER:-research_replication}" "$table" "${DOC:-docs/research.md}"
 commit_piece "the table" 2>/dev/null || true
