@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/run_folder.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/hash.h"
@@ -37,11 +38,6 @@ double worth_solve(const ScalingLaw *l, double N, double U0, double Us, double w
     return (lo + hi) / 2;
 }
 
-static double num(const cJSON *o, const char *k) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 int worth_load(const char *path, WorthTable *t) {
     memset(t, 0, sizeof *t);
     if (!path_exists(path)) return 0;
@@ -54,8 +50,8 @@ int worth_load(const char *path, WorthTable *t) {
         if (t->n == WORTH_MAX_ENTRIES) { rc = err_set("%s: more than %d sources", path, WORTH_MAX_ENTRIES); break; }
         WorthEntry *e = &t->e[t->n++];
         snprintf(e->name, sizeof e->name, "%s", it->string);
-        e->discount = num(it, "discount"), e->se = num(it, "se"), e->dL = num(it, "dL");
-        e->seeds = (int)num(it, "seeds"), e->clamped = (int)num(it, "clamped");
+        e->discount = jnum(it, "discount"), e->se = jnum(it, "se"), e->dL = jnum(it, "dL");
+        e->seeds = (int)jnum(it, "seeds"), e->clamped = (int)jnum(it, "clamped");
         if (!isfinite(e->discount) || e->discount < PLAN_WORTH_MIN || e->discount > PLAN_WORTH_MAX || e->seeds < 1 ||
             e->clamped < 0 || e->clamped > e->seeds)
             rc = err_set("%s: source \"%s\": discount, seeds or clamped missing or out of range (delete the entry to "
