@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,39 @@ static cJSON *point_config(const PlanEnv *env, const PlanPoint *p, int excluded_
     return train_settings_to_json_given(&c, g);
 }
 
+// Whether dir/trial.json, if any, is the run of config c at budget_s (1; also when there is no
+// folder yet). A folder that holds another point's run (the point list changed since) is moved
+// aside to dir.superseded[-K], kept as the record it is, and 0 returned; -1 + err if that fails.
+// Where the data and cache live is the machine's, not the point's: those are not compared.
+static int same_point(const char *dir, const cJSON *c, double budget_s) {
+    char *path = path_join(dir, "trial.json");
+    int rc = 1;
+    if (path_exists(path)) {
+        cJSON *old = json_read_object(path, "trial"), *want = cJSON_Duplicate(c, 1);
+        err_clear();
+        cJSON_DeleteItemFromObjectCaseSensitive(want, "budget");
+        cJSON_AddStringToObject(want, "budget", trial_budget_text(budget_s));
+        static const char *const machine[] = {"data", "cache"};
+        for (size_t i = 0; i < sizeof machine / sizeof *machine; i++) {
+            if (old) cJSON_DeleteItemFromObjectCaseSensitive(old, machine[i]);
+            cJSON_DeleteItemFromObjectCaseSensitive(want, machine[i]);
+        }
+        rc = old && cJSON_Compare(old, want, 1);
+        cJSON_Delete(old), cJSON_Delete(want);
+    }
+    free(path);
+    if (rc) return 1;
+    char aside[4096];
+    for (int k = 1; k < 1000; k++) {
+        if (k == 1) snprintf(aside, sizeof aside, "%s.superseded", dir);
+        else snprintf(aside, sizeof aside, "%s.superseded-%d", dir, k);
+        if (!path_exists(aside)) break;
+    }
+    if (rename(dir, aside) != 0) return err_set("plan: cannot move %s (another point's run) aside to %s: %s", dir, aside, strerror(errno));
+    fprintf(stderr, "plan: %s held another point's run (the points changed): kept as %s\n", dir, aside);
+    return 0;
+}
+
 int plan_measure(const PlanEnv *env, const char *dir, int id, const PlanPoint *p, int excluded_steps,
                  int64_t eval_tokens, TrialResult *res) {
     char name[16];
@@ -72,13 +106,20 @@ int plan_measure(const PlanEnv *env, const char *dir, int id, const PlanPoint *p
     char *trial_dir = path_join(dir, name), *run = path_join(trial_dir, "run");
     memset(res, 0, sizeof *res);
     res->val_bpb = res->tokens = res->tok_per_s = res->mfu = res->peak_mb = res->train_s = res->unique_tokens = NAN;
-    if (trial_read_summary(run, res) == 0) {  // measured by an earlier attempt
+    cJSON *c = point_config(env, p, excluded_steps, eval_tokens);
+    int same = same_point(trial_dir, c, p->budget_s);
+    if (same < 0) {
+        cJSON_Delete(c);
+        free(trial_dir), free(run);
+        return -1;
+    }
+    if (same && trial_read_summary(run, res) == 0) {  // measured by an earlier attempt
         res->ok = 1;
+        cJSON_Delete(c);
         free(trial_dir), free(run);
         return 0;
     }
     err_clear();
-    cJSON *c = point_config(env, p, excluded_steps, eval_tokens);
     if (!env->quiet) {
         fprintf(stderr, "plan: %s: depth %d, width %d, head dim %d, T %d, batch %lld%s, %s ...", trial_dir, p->depth,
                 p->n_embd, p->head_dim, p->seq_len, (long long)p->batch_tokens, p->train_tokens > 0 ? ", cut data" : "",
@@ -141,10 +182,12 @@ typedef struct {
     int depth;
     double budget_s, epochs;
 } Rung;
+// The repeated rungs keep at least SCALING_MIN_UNIQUE_PER_PARAM unique tokens per parameter (below
+// it runs memorise and the law does not apply), so they are the smallest models, trained longer.
 static const Rung LADDER[] = {
-    {2, 90, 0}, {4, 90, 0},  {1, 90, 0},  {2, 180, 4}, {6, 90, 0},  {3, 90, 0},  {2, 45, 0},  {4, 45, 0},
-    {4, 180, 4}, {1, 45, 0}, {2, 180, 0}, {4, 180, 0}, {2, 180, 12}, {6, 180, 0}, {3, 45, 0},  {1, 180, 0},
-    {6, 45, 0}, {4, 180, 12}, {3, 180, 0},
+    {2, 90, 0}, {4, 90, 0},  {1, 90, 0},  {1, 360, 2}, {6, 90, 0},  {3, 90, 0},  {2, 45, 0},  {4, 45, 0},
+    {2, 360, 2}, {1, 45, 0}, {2, 180, 0}, {4, 180, 0}, {1, 420, 4}, {6, 180, 0}, {3, 45, 0},  {1, 180, 0},
+    {6, 45, 0}, {1, 600, 6}, {3, 180, 0},
 };
 
 int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *tp, const char *dir, double max_total_s,
@@ -154,7 +197,6 @@ int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *
     for (int id = 1; id <= (int)(sizeof LADDER / sizeof *LADDER) && n < cap; id++) {
         const Rung *g = &LADDER[id - 1];
         if (spent + g->budget_s > max_total_s + 1e-9) break;
-        spent += g->budget_s;
         ModelConfig m = plan_shape(f, g->depth);
         // the batch the plan would use at this horizon, from the tokens the throughput model
         // predicts (the run measures the real D)
@@ -164,6 +206,14 @@ int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *
         PlanRules r = plan_rules(D, min_batch);
         int64_t cut = g->epochs > 0 && isfinite(D) ? (int64_t)(D / g->epochs) : 0;
         if (cut > 0 && corpus_tokens > 0 && cut >= corpus_tokens) cut = 0;  // the corpus itself repeats enough
+        double N = (double)model_config_scaling_params(&m);
+        if (cut > 0 && !scaling_in_domain(N, D, (double)cut)) {  // a slower machine than the rung was sized for
+            fprintf(stderr, "plan: ladder rung %d skipped: %.3gM unique tokens for %.3gM parameters would memorise "
+                            "(the law needs %g per parameter when data repeats)\n", id, cut / 1e6, N / 1e6,
+                    SCALING_MIN_UNIQUE_PER_PARAM);
+            continue;
+        }
+        spent += g->budget_s;
         PlanPoint p = {g->depth, m.n_embd, m.head_dim, f->seq_len, r.batch_tokens, g->budget_s, r.weight_decay, cut, NULL, 0};
         TrialResult res;
         if (plan_measure(env, dir, id, &p, 2, 0, &res) != 0) return -1;
@@ -173,7 +223,7 @@ int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *
             continue;
         }
         double U = isfinite(res.unique_tokens) ? res.unique_tokens : corpus_tokens;
-        pts[n++] = (ScalingPoint){(double)model_config_scaling_params(&m), res.tokens, U, res.val_bpb};
+        pts[n++] = (ScalingPoint){N, res.tokens, U, res.val_bpb};
     }
     return n;
 }

@@ -123,6 +123,10 @@ int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap) {
             double eff = scaling_effective_mix(c.tokens, &c.data, SCALING_RSTAR_PRIOR);
             c.score = fabs(log(eff / c.N / PLAN_TOKENS_PER_PARAM));
         }
+        // The law promises a loss that falls with every repeat; a model this large for its data
+        // memorises instead, so its prediction is no ground to pick it.
+        c.memorises = !scaling_in_domain(c.N, c.tokens, U_read);
+        if (c.memorises) c.score += 1e6;
         out[n++] = c;
     }
     if (n == 0) return err_usage("plan: no depth in [%d, %d] gives a shape the throughput model can price", f->min_depth,

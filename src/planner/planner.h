@@ -78,6 +78,7 @@ typedef struct {
     ScalingData data;    // the sources it trains on, with its shares (chosen per candidate with choose_mix)
     char mix[1024];      // their --mix spec ("" for the data alone); filled by the session, which knows the names
     double L, L_sd;      // predicted val_bpb and its bootstrap sd (NaN without a fit)
+    int memorises;       // 1: outside the law's domain (scaling_in_domain): ranked after every other
     double score;        // what the ranking sorts by (lower is better)
 } PlanCandidate;
 

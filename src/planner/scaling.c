@@ -7,12 +7,29 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/mem.h"
 #include "util/rng.h"
 
 double scaling_effective_data(double D, double U, double rstar) {
     if (!(U > 0) || D <= U) return D;
     double R = D / U - 1;
     return U + U * rstar * (1 - exp(-R / rstar));
+}
+
+int scaling_in_domain(double N, double D, double U) {
+    return !(U > 0) || D <= 1.05 * U || U >= SCALING_MIN_UNIQUE_PER_PARAM * N;
+}
+
+int scaling_split_domain(ScalingPoint *p, int n) {
+    ScalingPoint *out = xmalloc(sizeof *p * (size_t)(n > 0 ? n : 1));
+    int k = 0, m = 0;
+    for (int i = 0; i < n; i++) {
+        if (scaling_in_domain(p[i].N, p[i].D, p[i].U)) p[k++] = p[i];
+        else out[m++] = p[i];
+    }
+    memcpy(p + k, out, sizeof *p * (size_t)m);
+    free(out);
+    return m;
 }
 
 double scaling_eval(const ScalingLaw *l, double N, double D, double U) {

@@ -2,6 +2,7 @@
 #include "planner/session.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -52,6 +53,31 @@ PlanEnv plan_env(const PlanRequest *rq, const char *data_dir) {
                      .device_batch = f.device_batch, .vocab_size = f.vocab_size, .quiet = rq->quiet};
 }
 
+// The SHA-256 of a data folder's training shards: the loss model and the sources' worth are
+// measured on these tokens, so they are keyed by them. The folder's own name will not do: its
+// inputs key covers the text files' mtimes, which change when the same corpus is copied anew.
+static int content_key(const char *dir, char out[65]) {
+    char **shards;
+    int n;
+    if (shard_list(dir, "train_", &shards, &n) != 0) return -1;
+    Sha256 *h = sha256_begin();
+    enum { CHUNK = 1 << 20 };
+    char *buf = xmalloc(CHUNK);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        FILE *f = fopen(shards[i], "rb");
+        if (!f) { rc = err_set("cannot read %s: %s", shards[i], strerror(errno)); break; }
+        size_t got;
+        while ((got = fread(buf, 1, CHUNK, f)) > 0) sha256_update(h, buf, got);
+        if (ferror(f)) rc = err_set("cannot read %s: %s", shards[i], strerror(errno));
+        fclose(f);
+    }
+    sha256_end(h, out);
+    free(buf);
+    free_string_list(shards, n);
+    return rc;
+}
+
 // The data folder (prepared and cached when none is given) and its training tokens.
 static int resolve_data(const PlanRequest *rq, PlanResult *res) {
     if (rq->data) {
@@ -69,9 +95,10 @@ static int resolve_data(const PlanRequest *rq, PlanResult *res) {
         snprintf(res->data_dir, sizeof res->data_dir, "%s", abs ? abs : pr.data_dir);
         free(abs);
     }
-    char copy[1024];
+    char copy[1024], content[65];
     snprintf(copy, sizeof copy, "%s", res->data_dir);
-    snprintf(res->data_key, sizeof res->data_key, "%.24s-T%d", basename(copy), res->family.seq_len);
+    if (content_key(res->data_dir, content) != 0) return err_prefix("--data %s", res->data_dir);
+    snprintf(res->data_key, sizeof res->data_key, "%.16s-%.12s-T%d", basename(copy), content, res->family.seq_len);
     char name[160];
     snprintf(name, sizeof name, "worth-%s.json", res->data_key);
     char *worth_path = plan_path(rq, name);
@@ -241,10 +268,17 @@ void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
         human(c->params, p, sizeof p), human(c->N, N, sizeof N), human(c->tokens, tok, sizeof tok);
         if (isfinite(c->L)) snprintf(L, sizeof L, "%.4f +- %.4f", c->L, isfinite(c->L_sd) ? c->L_sd : 0.0);
         else snprintf(L, sizeof L, "-");
-        fprintf(f, "| %d | %d | %d | %s | %s | %.1f | %.0f | %.0f%% | %s | %.2f | %.1f | %lld | %.3g | %s |\n", i + 1,
+        char rank[48];
+        if (c->memorises) snprintf(rank, sizeof rank, "- (memorises: U < %gN)", SCALING_MIN_UNIQUE_PER_PARAM);
+        else snprintf(rank, sizeof rank, "%d", i + 1);
+        fprintf(f, "| %s | %d | %d | %s | %s | %.1f | %.0f | %.0f%% | %s | %.2f | %.1f | %lld | %.3g | %s |\n", rank,
                 c->depth, c->model.n_embd, p, N, c->flops_token / 1e6, c->tok_s, 100 * c->mfu, tok, c->epochs,
                 c->ratio, (long long)c->rules.batch_tokens, c->rules.weight_decay, L);
     }
+    if (res->n > 0 && res->cand[0].memorises)
+        fprintf(f, "\n*** EVERY CANDIDATE MEMORISES: each reads its data more than once with fewer than %g unique tokens "
+                   "per parameter, where the loss model does not hold; add data (--mix) or shorten the budget ***\n",
+                SCALING_MIN_UNIQUE_PER_PARAM);
     if (res->n > 0 && res->cand[0].levers)
         fprintf(f, "\nthe pick reads its data %.1f times (>= %.0f): the plan adds the levers that helped most when data "
                    "repeats, --ema-steps %.0f --ema-blend %.1f --dropout %.1f --wd-per-epoch %.0f (docs/training.md)\n",
@@ -325,9 +359,11 @@ static int by_n(const void *a, const void *b) {
 }
 
 // scaling-<data>.html: val_bpb against log10 tokens, the law's curve for each model size on the
-// whole corpus, the runs as points, and a table of every run with its prediction and residual.
-static int write_fit_page(const char *path, const ScalingFit *fit, ScalingPoint *p, int n, double corpus) {
+// whole corpus, the fitted runs as points, and a table of every run with its prediction and
+// residual; p[n..n+n_out) are the runs left out of the fit (outside the law's domain), listed apart.
+static int write_fit_page(const char *path, const ScalingFit *fit, ScalingPoint *p, int n, int n_out, double corpus) {
     qsort(p, (size_t)n, sizeof *p, by_n);
+    qsort(p + n, (size_t)n_out, sizeof *p, by_n);
     StrBuf b = {0};
     sb_puts(&b, "<!doctype html><meta charset=utf-8><title>frontier plan: the loss model</title>"
                 "<style>body{font:14px sans-serif;max-width:900px;margin:2em auto}td,th{padding:2px 8px;text-align:right}"
@@ -367,7 +403,11 @@ static int write_fit_page(const char *path, const ScalingFit *fit, ScalingPoint 
     svg_line_chart(&b, &c);
     sb_puts(&b, "<h2>Runs</h2><table><tr><th>N</th><th>tokens D</th><th>unique U</th><th>epochs</th><th>D'</th>"
                 "<th>val_bpb</th><th>law</th><th>residual</th></tr>");
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n + n_out; i++) {
+        if (i == n)
+            sb_printf(&b, "<tr><th colspan=8 style=text-align:left>Left out of the fit: read more than once with fewer "
+                          "than %g unique tokens per parameter (memorising; the law does not model it)</th></tr>",
+                      SCALING_MIN_UNIQUE_PER_PARAM);
         double pred = scaling_eval(&fit->law, p[i].N, p[i].D, p[i].U);
         sb_printf(&b, "<tr><td>%.3gM</td><td>%.3gM</td><td>%.3gM</td><td>%.2f</td><td>%.3gM</td><td>%.4f</td><td>%.4f</td>"
                       "<td>%+.4f</td></tr>", p[i].N / 1e6, p[i].D / 1e6, p[i].U / 1e6, p[i].U > 0 ? p[i].D / p[i].U : 0,
@@ -392,7 +432,16 @@ int plan_fit(const PlanRequest *rq, const PlanResult *res, double max_minutes, c
     if (n < 0) { free(pts); return -1; }
     int own = n;
     for (int i = 0; i < n_reuse; i++) plan_reuse_points(reuse[i], res->family.seq_len, pts, &n, CAP);
-    if (!rq->quiet) fprintf(stderr, "plan: fitting the loss model to %d runs (%d of the ladder, %d reused)\n", n, own, n - own);
+    int n_out = scaling_split_domain(pts, n);
+    n -= n_out;
+    if (!rq->quiet) {
+        fprintf(stderr, "plan: fitting the loss model to %d runs (%d of the ladder, %d reused)\n", n, own,
+                n + n_out - own);
+        for (int i = n; i < n + n_out; i++)
+            fprintf(stderr, "plan: left out a run that memorises (N %.3gM, %.3gM unique tokens read %.1f times, val_bpb "
+                            "%.4f): under %g unique tokens per parameter the law does not hold\n", pts[i].N / 1e6,
+                    pts[i].U / 1e6, pts[i].D / pts[i].U, pts[i].L, SCALING_MIN_UNIQUE_PER_PARAM);
+    }
     ScalingFit *fit = xmalloc(sizeof *fit);
     int rc = scaling_fit(pts, n, 1, fit);
     if (rc == 0) {
@@ -403,7 +452,7 @@ int plan_fit(const PlanRequest *rq, const PlanResult *res, double max_minutes, c
         cJSON_Delete(j);
         snprintf(name, sizeof name, "scaling-%s.html", res->data_key);
         char *page = plan_path(rq, name);
-        if (rc == 0) rc = write_fit_page(page, fit, pts, n, res->train_tokens);
+        if (rc == 0) rc = write_fit_page(page, fit, pts, n, n_out, res->train_tokens);
         if (rc == 0 && !rq->quiet) fprintf(stderr, "plan: the loss model is in %s, its page %s\n", path, page);
         free(path), free(page);
     }

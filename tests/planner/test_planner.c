@@ -267,11 +267,24 @@ static void test_ranking(void **state) {
     n = plan_rank(&q, c, 32);
     for (int i = 1; i < n; i++) assert_true(c[i].L >= c[0].L);
     int depth_big = c[0].depth;
+    // a corpus so small that every model reading it twice memorises it (fewer than 4 unique tokens
+    // per parameter): those are flagged and ranked after every model that reads it at most once,
+    // whatever the law predicts for them
     q.train_tokens = 2e6;
     n = plan_rank(&q, c, 32);
+    int flagged = 0;
+    for (int i = 0; i < n; i++) {
+        int repeats = c[i].tokens > 1.05 * 2e6;
+        assert_int_equal(c[i].memorises, repeats && 2e6 < SCALING_MIN_UNIQUE_PER_PARAM * c[i].N);
+        if (i > 0) assert_true(c[i].memorises >= c[i - 1].memorises);
+        flagged += c[i].memorises;
+    }
+    assert_true(flagged > 0 && !c[0].memorises);
+    q.train_tokens = 1.5e7;
+    n = plan_rank(&q, c, 32);
     assert_true(c[0].depth >= depth_big);
-    assert_true(c[0].epochs > 1);
-    int some = 0, none = 0;  // the levers follow the epochs: on for the small models that read 2M often
+    assert_true(c[0].epochs > 1 && !c[0].memorises);
+    int some = 0, none = 0;  // the levers follow the epochs: on for the small models that read 15M often
     for (int i = 0; i < n; i++) {
         assert_int_equal(c[i].levers, c[i].epochs_max >= PLAN_REPEAT_EPOCHS);
         some += c[i].levers, none += !c[i].levers;
@@ -316,12 +329,27 @@ static void test_rules(void **state) {
     assert_true(odd.batch_tokens >= 3 * 4096 && odd.batch_tokens % (3 * 4096) == 0);
 }
 
+// The law's domain: fresh data always; repeated data only with enough unique tokens per parameter.
+// Splitting keeps the order within each part.
+static void test_domain(void **state) {
+    (void)state;
+    const double N = 1e6, k = SCALING_MIN_UNIQUE_PER_PARAM;
+    assert_true(scaling_in_domain(N, 1e9, 0));            // unlimited data
+    assert_true(scaling_in_domain(N, 1e5, 1e5));          // read once, however few tokens
+    assert_true(scaling_in_domain(N, 8 * k * N, k * N));  // 8 epochs at the bound
+    assert_false(scaling_in_domain(N, 8 * k * N, 0.99 * k * N));
+    ScalingPoint p[5] = {{N, 1e7, 1e6, 3.0}, {N, 1e7, 0, 1.9}, {2 * N, 1e7, 2e6, 3.5}, {N, 2e7, 1e7, 1.8}, {N, 1e6, 1e6, 2.1}};
+    assert_int_equal(scaling_split_domain(p, 5), 2);
+    const double want[5] = {1.9, 1.8, 2.1, 3.0, 3.5};
+    for (int i = 0; i < 5; i++) assert_true(p[i].L == want[i]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_effective_data), cmocka_unit_test(test_fit_recovers_the_law),
         cmocka_unit_test(test_fit_json_round_trip), cmocka_unit_test(test_throughput_fit),
         cmocka_unit_test(test_ranking), cmocka_unit_test(test_rules), cmocka_unit_test(test_worth_solve),
-        cmocka_unit_test(test_choose_shares),
+        cmocka_unit_test(test_choose_shares), cmocka_unit_test(test_domain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
