@@ -9,6 +9,16 @@
 
 #include "util/mem.h"
 
+const char *const DIST_MPIRUN_ARGS[] = {"--bind-to", "none", "--mca", "rtc_hwloc_vmhole", "none", NULL};
+
+const char *dist_mpirun_opts(void) {
+    static char joined[128];
+    if (!joined[0])
+        for (int i = 0; DIST_MPIRUN_ARGS[i]; i++)
+            snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s", i ? " " : "", DIST_MPIRUN_ARGS[i]);
+    return joined;
+}
+
 static int g_rank = 0, g_world = 1;
 static int g_together;  // dist_exit_together() was called
 

@@ -38,6 +38,20 @@ int dist_exit(int rc);
 void dist_exit_together(void);
 int dist_exiting_together(void);  // whether it was called (an agreed error is then said by rank 0 alone)
 #define DIST_EXIT_GRACE_S 10.0
+
+// The options of every `mpirun` frontier starts (phase 2, the planner's calibration over ranks),
+// NULL-terminated:
+//  - --bind-to none: each rank runs its own OpenMP threads over its share of the cores;
+//  - --mca rtc_hwloc_vmhole none: Open MPI 4.1's remote daemons (orted) otherwise map a shared
+//    copy of the hwloc topology into the biggest hole of their address space, which under address
+//    randomisation can lie against the stack; the daemon then segfaults in
+//    hwloc_shmem_topology_write before it phones home, and mpirun fails with "ORTE was unable to
+//    reliably start one or more daemons" or "does not know how to route a message", at random
+//    (tests/phase/test_multihost.sh; docs/distributed.md). Without the shared copy each process
+//    reads the topology itself, which costs milliseconds.
+extern const char *const DIST_MPIRUN_ARGS[];
+// The same, joined by spaces (for launcher templates).
+const char *dist_mpirun_opts(void);
 // The code the ranks agree on, given each one's: errors (1..127) over signals (128+N) over 0; among
 // codes of one kind the largest. (Pure: the one-process build and the tests use it too.)
 int dist_exit_code_merge(int a, int b);

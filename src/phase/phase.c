@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dist/dist.h"
 #include "eval/score.h"
 #include "planner/session.h"
 #include "report/report.h"
@@ -49,7 +50,7 @@ static void start_command(const PhaseOptions *o, Argv *v, const char *exe) {
         snprintf(n, 16, "%d", o->ranks);
         push(v, own(v, n));
         if (o->hostfile) push(v, "--hostfile"), push(v, o->hostfile);
-        push(v, "--bind-to"), push(v, "none");
+        for (int i = 0; DIST_MPIRUN_ARGS[i]; i++) push(v, DIST_MPIRUN_ARGS[i]);
     }
     push(v, exe);
 }
@@ -102,7 +103,7 @@ static int step_plan(const PhaseOptions *o, const char *dir, const char *plan_js
     PlanRequest rq = {o->budget_s, o->ranks, o->threads, o->precision, o->data, o->cache, NULL, 0, 0, o->mix, 0};
     char launcher[1200];
     if (o->phase == 2 && o->hostfile) {
-        snprintf(launcher, sizeof launcher, "mpirun -np %d --hostfile %s --bind-to none {cmd}", o->ranks, o->hostfile);
+        snprintf(launcher, sizeof launcher, "mpirun -np %d --hostfile %s %s {cmd}", o->ranks, o->hostfile, dist_mpirun_opts());
         rq.launcher = launcher;
     }
     PlanResult *res = xcalloc(1, sizeof *res);

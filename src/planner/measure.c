@@ -183,11 +183,12 @@ typedef struct {
     double budget_s, epochs;
 } Rung;
 // The repeated rungs keep at least SCALING_MIN_UNIQUE_PER_PARAM unique tokens per parameter (below
-// it runs memorise and the law does not apply), so they are the smallest models, trained longer.
+// it runs memorise and the law does not apply), so they are the smallest models, trained longer,
+// read 2 to 4 times; the budgets add up to just under an hour (the default --fit-minutes).
 static const Rung LADDER[] = {
     {2, 90, 0}, {4, 90, 0},  {1, 90, 0},  {1, 360, 2}, {6, 90, 0},  {3, 90, 0},  {2, 45, 0},  {4, 45, 0},
-    {2, 360, 2}, {1, 45, 0}, {2, 180, 0}, {4, 180, 0}, {1, 420, 4}, {6, 180, 0}, {3, 45, 0},  {1, 180, 0},
-    {6, 45, 0}, {1, 600, 6}, {3, 180, 0},
+    {2, 420, 2}, {1, 45, 0}, {2, 180, 0}, {4, 180, 0}, {1, 520, 3}, {6, 180, 0}, {3, 45, 0},  {1, 180, 0},
+    {6, 45, 0}, {1, 720, 4}, {3, 180, 0},
 };
 
 int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *tp, const char *dir, double max_total_s,
@@ -206,10 +207,10 @@ int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *
         PlanRules r = plan_rules(D, min_batch);
         int64_t cut = g->epochs > 0 && isfinite(D) ? (int64_t)(D / g->epochs) : 0;
         if (cut > 0 && corpus_tokens > 0 && cut >= corpus_tokens) cut = 0;  // the corpus itself repeats enough
-        double N = (double)model_config_scaling_params(&m);
-        if (cut > 0 && !scaling_in_domain(N, D, (double)cut)) {  // a slower machine than the rung was sized for
+        double N = (double)model_config_scaling_params(&m), P = (double)model_config_num_params(&m);
+        if (cut > 0 && !scaling_in_domain(P, D, (double)cut)) {  // a slower machine than the rung was sized for
             fprintf(stderr, "plan: ladder rung %d skipped: %.3gM unique tokens for %.3gM parameters would memorise "
-                            "(the law needs %g per parameter when data repeats)\n", id, cut / 1e6, N / 1e6,
+                            "(the law needs %g per parameter when data repeats)\n", id, cut / 1e6, P / 1e6,
                     SCALING_MIN_UNIQUE_PER_PARAM);
             continue;
         }
@@ -223,7 +224,7 @@ int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *
             continue;
         }
         double U = isfinite(res.unique_tokens) ? res.unique_tokens : corpus_tokens;
-        pts[n++] = (ScalingPoint){N, res.tokens, U, res.val_bpb};
+        pts[n++] = (ScalingPoint){N, res.tokens, U, res.val_bpb, P};
     }
     return n;
 }
@@ -241,7 +242,8 @@ static void add_run(const char *run, int seq_len, ScalingPoint *pts, int *n, int
     if (cfg && train_settings_from_json(cfg, run, &raw, g, 1) == 0 && train_config_resolve(&raw, g, 1, &c) == 0 &&
         c.model.seq_len == seq_len && r.tokens > 0 && !(c.mix && c.mix[0]))  // the law is the corpus's alone
         pts[(*n)++] = (ScalingPoint){(double)model_config_scaling_params(&c.model), r.tokens,
-                                     isfinite(r.unique_tokens) ? r.unique_tokens : 0, r.val_bpb};
+                                     isfinite(r.unique_tokens) ? r.unique_tokens : 0, r.val_bpb,
+                                     (double)model_config_num_params(&c.model)};
     err_clear();
     cJSON_Delete(cfg);
 }

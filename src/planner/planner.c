@@ -125,7 +125,7 @@ int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap) {
         }
         // The law promises a loss that falls with every repeat; a model this large for its data
         // memorises instead, so its prediction is no ground to pick it.
-        c.memorises = !scaling_in_domain(c.N, c.tokens, U_read);
+        c.memorises = !scaling_in_domain(c.params, c.tokens, U_read);
         if (c.memorises) c.score += 1e6;
         out[n++] = c;
     }

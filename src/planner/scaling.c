@@ -16,15 +16,15 @@ double scaling_effective_data(double D, double U, double rstar) {
     return U + U * rstar * (1 - exp(-R / rstar));
 }
 
-int scaling_in_domain(double N, double D, double U) {
-    return !(U > 0) || D <= 1.05 * U || U >= SCALING_MIN_UNIQUE_PER_PARAM * N;
+int scaling_in_domain(double P, double D, double U) {
+    return !(U > 0) || D <= 1.05 * U || U >= SCALING_MIN_UNIQUE_PER_PARAM * P;
 }
 
 int scaling_split_domain(ScalingPoint *p, int n) {
     ScalingPoint *out = xmalloc(sizeof *p * (size_t)(n > 0 ? n : 1));
     int k = 0, m = 0;
     for (int i = 0; i < n; i++) {
-        if (scaling_in_domain(p[i].N, p[i].D, p[i].U)) p[k++] = p[i];
+        if (scaling_in_domain(p[i].P > 0 ? p[i].P : p[i].N, p[i].D, p[i].U)) p[k++] = p[i];
         else out[m++] = p[i];
     }
     memcpy(p + k, out, sizeof *p * (size_t)m);

@@ -23,16 +23,20 @@
 
 typedef struct {
     double N, D, U, L;  // scaling parameters, tokens trained, unique tokens they came from (0: unlimited), val_bpb
+    double P;           // all parameters, embeddings included (0: unknown; the domain check then uses N)
 } ScalingPoint;
 
 // The law's domain. A run that reads its data more than once while holding fewer than
-// SCALING_MIN_UNIQUE_PER_PARAM unique tokens per scaling parameter memorises it: its val_bpb
-// rises with training, far above the same model's on fresh data (docs/planning.md has the
-// measurements), which no D' of this monotone law can represent. Such runs are left out of the
-// fit, and such candidates are not ranked by the law.
-#define SCALING_MIN_UNIQUE_PER_PARAM 4.0
-// 1 when (N, D, U) is in the domain above (U <= 0: unlimited data, always).
-int scaling_in_domain(double N, double D, double U);
+// SCALING_MIN_UNIQUE_PER_PARAM unique tokens per parameter memorises it: its val_bpb rises with
+// training, far above the same model's on fresh data (docs/planning.md has the measurements),
+// which no D' of this monotone law can represent. The count is of all parameters, not N: the
+// token and value embeddings are lookup tables that memorise too, and at this vocabulary they
+// are most of a small model. Such runs are left out of the fit, and such candidates are not
+// ranked by the law.
+#define SCALING_MIN_UNIQUE_PER_PARAM 1.0
+// 1 when a run of P parameters training D tokens drawn from U unique ones is in the domain above
+// (U <= 0: unlimited data, always).
+int scaling_in_domain(double P, double D, double U);
 // Reorder p[0..n): the points in the domain first, in their order, then the others (in theirs);
 // returns how many are outside.
 int scaling_split_domain(ScalingPoint *p, int n);

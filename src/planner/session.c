@@ -3,7 +3,6 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include "data/prepare.h"
 #include "data/shard.h"
+#include "dist/dist.h"
 #include "report/svg.h"
 #include "tokenizer/tokenizer.h"
 #include "train/settings.h"
@@ -41,10 +41,10 @@ static char *keyed(const PlanRequest *rq, const char *prefix, const char *key) {
 }
 
 PlanEnv plan_env(const PlanRequest *rq, const char *data_dir) {
-    static char launcher[64];
+    static char launcher[192];
     const char *l = rq->launcher;
     if (!l && rq->ranks > 1) {
-        snprintf(launcher, sizeof launcher, "mpirun -np %d --bind-to none {cmd}", rq->ranks);
+        snprintf(launcher, sizeof launcher, "mpirun -np %d %s {cmd}", rq->ranks, dist_mpirun_opts());
         l = launcher;
     }
     PlanFamily f = plan_family_default();
@@ -53,28 +53,42 @@ PlanEnv plan_env(const PlanRequest *rq, const char *data_dir) {
                      .device_batch = f.device_batch, .vocab_size = f.vocab_size, .quiet = rq->quiet};
 }
 
-// The SHA-256 of a data folder's training shards: the loss model and the sources' worth are
-// measured on these tokens, so they are keyed by them. The folder's own name will not do: its
-// inputs key covers the text files' mtimes, which change when the same corpus is copied anew.
-static int content_key(const char *dir, char out[65]) {
-    char **shards;
-    int n;
-    if (shard_list(dir, "train_", &shards, &n) != 0) return -1;
+// The key of a data folder's tokens: its tokenizer's id and the SHA-256 of its training and
+// validation shards. The loss model and the sources' worth are measured on exactly these tokens,
+// so they are keyed by them; the folder's own name will not do, as its inputs key covers the text
+// files' mtimes, which change whenever the same corpus is copied anew.
+static int content_key(const char *dir, int seq_len, char *out, size_t cap) {
+    char *mpath = path_join(dir, "manifest.json");
+    cJSON *m = json_read_object(mpath, "the data folder's manifest");
+    free(mpath);
+    const cJSON *tid = m ? cJSON_GetObjectItemCaseSensitive(m, "tokenizer_id") : NULL;
+    if (!cJSON_IsString(tid)) {
+        cJSON_Delete(m);
+        return m ? err_set("%s/manifest.json has no tokenizer_id (prepare it again: frontier prepare)", dir) : -1;
+    }
     Sha256 *h = sha256_begin();
     enum { CHUNK = 1 << 20 };
-    char *buf = xmalloc(CHUNK);
+    char *buf = xmalloc(CHUNK), sha[65];
     int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        FILE *f = fopen(shards[i], "rb");
-        if (!f) { rc = err_set("cannot read %s: %s", shards[i], strerror(errno)); break; }
-        size_t got;
-        while ((got = fread(buf, 1, CHUNK, f)) > 0) sha256_update(h, buf, got);
-        if (ferror(f)) rc = err_set("cannot read %s: %s", shards[i], strerror(errno));
-        fclose(f);
+    static const char *const splits[] = {"train_", "val_"};
+    for (int sp = 0; sp < 2 && rc == 0; sp++) {
+        char **shards;
+        int n;
+        if (shard_list(dir, splits[sp], &shards, &n) != 0) { rc = -1; break; }
+        for (int i = 0; i < n && rc == 0; i++) {
+            FILE *f = fopen(shards[i], "rb");
+            if (!f) { rc = err_set("cannot read %s: %s", shards[i], strerror(errno)); break; }
+            size_t got;
+            while ((got = fread(buf, 1, CHUNK, f)) > 0) sha256_update(h, buf, got);
+            if (ferror(f)) rc = err_set("cannot read %s: %s", shards[i], strerror(errno));
+            fclose(f);
+        }
+        free_string_list(shards, n);
     }
-    sha256_end(h, out);
+    sha256_end(h, sha);
     free(buf);
-    free_string_list(shards, n);
+    snprintf(out, cap, "%.16s-%.12s-T%d", tid->valuestring, sha, seq_len);
+    cJSON_Delete(m);
     return rc;
 }
 
@@ -95,10 +109,8 @@ static int resolve_data(const PlanRequest *rq, PlanResult *res) {
         snprintf(res->data_dir, sizeof res->data_dir, "%s", abs ? abs : pr.data_dir);
         free(abs);
     }
-    char copy[1024], content[65];
-    snprintf(copy, sizeof copy, "%s", res->data_dir);
-    if (content_key(res->data_dir, content) != 0) return err_prefix("--data %s", res->data_dir);
-    snprintf(res->data_key, sizeof res->data_key, "%.16s-%.12s-T%d", basename(copy), content, res->family.seq_len);
+    if (content_key(res->data_dir, res->family.seq_len, res->data_key, sizeof res->data_key) != 0)
+        return err_prefix("--data %s", res->data_dir);
     char name[160];
     snprintf(name, sizeof name, "worth-%s.json", res->data_key);
     char *worth_path = plan_path(rq, name);
@@ -269,7 +281,7 @@ void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
         if (isfinite(c->L)) snprintf(L, sizeof L, "%.4f +- %.4f", c->L, isfinite(c->L_sd) ? c->L_sd : 0.0);
         else snprintf(L, sizeof L, "-");
         char rank[48];
-        if (c->memorises) snprintf(rank, sizeof rank, "- (memorises: U < %gN)", SCALING_MIN_UNIQUE_PER_PARAM);
+        if (c->memorises) snprintf(rank, sizeof rank, "- (memorises: U < %g x params)", SCALING_MIN_UNIQUE_PER_PARAM);
         else snprintf(rank, sizeof rank, "%d", i + 1);
         fprintf(f, "| %s | %d | %d | %s | %s | %.1f | %.0f | %.0f%% | %s | %.2f | %.1f | %lld | %.3g | %s |\n", rank,
                 c->depth, c->model.n_embd, p, N, c->flops_token / 1e6, c->tok_s, 100 * c->mfu, tok, c->epochs,
@@ -438,9 +450,10 @@ int plan_fit(const PlanRequest *rq, const PlanResult *res, double max_minutes, c
         fprintf(stderr, "plan: fitting the loss model to %d runs (%d of the ladder, %d reused)\n", n, own,
                 n + n_out - own);
         for (int i = n; i < n + n_out; i++)
-            fprintf(stderr, "plan: left out a run that memorises (N %.3gM, %.3gM unique tokens read %.1f times, val_bpb "
-                            "%.4f): under %g unique tokens per parameter the law does not hold\n", pts[i].N / 1e6,
-                    pts[i].U / 1e6, pts[i].D / pts[i].U, pts[i].L, SCALING_MIN_UNIQUE_PER_PARAM);
+            fprintf(stderr, "plan: left out a run that memorises (%.3gM parameters, %.3gM unique tokens read %.1f times, "
+                            "val_bpb %.4f): under %g unique tokens per parameter the law does not hold\n",
+                    (pts[i].P > 0 ? pts[i].P : pts[i].N) / 1e6, pts[i].U / 1e6, pts[i].D / pts[i].U, pts[i].L,
+                    SCALING_MIN_UNIQUE_PER_PARAM);
     }
     ScalingFit *fit = xmalloc(sizeof *fit);
     int rc = scaling_fit(pts, n, 1, fit);

@@ -41,7 +41,7 @@ typedef struct {
     int measured[MIX_MAX_SOURCES];  // 1: the source's discount is measured (worth), else 0 is assumed
     int choose_mix;              // --mix auto: each candidate's shares chosen by the planner
     WorthTable worth;            // <cache>/plan/worth-<data key>.json (empty when never measured)
-    char data_key[80];           // names the loss model's files: the data folder's name and T
+    char data_key[80];           // names the loss model's files: the tokens' content (tokenizer, shards) and T
     ThroughputModel tp;
     int have_fit;
     ScalingFit fit;

@@ -51,11 +51,13 @@ int worth_load(const char *path, WorthTable *t) {
         WorthEntry *e = &t->e[t->n++];
         snprintf(e->name, sizeof e->name, "%s", it->string);
         e->discount = jnum(it, "discount"), e->se = jnum(it, "se"), e->dL = jnum(it, "dL");
-        e->seeds = (int)jnum(it, "seeds"), e->clamped = (int)jnum(it, "clamped");
-        if (!isfinite(e->discount) || e->discount < PLAN_WORTH_MIN || e->discount > PLAN_WORTH_MAX || e->seeds < 1 ||
-            e->clamped < 0 || e->clamped > e->seeds)
+        // range-checked as doubles: a missing count is NaN, which no int holds
+        double seeds = jnum(it, "seeds"), clamped = jnum(it, "clamped");
+        if (!isfinite(e->discount) || e->discount < PLAN_WORTH_MIN || e->discount > PLAN_WORTH_MAX ||
+            !(seeds >= 1 && seeds <= 1e6) || !(clamped >= 0 && clamped <= seeds))
             rc = err_set("%s: source \"%s\": discount, seeds or clamped missing or out of range (delete the entry to "
                          "measure it again)", path, it->string);
+        else e->seeds = (int)seeds, e->clamped = (int)clamped;
     }
     cJSON_Delete(j);
     return rc;

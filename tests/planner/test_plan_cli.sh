@@ -65,7 +65,8 @@ PY
 
 # a loss model (the shape of this machine's: ~1.57 bpb for the cpu preset's 1.4M scaling parameters
 # at 19.5M tokens): candidates ranked by its prediction, and 4 hours pick a larger model than 2 minutes
-dk=$(basename "$data" | cut -c1-24)-T256
+# the loss model and the worth table are keyed by the training shards' content (not the folder's name)
+dk=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tokenizer_id"][:16])' "$data/manifest.json")-$(cat "$data"/train_*.bin "$data"/val_*.bin | sha256sum | cut -c1-12)-T256
 /usr/bin/python3 - "$C/plan/scaling-$dk.json" <<'PY'
 import json, sys
 law = {"E": 0.6, "A": 55.0, "alpha": 0.34, "B": 58.0, "beta": 0.28, "rstar": 15.4}

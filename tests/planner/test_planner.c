@@ -10,12 +10,16 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "planner/measure.h"
 #include "planner/planner.h"
 #include "planner/scaling.h"
 #include "planner/throughput.h"
 #include "planner/worth.h"
+#include "util/error.h"
 #include "util/rng.h"
 
 static const ScalingLaw TRUTH = {0.9, 40, 0.35, 500, 0.30, 6.0};
@@ -28,11 +32,11 @@ static int synthetic_points(ScalingPoint *p, int repeat, double noise_sd, unsign
     rng_seed(&r, seed);
     const double Ns[] = {3e5, 1e6, 3e6, 1e7}, Ds[] = {3e6, 1e7, 3e7, 1e8};
     for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) p[n++] = (ScalingPoint){Ns[i], Ds[j], 0, 0};
+        for (int j = 0; j < 4; j++) p[n++] = (ScalingPoint){Ns[i], Ds[j], 0, 0, 0};
     if (repeat) {
         const double Us[] = {2e6, 5e6}, Dr[] = {8e6, 2e7, 6e7};
         for (int u = 0; u < 2; u++)
-            for (int j = 0; j < 3; j++) p[n++] = (ScalingPoint){1e6, Dr[j], Us[u], 0};
+            for (int j = 0; j < 3; j++) p[n++] = (ScalingPoint){1e6, Dr[j], Us[u], 0, 0};
     }
     for (int i = 0; i < n; i++) p[i].L = scaling_eval(&TRUTH, p[i].N, p[i].D, p[i].U) + noise_sd * rng_normal(&r);
     return n;
@@ -267,15 +271,15 @@ static void test_ranking(void **state) {
     n = plan_rank(&q, c, 32);
     for (int i = 1; i < n; i++) assert_true(c[i].L >= c[0].L);
     int depth_big = c[0].depth;
-    // a corpus so small that every model reading it twice memorises it (fewer than 4 unique tokens
-    // per parameter): those are flagged and ranked after every model that reads it at most once,
+    // a corpus so small that every model reading it twice memorises it (fewer unique tokens than
+    // parameters): those are flagged and ranked after every model that reads it at most once,
     // whatever the law predicts for them
     q.train_tokens = 2e6;
     n = plan_rank(&q, c, 32);
     int flagged = 0;
     for (int i = 0; i < n; i++) {
         int repeats = c[i].tokens > 1.05 * 2e6;
-        assert_int_equal(c[i].memorises, repeats && 2e6 < SCALING_MIN_UNIQUE_PER_PARAM * c[i].N);
+        assert_int_equal(c[i].memorises, repeats && 2e6 < SCALING_MIN_UNIQUE_PER_PARAM * c[i].params);
         if (i > 0) assert_true(c[i].memorises >= c[i - 1].memorises);
         flagged += c[i].memorises;
     }
@@ -333,15 +337,51 @@ static void test_rules(void **state) {
 // Splitting keeps the order within each part.
 static void test_domain(void **state) {
     (void)state;
-    const double N = 1e6, k = SCALING_MIN_UNIQUE_PER_PARAM;
-    assert_true(scaling_in_domain(N, 1e9, 0));            // unlimited data
-    assert_true(scaling_in_domain(N, 1e5, 1e5));          // read once, however few tokens
-    assert_true(scaling_in_domain(N, 8 * k * N, k * N));  // 8 epochs at the bound
-    assert_false(scaling_in_domain(N, 8 * k * N, 0.99 * k * N));
-    ScalingPoint p[5] = {{N, 1e7, 1e6, 3.0}, {N, 1e7, 0, 1.9}, {2 * N, 1e7, 2e6, 3.5}, {N, 2e7, 1e7, 1.8}, {N, 1e6, 1e6, 2.1}};
-    assert_int_equal(scaling_split_domain(p, 5), 2);
-    const double want[5] = {1.9, 1.8, 2.1, 3.0, 3.5};
-    for (int i = 0; i < 5; i++) assert_true(p[i].L == want[i]);
+    const double P = 8e6, k = SCALING_MIN_UNIQUE_PER_PARAM;
+    assert_true(scaling_in_domain(P, 1e9, 0));            // unlimited data
+    assert_true(scaling_in_domain(P, 1e5, 1e5));          // read once, however few tokens
+    assert_true(scaling_in_domain(P, 8 * k * P, k * P));  // 8 epochs at the bound
+    assert_false(scaling_in_domain(P, 8 * k * P, 0.99 * k * P));
+    // the count is of all parameters (P) where a point has it, of N where it does not
+    ScalingPoint p[6] = {{1e6, 8e7, 4e6, 3.0, P}, {1e6, 1e7, 0, 1.9, P}, {2e6, 1e8, 1e7, 3.5, 2 * P}, {1e6, 2e7, 1e7, 1.8, P},
+                         {1e6, 4e6, 4e6, 2.1, P}, {1e6, 1e7, 2e6, 2.0, 0}};
+    assert_int_equal(scaling_split_domain(p, 6), 2);
+    const double want[6] = {1.9, 1.8, 2.1, 2.0, 3.0, 3.5};
+    for (int i = 0; i < 6; i++) assert_true(p[i].L == want[i]);
+}
+
+// The worth table round-trips; an entry with a missing or impossible count is refused, naming the
+// source (not read as whatever a NaN cast to int gives).
+static void test_worth_table(void **state) {
+    (void)state;
+    char *dir = test_tmpdir("worth"), path[512];
+    snprintf(path, sizeof path, "%s/worth.json", dir);
+    WorthTable t = {0}, back = {0};
+    t.n = 1;
+    t.e[0] = (WorthEntry){.discount = 0.25, .se = 0.05, .dL = 0.01, .seeds = 3, .clamped = 1};
+    snprintf(t.e[0].name, sizeof t.e[0].name, "extra_wiki");
+    assert_int_equal(worth_save(path, &t), 0);
+    assert_int_equal(worth_load(path, &back), 0);
+    assert_int_equal(back.n, 1);
+    assert_string_equal(back.e[0].name, "extra_wiki");
+    assert_true(back.e[0].discount == 0.25 && back.e[0].seeds == 3 && back.e[0].clamped == 1);
+    static const char *const bad[] = {
+        "{\"sources\": {\"extra_wiki\": {\"discount\": 0.2, \"clamped\": 0}}}",
+        "{\"sources\": {\"extra_wiki\": {\"discount\": 0.2, \"seeds\": 2, \"clamped\": 3}}}",
+        "{\"sources\": {\"extra_wiki\": {\"discount\": 0.2, \"seeds\": 1e300, \"clamped\": 0}}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(bad[i], f);
+        fclose(f);
+        WorthTable w = {0};
+        assert_int_equal(worth_load(path, &w), -1);
+        assert_non_null(strstr(err_msg(), "extra_wiki"));
+    }
+    remove(path);
+    rmdir(dir);
+    free(dir);
 }
 
 int main(void) {
@@ -350,6 +390,7 @@ int main(void) {
         cmocka_unit_test(test_fit_json_round_trip), cmocka_unit_test(test_throughput_fit),
         cmocka_unit_test(test_ranking), cmocka_unit_test(test_rules), cmocka_unit_test(test_worth_solve),
         cmocka_unit_test(test_choose_shares), cmocka_unit_test(test_domain),
+        cmocka_unit_test(test_worth_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
