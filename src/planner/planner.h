@@ -96,12 +96,15 @@ typedef struct {
 
 // Choosing a mixture (--mix auto): the shares of the sources besides the first (the corpus) that
 // minimise the law's val_bpb for the candidate's N and D, on a grid of PLAN_MIX_STEP, the others
-// adding up to at most PLAN_MIX_MAX_EXTRA (the validation set is the corpus's kind of text: some of
-// it stays). A descent that moves share between any two sources until no move gains more than
+// adding up to at most PLAN_MIX_MAX_EXTRA: the share at which a source's worth is measured
+// (PLAN_WORTH_WEIGHT, planner/worth.h). The discount is one number per source, so the law is linear
+// in the shares; beyond the measured share it promises what nobody measured. A mixture of 90%
+// novels priced by their worth at 50% was measured far worse than predicted: the validation set's
+// textbook half starved (docs/planning.md). A descent that moves share between any two sources until no move gains more than
 // PLAN_MIX_MIN_GAIN: the result is a local optimum of the grid, and a mixture that predicts the same
 // as the corpus alone is not chosen.
 #define PLAN_MIX_STEP 0.05
-#define PLAN_MIX_MAX_EXTRA 0.9
+#define PLAN_MIX_MAX_EXTRA 0.5
 #define PLAN_MIX_MIN_GAIN 1e-4
 void plan_choose_shares(const ScalingLaw *l, double N, double D, ScalingData *d);
 

@@ -6,11 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planner/planner.h"
 #include "report/run_folder.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/hash.h"
 #include "util/json_file.h"
+
+_Static_assert(PLAN_MIX_MAX_EXTRA == PLAN_WORTH_WEIGHT, "--mix auto must not give the extra sources more than the share "
+                                                         "their worth was measured at");
 
 static double mixture_minus_alone(const ScalingLaw *l, double N, double U0, double Us, double w, double D0, double D1,
                                   double delta) {

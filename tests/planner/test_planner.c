@@ -112,9 +112,13 @@ static void test_choose_shares(void **state) {
     plan_choose_shares(&TRUTH, N, 5e8, &d);
     assert_true(d.w[1] > 0 && fabs(d.w[0] + d.w[1] - 1) < 1e-12 && d.w[1] <= PLAN_MIX_MAX_EXTRA + 1e-12);
     assert_true(scaling_eval_mix(&TRUTH, N, 5e8, &d) < scaling_eval_mix(&TRUTH, N, 5e8, &alone) - PLAN_MIX_MIN_GAIN);
+    // worth less: a smaller share (at a horizon where the share is below its cap)
+    plan_choose_shares(&TRUTH, N, 5e7, &d);
     double w_worth = d.w[1];
-    d.discount[1] = 0.6;  // worth less: a smaller share
-    plan_choose_shares(&TRUTH, N, 5e8, &d);
+    print_message("a source of discount 0.3 at 5e7 tokens: share %.2f\n", w_worth);
+    assert_true(w_worth > 0 && w_worth < PLAN_MIX_MAX_EXTRA);
+    d.discount[1] = 0.6;
+    plan_choose_shares(&TRUTH, N, 5e7, &d);
     assert_true(d.w[1] < w_worth);
     d.discount[1] = 1.3;
     plan_choose_shares(&TRUTH, N, 5e8, &d);
