@@ -1,6 +1,8 @@
 # tests/lib.sh — helpers shared by the shell tests (sourced). Each test counts its failures in
 # $fails and ends with `[ "$fails" -eq 0 ]`.
 fails=0
+# Hermetic: no plan uses the reference loss model shipped in plan/ unless its test names one.
+export FRONTIER_PLAN_REFERENCE=none
 ok() { echo "ok: $*"; }
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # check DESCRIPTION EXIT_CODE TEXT COMMAND...: the command exits with EXIT_CODE and its output
@@ -34,4 +36,24 @@ diff = [k for k in a if k != "step_times" and (k not in b or a[k][1].tobytes() !
 print("differ:", diff[:5]) if diff else None
 sys.exit(0 if a.keys() == b.keys() and not diff else 1)
 PY
+}
+# seed_throughput FILE KEY: the planner's throughput model for layout KEY, merged into FILE, as
+# calibration would measure it on a machine whose step time is its FLOPs at 600 GFLOP/s plus 2 ms
+# (calibrating takes minutes; the planner's tests need a known machine).
+seed_throughput() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, os, sys
+path, key = sys.argv[1], sys.argv[2]
+all = json.load(open(path)) if os.path.exists(path) else {}
+coef = dict(gemm_flops=1/6e11, gemm_bytes=0, gemm_thin=0, attn_flops=1/6e11, elem_bytes=0, opt_flops=1/6e11, layer_calls=0,
+            step=2e-3, allreduce_bytes=0)
+all[key] = {"coef": coef, "n_points": 11, "rms_rel_err": 0.04, "max_rel_err": 0.08}
+json.dump(all, open(path, "w"))
+PY
+}
+# plan_data_key DATA: the key under which the planner files a prepared data folder's ladder, fit
+# and worth (computed here independently of the planner: the tokenizer's id, the SHA-256 of the
+# training and validation shards, the sequence length).
+plan_data_key() {
+  echo "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tokenizer_id"][:16])' "$1/manifest.json")-$(cat "$1"/train_*.bin "$1"/val_*.bin | sha256sum | cut -c1-12)-T256"
 }

@@ -18,26 +18,6 @@
 #include "util/fileio.h"
 #include "util/mem.h"
 
-// "90s", "5m", "1.5h", "300" -> seconds; -1 if malformed (the syntax of `frontier train --budget`).
-// A shipped default (research/space.json, research/program.md): in the current folder, else next
-// to the frontier binary. Returns the path to use (malloc'ed); the first candidate if neither.
-static char *shipped_file(const char *rel) {
-    if (path_exists(rel)) return xstrdup(rel);
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            char *p = path_join(exe, rel);
-            if (path_exists(p)) return p;
-            free(p);
-        }
-    }
-    return xstrdup(rel);
-}
-
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...) {
     va_list ap;
@@ -206,8 +186,8 @@ int cmd_research(int argc, char **argv) {
         if (is_dir(p)) return usage_error("--%s %s: a folder, expected a file", files[i][0], p);
     }
 
-    char *space_path = space ? xstrdup(space) : shipped_file("research/space.json");
-    char *program_path = program ? xstrdup(program) : shipped_file("research/program.md");
+    char *space_path = space ? xstrdup(space) : shipped_path("research/space.json");
+    char *program_path = program ? xstrdup(program) : shipped_path("research/program.md");
     o.out_dir = out, o.space_path = space_path, o.base_path = base, o.proposer = proposer, o.program_path = program_path;
     o.max_trials = trials, o.seed = (uint64_t)seed, o.baseline_seeds = baseline_seeds, o.max_seeds = max_seeds;
     o.trainer = trainer, o.launcher = launcher;

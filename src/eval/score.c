@@ -9,22 +9,12 @@
 #include "eval/core.h"
 #include "util/error.h"
 #include "util/fileio.h"
+#include "util/json_file.h"
 
-static double num_or_nan(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
+// A run's JSON file: a malformed one is bad input the user handed over (exit 2).
 static cJSON *load_json(const char *path) {
-    char *text = read_file(path, NULL);
-    if (!text) return NULL;
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    if (!j || !cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        err_usage("%s: not a valid JSON object", path);
-        return NULL;
-    }
+    cJSON *j = json_read_object(path, "score:");
+    if (!j) err_mark_usage();
     return j;
 }
 
@@ -53,10 +43,10 @@ int score_load_run(ScoreRun *r, const char *dir) {
     } else {
         r->complete = v != NULL;
         if (v) r->bpb = v->valuedouble;
-        r->tokens_trained = num_or_nan(s, "tokens_trained");
-        r->parameters = num_or_nan(s, "parameters");
-        r->eval_tokens = num_or_nan(s, "eval_tokens");
-        r->eval_T = num_or_nan(s, "eval_T");
+        r->tokens_trained = jnum(s, "tokens_trained");
+        r->parameters = jnum(s, "parameters");
+        r->eval_tokens = jnum(s, "eval_tokens");
+        r->eval_T = jnum(s, "eval_T");
         cJSON *c = cJSON_GetObjectItemCaseSensitive(s, "config");
         if (cJSON_IsObject(c)) r->config = cJSON_DetachItemViaPointer(s, c);
     }

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "planner/planner.h"
-#include "report/run_folder.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/hash.h"
+#include "util/json_file.h"
 #include "util/json_file.h"
 
 _Static_assert(PLAN_MIX_MAX_EXTRA == PLAN_WORTH_WEIGHT, "--mix auto must not give the extra sources more than the share "

@@ -35,16 +35,6 @@ static void metrics_grow(Metrics *m, size_t cap) {
     m->timed = xrealloc(m->timed, cap * sizeof *m->timed);
 }
 
-double jnum(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-const char *jstr(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 int metrics_read(const char *path, Metrics *m) {
     memset(m, 0, sizeof *m);
     size_t len;

@@ -5,6 +5,8 @@
 #include <cjson/cJSON.h>
 #include <time.h>
 
+#include "util/json_file.h"  // jnum, jstr: the page's readers use them
+
 typedef struct {
     int n;
     double *step, *loss, *lr_mult, *momentum, *wd, *dt, *tok_s, *mfu, *tokens, *timed_s, *progress;
@@ -39,6 +41,3 @@ typedef struct {
 int report_load(Report *r, const char *run_dir);
 void report_free(Report *r);
 
-// A number / string member of a JSON object (NaN / NULL when absent or of another type).
-double jnum(const cJSON *o, const char *key);
-const char *jstr(const cJSON *o, const char *key);

@@ -58,7 +58,7 @@ static void last_error_line(const char *log_path, char *out, size_t n) {
 
 // A count, time or score of the summary; NaN (the ledger's "-") unless finite and >= 0, so that
 // every row recorded parses back (research/ledger.h).
-static double jnum(const cJSON *o, const char *key) {
+static double summary_num(const cJSON *o, const char *key) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0 ? v->valuedouble : NAN;
 }
@@ -70,9 +70,9 @@ int trial_read_summary(const char *run_dir, TrialResult *r) {
     if (!text) return -1;
     cJSON *s = cJSON_Parse(text);
     free(text);
-    r->val_bpb = jnum(s, "val_bpb"), r->tokens = jnum(s, "tokens_trained"), r->tok_per_s = jnum(s, "tok_per_s");
-    r->mfu = jnum(s, "mfu"), r->peak_mb = jnum(s, "peak_rss_bytes") / (1024.0 * 1024.0), r->train_s = jnum(s, "timed_s");
-    r->unique_tokens = jnum(s, "unique_tokens");
+    r->val_bpb = summary_num(s, "val_bpb"), r->tokens = summary_num(s, "tokens_trained"), r->tok_per_s = summary_num(s, "tok_per_s");
+    r->mfu = summary_num(s, "mfu"), r->peak_mb = summary_num(s, "peak_rss_bytes") / (1024.0 * 1024.0), r->train_s = summary_num(s, "timed_s");
+    r->unique_tokens = summary_num(s, "unique_tokens");
     cJSON_Delete(s);
     if (r->val_bpb == 0) r->val_bpb = NAN;
     return isfinite(r->val_bpb) ? 0 : err_set("summary.json has no val_bpb (a number > 0)");

@@ -338,3 +338,20 @@ void free_string_list(char **list, int n) {
     for (int i = 0; i < n; i++) free(list[i]);
     free(list);
 }
+
+char *shipped_path(const char *rel) {
+    if (path_exists(rel)) return xstrdup(rel);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            char *p = path_join(exe, rel);
+            if (path_exists(p)) return p;
+            free(p);
+        }
+    }
+    return xstrdup(rel);
+}

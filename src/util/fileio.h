@@ -49,6 +49,9 @@ int path_exists(const char *path);       // 1 if it exists (file or folder), els
 int is_dir(const char *path);            // 1 if a folder
 char *path_join(const char *a, const char *b);  // "a/b" (malloc'ed)
 const char *path_basename(const char *path);
+// A file or folder shipped with frontier (research/space.json, plan/): rel in the current folder,
+// else next to the frontier binary. The path to use (malloc'ed): the first candidate if neither.
+char *shipped_path(const char *rel);
 int path_has_suffix(const char *path, const char *suffix);
 
 // Expand inputs into a sorted list of files: a file is taken as is, a folder contributes its

@@ -1,6 +1,7 @@
 // util/json_file.c — see json_file.h.
 #include "util/json_file.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,4 +31,14 @@ cJSON *json_read_object(const char *path, const char *what) {
         return NULL;
     }
     return j;
+}
+
+double jnum(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+const char *jstr(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
 }

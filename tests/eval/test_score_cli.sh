@@ -99,11 +99,11 @@ check "missing folder"               2 "nope: no such run folder"      $F score 
 mkdir -p empty
 check "missing summary.json"         2 "empty has no summary.json"            $F score a empty
 mkdir -p bad; echo '{"val_bpb": 2.0,' > bad/summary.json
-check "malformed summary.json"       2 "bad/summary.json: not a valid JSON object" $F score a bad
+check "malformed summary.json"       2 "bad/summary.json: not a JSON object" $F score a bad
 mkdir -p str; echo '{"val_bpb": "2.0"}' > str/summary.json
 check "val_bpb not a number"         2 "str/summary.json: \"val_bpb\" is not a number" $F score str
 summary badcore 2.0 1 1; echo 'nope' > badcore/core.json
-check "malformed core.json"          2 "badcore/core.json: not a valid JSON object" $F score badcore
+check "malformed core.json"          2 "badcore/core.json: not a JSON object" $F score badcore
 check "--help"                       0 "composite = 0.5*bpb_norm"      $F score --help
 [ -e "$tmp/n.json" ] && { echo "FAIL: a failed score wrote $tmp/n.json"; fails=$((fails+1)); }
 $F score a nope --json "$tmp/f.json" >/dev/null 2>&1

@@ -23,19 +23,8 @@ data=$($F prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
 core_dir="${FRONTIER_DATA:-../shared/data}/core"
 C=$tmp/cache
 mkdir -p "$C"
-seed_model() {  # layout key: the one `frontier info` names (1 rank) or the same with ranks=N
-  /usr/bin/python3 - "$C/throughput.json" "$1" <<'PY'
-import json, os, sys
-path, key = sys.argv[1], sys.argv[2]
-all = json.load(open(path)) if os.path.exists(path) else {}
-coef = dict(gemm_flops=1/6e11, gemm_bytes=0, gemm_thin=0, attn_flops=1/6e11, elem_bytes=0, opt_flops=1/6e11, layer_calls=0,
-            step=2e-3, allreduce_bytes=0)
-all[key] = {"coef": coef, "n_points": 11, "rms_rel_err": 0.04, "max_rel_err": 0.08}
-json.dump(all, open(path, "w"))
-PY
-}
 key=$($F info | sed -n 's/^plan layout: *//p')
-seed_model "$key"
+seed_throughput "$C/throughput.json" "$key"
 P1=(--phase 1 --budget 4s --data "$data" --cache "$C" --eval-tokens 4096 --mix auto)
 
 # 1. phase 1, and again
@@ -83,7 +72,7 @@ else bad "continued phase: exit $rc"; echo "$out" | tail -5; fi
 # 3. phase 2 on 2 ranks, CORE subset; the planner's model for 2 ranks of 1 thread (the phase gives
 # each local rank its share of the cores)
 k2=${key/ranks=1/ranks=2}
-seed_model "${k2/threads=0/threads=$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))}"
+seed_throughput "$C/throughput.json" "${k2/threads=0/threads=$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))}"
 P2=(--phase 2 --ranks 2 --budget 4s --data "$data" --cache "$C" --eval-tokens 4096 --core-dir "$core_dir"
     --core-tasks copa,hellaswag_zeroshot --core-max-per-task 16)
 out=$($F run "${P2[@]}" --run-dir "$tmp/p2" 2>&1); rc=$?

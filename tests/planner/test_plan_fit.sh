@@ -21,12 +21,7 @@ data=$($F prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
 key=$($F info | sed -n 's/^plan layout: *//p')
 C=$tmp/cache
 mkdir -p "$C/plan"
-/usr/bin/python3 - "$C/throughput.json" "$key" <<'PY'
-import json, sys
-coef = dict(gemm_flops=1/6e11, gemm_bytes=0, gemm_thin=0, attn_flops=1/6e11, elem_bytes=0, opt_flops=1/6e11, layer_calls=0,
-            step=2e-3, allreduce_bytes=0)
-json.dump({sys.argv[2]: {"coef": coef, "n_points": 11, "rms_rel_err": 0.04, "max_rel_err": 0.08}}, open(sys.argv[1], "w"))
-PY
+seed_throughput "$C/throughput.json" "$key"
 cat > "$tmp/fake.py" <<'PY'
 # the launcher's {cmd} is `frontier train --config TRIAL --run-dir RUN --quiet`: answer as a run would
 import json, math, os, sys
@@ -51,7 +46,7 @@ PY
 export FAKE_LOG=$tmp/launched
 : > "$FAKE_LOG"
 L=(--launcher "/usr/bin/python3 $tmp/fake.py {cmd}")
-dk=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tokenizer_id"][:16])' "$data/manifest.json")-$(cat "$data"/train_*.bin "$data"/val_*.bin | sha256sum | cut -c1-12)-T256
+dk=$(plan_data_key "$data")
 lad=$C/plan/ladder-$dk
 fit() { $F plan --fit --budget 30m --data "$1" --cache "$C" --out "$tmp/plan.json" "${L[@]}" "${@:2}" 2>&1; }
 
