@@ -21,6 +21,15 @@
 #include "util/json_file.h"
 #include "util/mem.h"
 
+char *plan_reference_dir(void) {
+    const char *env = getenv("FRONTIER_PLAN_REFERENCE");
+    if (env) return *env && strcmp(env, "none") ? xstrdup(env) : NULL;
+    char *dir = shipped_path("plan");
+    if (is_dir(dir)) return dir;
+    free(dir);
+    return NULL;
+}
+
 char *plan_path(const PlanRequest *rq, const char *name) {
     char *dir = path_join(rq->cache, "plan"), *p = path_join(dir, name);
     free(dir);
@@ -156,7 +165,7 @@ static int resolve_data(const PlanRequest *rq, PlanResult *res) {
         res->train_tokens += U;
         const WorthEntry *e = strcmp(m->name, "train") ? worth_find(&res->worth, m->name) : NULL;
         res->measured[s] = e != NULL;
-        res->sources.discount[s] = e ? e->discount : 0;
+        res->sources.discount[s] = e ? fmax(e->discount, PLAN_WORTH_PRICE_MIN) : 0;
         res->sources.discount_se[s] = e && isfinite(e->se) ? e->se : 0;
     }
     for (int s = 0; s < res->mix.n; s++)  // natural shares: in proportion to the tokens
@@ -194,13 +203,26 @@ int plan_session(const PlanRequest *rq, PlanResult *res) {
     char name[160];
     snprintf(name, sizeof name, "scaling-%s.json", res->data_key);
     char *fit_path = plan_path(rq, name);
+    if (!path_exists(fit_path)) {  // this machine has not fitted these tokens: the shipped reference, if any
+        char *ref = plan_reference_dir();
+        if (ref && !is_dir(ref)) {
+            err_usage("FRONTIER_PLAN_REFERENCE=%s: no such folder (name a folder of reference fits, or none)", ref);
+            free(ref), free(fit_path);
+            return -1;
+        }
+        char *p = ref ? path_join(ref, name) : NULL;
+        free(ref);
+        if (p && path_exists(p)) free(fit_path), fit_path = p, res->fit_reference = 1;
+        else free(p);
+    }
     if (path_exists(fit_path)) {
-        cJSON *j = json_read_object(fit_path, "the loss model");
+        cJSON *j = json_read_object(fit_path, res->fit_reference ? "the reference loss model" : "the loss model");
         int rc = j ? scaling_fit_from_json(j, fit_path, &res->fit) : -1;
         cJSON_Delete(j);
         if (rc != 0) { free(fit_path); return -1; }
         res->have_fit = 1;
-    }
+        snprintf(res->fit_path, sizeof res->fit_path, "%s", fit_path);
+    } else res->fit_reference = 0;
     free(fit_path);
     res->peak_flops = machine_peak_flops_for(rq->precision) * rq->ranks;
     PlanQuery q = {res->family, rq->budget_s, rq->ranks, res->peak_flops, res->train_tokens, &res->tp,
@@ -263,14 +285,19 @@ void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
             rq->ranks > 1 ? "s" : "", threads, kernels_precision_name(rq->precision), res->data_dir, U);
     fprintf(f, "throughput model: %d calibration runs, step time within %.1f%% rms (%.1f%% max) of them\n",
             res->tp.n_points, 100 * res->tp.rms_rel_err, 100 * res->tp.max_rel_err);
-    if (res->have_fit)
+    if (res->have_fit) {
         fprintf(f, "loss model: L = %.3f + %.3g/N^%.3f + %.3g/D'^%.3f, R* %.1f%s; %d runs, rms residual %.4f bpb\n",
                 res->fit.law.E, res->fit.law.A, res->fit.law.alpha, res->fit.law.B, res->fit.law.beta, res->fit.law.rstar,
                 res->fit.rstar_fitted ? "" : " (the prior: no run repeated its data)", res->fit.n_points, res->fit.rms_resid);
-    else
-        fprintf(f, "\n*** NO LOSS MODEL FITTED ON THIS MACHINE: the candidates are ranked by the tokens:params rule "
-                   "(D'/N closest to %.0f, repeated tokens discounted with R* = %.1f), not by a predicted val_bpb. "
-                   "Run `frontier plan --fit` (about an hour, resumable) for a ranking by predicted val_bpb. ***\n\n",
+        if (res->fit_reference)
+            fprintf(f, "loss model from %s: the reference fit shipped for these tokens, fitted on the reference machine "
+                       "(plan/README.md: val_bpb against parameters and tokens does not depend on the machine's speed); "
+                       "`frontier plan --fit` fits this machine's own\n", res->fit_path);
+    } else
+        fprintf(f, "\n*** NO LOSS MODEL FITTED ON THIS MACHINE, and no reference fit shipped for these tokens: the "
+                   "candidates are ranked by the tokens:params rule (D'/N closest to %.0f, repeated tokens discounted with "
+                   "R* = %.1f), not by a predicted val_bpb. Run `frontier plan --fit` (about an hour, resumable) for a "
+                   "ranking by predicted val_bpb. ***\n\n",
                 PLAN_TOKENS_PER_PARAM, SCALING_RSTAR_PRIOR);
     fprintf(f, "| rank | depth | width | params | N | MFLOP/tok | tok/s | MFU | tokens | epochs | tokens:N | batch | wd | "
                "val_bpb |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -311,11 +338,20 @@ void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
         if (res->choose_mix)
             fprintf(f, "\nmixture chosen for the pick (--mix auto, among the sources whose worth is measured): %s\n",
                     c->mix[0] ? c->mix : "the corpus alone (no source's share gains)");
+        if (res->choose_mix && c->mix[0])  // the worth model's record, docs/planning.md
+            fprintf(f, "caution: a source's worth is measured in short runs, and on the default corpus the mixtures "
+                       "chosen from it measured worse than the corpus alone at 5 and 30 minutes (docs/planning.md): "
+                       "validate this mixture against the corpus alone, on paired seeds, before relying on it\n");
         else fprintf(f, "\nmixture (--mix %s), the pick's reads of each source:\n", rq->mix);
         for (int s = 0; s < c->data.n; s++) {
-            char u[32], worth[96];
+            char u[32], worth[160];
             human(c->data.U[s], u, sizeof u);
+            const WorthEntry *e = worth_find(&res->worth, res->mix.src[s].name);
             if (s == 0 && !strcmp(res->mix.src[0].name, "train")) snprintf(worth, sizeof worth, "the loss model's own");
+            else if (res->measured[s] && e && e->discount < PLAN_WORTH_PRICE_MIN)
+                snprintf(worth, sizeof worth, "worth %.2f +- %.2f of a corpus token (measured %.2f in the short worth runs; "
+                         "priced at most as a fresh corpus token)", 1 - c->data.discount[s], c->data.discount_se[s],
+                         1 - e->discount);
             else if (res->measured[s])
                 snprintf(worth, sizeof worth, "worth %.2f +- %.2f of a corpus token", 1 - c->data.discount[s],
                          c->data.discount_se[s]);

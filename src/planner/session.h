@@ -45,6 +45,8 @@ typedef struct {
     ThroughputModel tp;
     int have_fit;
     ScalingFit fit;
+    char fit_path[1024];         // the file it came from: <cache>/plan/scaling-<data key>.json, else the reference
+    int fit_reference;           // 1: the reference fit shipped for these tokens (plan_reference_dir), not this machine's
     PlanFamily family;
     double peak_flops;           // all ranks
     PlanCandidate cand[PLAN_MAX_CANDIDATES];
@@ -57,6 +59,15 @@ PlanEnv plan_env(const PlanRequest *rq, const char *data_dir);
 // Resolve the data, load or measure the throughput model, load the loss model if fitted, rank.
 // 0, or -1 + err.
 int plan_session(const PlanRequest *rq, PlanResult *res);
+
+// The folder of reference loss models shipped with frontier (plan/scaling-<data key>.json, fitted by
+// the ladder on a machine of the kind frontier is developed on): $FRONTIER_PLAN_REFERENCE when set
+// ("none" or empty: no reference), else plan/ in the current folder or next to the binary. A plan
+// uses the reference fit for its tokens when the cache has no fit of this machine's: val_bpb as a
+// function of parameters and tokens does not depend on the machine's speed, only the throughput
+// model does, so a new machine plans with measured evidence after a calibration of minutes instead
+// of a ladder of an hour. NULL when there is none (caller frees).
+char *plan_reference_dir(void);
 
 // <cache>/plan/NAME (caller frees).
 char *plan_path(const PlanRequest *rq, const char *name);

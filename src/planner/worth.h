@@ -33,6 +33,14 @@
 #define PLAN_WORTH_SEED0 1         // seeds 1, 2, ...: both arms of a pair share one
 #define PLAN_WORTH_MIN (-1.0)      // a token worth twice the corpus's own
 #define PLAN_WORTH_MAX (1.0 / PLAN_WORTH_WEIGHT - 0.01)  // the mixture's D' nearly 0: as harmful as the law can say
+// What a plan prices a source's token at: never more than a fresh token of the corpus (discount
+// >= 0), whatever the short measurement said; the table keeps the measured number. The corpus is
+// drawn from the validation set's own distribution, so for val_bpb a fresh corpus token is the best
+// a token can be; a source that measured better at PLAN_WORTH_BUDGET_S (the novels of extra_books,
+// 1.42 corpus tokens at 2 minutes) measured worse at 5 minutes, where nothing repeats either
+// (docs/planning.md): the early gain does not last. What such a source adds is fresh text once the
+// corpus repeats, and at most a fresh corpus token's worth.
+#define PLAN_WORTH_PRICE_MIN 0.0
 
 typedef struct {
     char name[256];     // the source as --mix names it

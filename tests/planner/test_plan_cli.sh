@@ -25,12 +25,7 @@ key=$($F info | sed -n 's/^plan layout: *//p')
 # A machine whose step time is FLOPs at 600 GFLOP/s plus 2 ms: what calibration would measure.
 C=$tmp/cache
 mkdir -p "$C/plan"
-/usr/bin/python3 - "$C/throughput.json" "$key" <<'PY'
-import json, sys
-coef = dict(gemm_flops=1/6e11, gemm_bytes=0, gemm_thin=0, attn_flops=1/6e11, elem_bytes=0, opt_flops=1/6e11, layer_calls=0,
-            step=2e-3, allreduce_bytes=0)
-json.dump({sys.argv[2]: {"coef": coef, "n_points": 11, "rms_rel_err": 0.04, "max_rel_err": 0.08}}, open(sys.argv[1], "w"))
-PY
+seed_throughput "$C/throughput.json" "$key"
 
 out=$($F plan --budget 2m --data "$data" --cache "$C" --out "$tmp/plan.json" 2>&1); rc=$?
 echo "$out" | tail -16
@@ -66,7 +61,7 @@ PY
 # a loss model (the shape of this machine's: ~1.57 bpb for the cpu preset's 1.4M scaling parameters
 # at 19.5M tokens): candidates ranked by its prediction, and 4 hours pick a larger model than 2 minutes
 # the loss model and the worth table are keyed by the training shards' content (not the folder's name)
-dk=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tokenizer_id"][:16])' "$data/manifest.json")-$(cat "$data"/train_*.bin "$data"/val_*.bin | sha256sum | cut -c1-12)-T256
+dk=$(plan_data_key "$data")
 /usr/bin/python3 - "$C/plan/scaling-$dk.json" <<'PY'
 import json, sys
 law = {"E": 0.6, "A": 55.0, "alpha": 0.34, "B": 58.0, "beta": 0.28, "rstar": 15.4}
@@ -76,6 +71,34 @@ PY
 out=$($F plan --budget 2m --data "$data" --cache "$C" --out "$tmp/p2.json" 2>&1); rc=$?
 [ $rc = 0 ] && grep -q "^loss model: L = 0.600" <<<"$out" && ! grep -q "NO LOSS MODEL" <<<"$out" \
   && ok "with a loss model: the law is printed and used" || { bad "plan with a fit: exit $rc"; echo "$out" | head -5; }
+! grep -q "reference fit" <<<"$out" && ok "this machine's own fit is not called a reference" || bad "own fit called a reference"
+
+# the reference loss model shipped for these tokens (plan/ in the current folder or next to the
+# binary; $FRONTIER_PLAN_REFERENCE): used when the cache has no fit of its own, and said so
+mkdir -p "$tmp/ref/plan" "$tmp/cache_ref" && cp "$C/throughput.json" "$tmp/cache_ref/"
+sed 's/"E": 0.6,/"E": 0.7,/' "$C/plan/scaling-$dk.json" > "$tmp/ref/plan/scaling-$dk.json"
+abs_data=$(realpath "$data") abs_f=$(realpath "$F")
+out=$(cd "$tmp/ref" && env -u FRONTIER_PLAN_REFERENCE "$abs_f" plan --budget 2m --data "$abs_data" --cache "$tmp/cache_ref" \
+      --out "$tmp/pr.json" 2>&1); rc=$?
+[ $rc = 0 ] && grep -q "^loss model: L = 0.700" <<<"$out" && grep -q "from plan/scaling-$dk.json: the reference fit" <<<"$out" \
+  && ! grep -q "NO LOSS MODEL" <<<"$out" && ok "no fit in the cache: the shipped reference fit (plan/ here), said so" \
+  || { bad "reference fit: exit $rc"; echo "$out" | head -5; }
+out=$(FRONTIER_PLAN_REFERENCE="$tmp/ref/plan" $F plan --budget 2m --data "$data" --cache "$C" --out "$tmp/pr.json" 2>&1)
+grep -q "^loss model: L = 0.600" <<<"$out" && ! grep -q "reference fit" <<<"$out" \
+  && ok "the machine's own fit wins over the reference" || bad "the reference replaced the machine's own fit"
+out=$(FRONTIER_PLAN_REFERENCE=none $F plan --budget 2m --data "$data" --cache "$tmp/cache_ref" --out "$tmp/pr.json" 2>&1)
+grep -q "NO LOSS MODEL FITTED" <<<"$out" && ok "FRONTIER_PLAN_REFERENCE=none: no reference" || bad "none still used a reference"
+check "FRONTIER_PLAN_REFERENCE naming no folder" 2 "FRONTIER_PLAN_REFERENCE=$tmp/nowhere: no such folder" \
+  env FRONTIER_PLAN_REFERENCE="$tmp/nowhere" $F plan --budget 2m --data "$data" --cache "$tmp/cache_ref" --out "$tmp/pr.json"
+echo '{"law": 3}' > "$tmp/ref/plan/scaling-$dk.json"
+check "a broken reference fit names its file" 2 "$tmp/ref/plan/scaling-$dk.json" \
+  env FRONTIER_PLAN_REFERENCE="$tmp/ref/plan" $F plan --budget 2m --data "$data" --cache "$tmp/cache_ref" --out "$tmp/pr.json"
+# the reference shipped in the repository loads, where it is for these tokens (the default corpus)
+if [ -f "plan/scaling-$dk.json" ]; then
+  out=$(env -u FRONTIER_PLAN_REFERENCE $F plan --budget 30m --data "$data" --cache "$tmp/cache_ref" --out "$tmp/pr.json" 2>&1); rc=$?
+  [ $rc = 0 ] && grep -q "^loss model: L = " <<<"$out" && grep -q "from plan/scaling-$dk.json: the reference" <<<"$out" \
+    && ok "the shipped plan/scaling-$dk.json loads and ranks" || { bad "the shipped reference: exit $rc"; echo "$out" | head -5; }
+else skip_part "no reference fit shipped for these tokens ($dk): FRONTIER_DATA names another corpus"; fi
 /usr/bin/python3 - "$out" <<'PY' || fails=$((fails + 1))
 import sys
 rows = [l.split("|") for l in sys.argv[1].splitlines() if l.startswith("| ") and l[2].isdigit()]
@@ -171,6 +194,20 @@ print(("ok" if ok else "FAIL") + f": --mix auto: 48h picks {p4.get('mix')} ({ep}
 if not ok: print(log4[-1200:], log2[-600:])
 sys.exit(0 if ok else 1)
 PY
+
+# a source measured worth more than a corpus token (as the novels did in 2-minute runs, and then
+# lost at 5 minutes) is priced at most as a fresh corpus token: where nothing repeats it gains nothing
+/usr/bin/python3 - "$C/plan/worth-$dk.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["sources"]["extra_textbooks"] = {"discount": -0.6, "se": 0.05, "seeds": 3, "clamped": 0, "dL": -0.03}
+json.dump(t, open(sys.argv[1], "w"))
+PY
+out=$($F plan --budget 2m --data "$data" --cache "$C" --mix auto --out "$tmp/pneg.json" 2>&1); rc=$?
+[ $rc = 0 ] && ! grep -q '"mix"' "$tmp/pneg.json" && grep -q "the corpus alone (no source's share gains)" <<<"$out" \
+  && grep -qF "worth 1.00 +- 0.05 of a corpus token (measured 1.60 in the short worth runs; priced at most as a fresh corpus token)" <<<"$out" \
+  && ok "a source measured better than the corpus is priced as a corpus token: 2m picks the corpus alone" \
+  || { bad "negative discount: exit $rc"; echo "$out" | tail -4; }
 
 # bad input
 check "--worth without --mix" 2 "--worth measures the sources" $F plan --worth --data "$data" --cache "$C" --out "$tmp/x.json"
