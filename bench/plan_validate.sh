@@ -12,7 +12,8 @@
 # The pieces, in order:
 #   1. calibrate the throughput model (13 short runs) and check it on 6 held-out shapes
 #      (`frontier plan --calibrate --check`): throughput.md;
-#   2. the loss ladder and its fit (`frontier plan --fit`, FIT_MINUTES of training budgets): fit.md;
+#   2. the loss ladder and its fit (`frontier plan --fit`, FIT_MINUTES of training budgets): fit.md,
+#      and the fit copied into plan/ (the reference loss model frontier ships; commit it);
 #   3. the worth of every opt-in folder of text/ (`frontier plan --worth --mix auto`: the corpus
 #      alone and each folder at half the tokens, paired seeds, 2 minutes each): worth.md;
 #   4. validation runs, arms alternated seed by seed (SEEDS each), at each of BUDGETS: the plan's
@@ -74,6 +75,7 @@ if [ ! -s "$R/fit.md" ]; then
   case $? in 0) ;; 124) stop "MAX_MINUTES reached during the ladder" ;; *) fail "$R/fit.log" "the ladder" ;; esac
   { echo "$(bench_machine), build $(bench_build "$F"). Command: \`frontier plan --fit --fit-minutes $FIT_MINUTES\`; the page: \`$C/plan/scaling-*.html\`."; echo
     grep -E '^loss model|^\| ' "$R/fit.log"; } > "$R/fit.md"
+  cp "$C"/plan/scaling-*.json plan/  # the reference fit shipped for these tokens (plan/README.md)
   prune; bench_commit "$R" "the loss model"
 fi
 
@@ -99,10 +101,15 @@ fi
 V=$R/validation.tsv
 [ -s "$V" ] || printf 'budget\tarm\tseed\tdepth\tval_bpb\tpredicted\tpredicted_sd\ttokens\tepochs\tmix\tdate\tgit\n' > "$V"
 for budget in $BUDGETS; do
-  $F plan --budget "$budget" --data "$data" --cache "$C" --out "$R/plan-$budget.json" > "$R/plan-$budget.md" 2>&1 \
-    || fail "$R/plan-$budget.md" "the $budget plan"
-  $F plan --budget "$budget" --mix auto --data "$data" --cache "$C" --out "$R/plan-$budget-mix.json" > "$R/plan-$budget-mix.md" 2>&1 \
-    || fail "$R/plan-$budget-mix.md" "the $budget plan with --mix auto"
+  # The plans are made once per budget, before its first run: every seed of an arm then trains the
+  # same settings (a later build or calibration would otherwise change an arm between pieces).
+  # Delete plan-BUDGET*.json and the budget's rows to validate a new planner.
+  if ! grep -q "^$budget	" "$V" || [ ! -s "$R/plan-$budget.json" ] || [ ! -s "$R/plan-$budget-mix.json" ]; then
+    $F plan --budget "$budget" --data "$data" --cache "$C" --out "$R/plan-$budget.json" > "$R/plan-$budget.md" 2>&1 \
+      || fail "$R/plan-$budget.md" "the $budget plan"
+    $F plan --budget "$budget" --mix auto --data "$data" --cache "$C" --out "$R/plan-$budget-mix.json" > "$R/plan-$budget-mix.md" 2>&1 \
+      || fail "$R/plan-$budget-mix.md" "the $budget plan with --mix auto"
+  fi
   arms="pick preset"
   grep -q '"mix"' "$R/plan-$budget-mix.json" && arms="pick pick-mix preset" \
     || echo "plan_validate: at $budget --mix auto chooses the corpus alone: no pick-mix arm"
