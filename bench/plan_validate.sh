@@ -111,7 +111,7 @@ for budget in $BUDGETS; do
       || fail "$R/plan-$budget-mix.md" "the $budget plan with --mix auto"
   fi
   arms="pick preset"
-  grep -q '"mix"' "$R/plan-$budget-mix.json" && arms="pick pick-mix preset" \
+  grep -q '"mix"' "$R/plan-$budget-mix.json" && arms="pick preset pick-mix" \
     || echo "plan_validate: at $budget --mix auto chooses the corpus alone: no pick-mix arm"
   for s in $(seq 1 "$SEEDS"); do
     for arm in $arms; do
