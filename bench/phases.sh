@@ -27,6 +27,9 @@ RUNS=${RUNS_DIR:-runs/bench-phases}
 OUT=$R/phases.tsv
 [ -x "$F" ] || { echo "phases: build $F first (make)"; exit 1; }
 mkdir -p "$R" "$RUNS"
+# Open MPI refuses root without these (a container's user); vader's single-copy needs ptrace rights
+[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 [ -s "$OUT" ] || printf 'phase\tbudget\tranks\tdepth\tval_bpb\tpredicted\tcore\tcore_full\tcomposite\ttokens\tepochs\twall_min\tresult_line\tdate\tgit\tmachine\n' > "$OUT"
 t_end=$(( $(date +%s) + MAX_MINUTES * 60 ))
 for p in $PHASES; do
