@@ -54,7 +54,7 @@ int cmd_plan(int argc, char **argv) {
          "worth against the corpus's own: paired short runs read off the fitted loss model (resumable; needs --fit)", 0, 0, 0, 0, NULL},
         {"worth-budget", OPT_DURATION, &worth_budget_s, "TIME", "with --worth: each run's budget (short: the corpus must not repeat)", 0, 0, 0, 0, NULL},
         {"worth-seeds", OPT_INT, &worth_seeds, "N", "with --worth: paired seeds per source", 1, 100, 0, 0, NULL},
-        {"reuse", OPT_LIST, &reuse, "DIR", "with --fit: also fit the finished runs of this research or ladder folder (repeatable)", 0, 0, 0, 0, NULL},
+        {"reuse", OPT_LIST, &reuse, "DIR", "with --fit: also fit the finished runs of this research, ladder or run folder (repeatable)", 0, 0, 0, 0, NULL},
         {"launcher", OPT_STRING, &launcher, "TEMPLATE", "run the planner's measuring runs through this launcher ({cmd}: the run), "
          "e.g. 'srun -n 2 {cmd}' (default with --ranks N: mpirun -np N --bind-to none {cmd})", 0, 0, 0, 0, NULL},
         {"quiet", OPT_FLAG, &quiet, NULL, "no progress lines", 0, 0, 0, 0, NULL},

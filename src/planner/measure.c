@@ -254,9 +254,10 @@ static void scan(const char *dir, int seq_len, ScalingPoint *pts, int *n, int ca
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
-        char *sub = path_join(dir, e->d_name), *run = path_join(sub, "run");
+        char *sub = path_join(dir, e->d_name), *run = path_join(sub, "run"), *summary = path_join(sub, "summary.json");
         if (is_dir(run)) add_run(run, seq_len, pts, n, cap);
-        free(sub), free(run);
+        else if (path_exists(summary)) add_run(sub, seq_len, pts, n, cap);  // a folder of run folders (bench/plan_validate.sh's)
+        free(sub), free(run), free(summary);
     }
     closedir(d);
 }

@@ -65,5 +65,6 @@ int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *
 
 // Points from other folders that hold finished runs at the family's sequence length and on the
 // data alone (not a mixture: the law is fitted on the corpus, planner/worth.h prices the rest): every
-// DIR/trials/*/run (a research's trials) and DIR/*/run (a ladder's). Appends to pts from *n.
+// DIR/trials/*/run (a research's trials), DIR/*/run (a ladder's) and DIR/* holding a summary.json
+// (a folder of `frontier train --run-dir` runs). Appends to pts from *n.
 void plan_reuse_points(const char *dir, int seq_len, ScalingPoint *pts, int *n, int cap);

@@ -222,7 +222,7 @@ int plan_session(const PlanRequest *rq, PlanResult *res) {
         if (rc != 0) { free(fit_path); return -1; }
         res->have_fit = 1;
         snprintf(res->fit_path, sizeof res->fit_path, "%s", fit_path);
-    } else res->fit_reference = 0;
+    }
     free(fit_path);
     res->peak_flops = machine_peak_flops_for(rq->precision) * rq->ranks;
     PlanQuery q = {res->family, rq->budget_s, rq->ranks, res->peak_flops, res->train_tokens, &res->tp,

@@ -9,6 +9,7 @@
 #     aside (kept, not deleted) and that rung alone is trained again;
 #   - a reused run that memorises (read 8 times, 1M unique tokens for 8.8M parameters) is left out
 #     of the fit, said so on stderr and listed apart on the page;
+#   - --reuse reads a folder of plain run folders too (bench/plan_validate.sh's), a mixture's run excepted;
 #   - the loss model is keyed by the tokens: a copy of the data folder under another name finds
 #     the same ladder and trains nothing.
 set -uo pipefail
@@ -93,6 +94,23 @@ n_after=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]
   && grep -q "Left out of the fit" "$C/plan/scaling-$dk.html" \
   && ok "a reused run that memorises (1M unique tokens read 8 times) is left out of the fit ($n_after points) and listed apart" \
   || { bad "memorising run: exit $rc, points $n_before -> $n_after"; echo "$out" | tail -3; }
+
+# a folder of plain run folders (`frontier train --run-dir DIR/x`, bench/plan_validate.sh's layout):
+# each is a point; one trained on a mixture is not (the law is the corpus's alone)
+mkdir -p "$tmp/validation/30m-s1" "$tmp/validation/30m-mix"
+/usr/bin/python3 - "$lad/0001/run/config.json" "$tmp/validation" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+s = {"val_bpb": 1.45, "tokens_trained": 8e7, "unique_tokens": 44419159, "tok_per_s": 4.4e4, "mfu": 0.5, "timed_s": 1800}
+for name, extra in (("30m-s1", {}), ("30m-mix", {"mix": "train=0.5,extra_books=0.5"})):
+    json.dump({**c, **extra}, open(f"{sys.argv[2]}/{name}/config.json", "w"))
+    json.dump(s, open(f"{sys.argv[2]}/{name}/summary.json", "w"))
+PY
+out=$(fit "$data" --reuse "$tmp/validation"); rc=$?
+n_runs=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["n_points"])' "$C/plan/scaling-$dk.json")
+[ $rc = 0 ] && [ "$n_runs" = $((n_before + 1)) ] && grep -q "1 reused" <<<"$out" \
+  && ok "--reuse reads a folder of run folders: the run on the corpus is a point ($n_before -> $n_runs), the mixture's is not" \
+  || { bad "folder of runs: exit $rc, points $n_before -> $n_runs"; echo "$out" | grep -E "reused|error" | head -3; }
 
 # the same tokens in a folder of another name: the same ladder
 mkdir "$tmp/copy"
