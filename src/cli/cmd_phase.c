@@ -130,7 +130,10 @@ int cmd_phase(int argc, char **argv) {
             train[nt++] = "--threads", train[nt++] = per_rank;
         }
         o.train_args = train, o.n_train_args = nt, o.compare = compare, o.n_compare = nc;
-        rc = phase_run(&o);
+        // before any work: phase 2 over ranks starts mpirun itself (its plan's calibration, the training, CORE)
+        if (o.phase == 2 && (o.ranks > 1 || o.hostfile) && dist_mpirun_preflight("frontier run --phase 2 over ranks") != 0)
+            rc = report_error();
+        else rc = phase_run(&o);
     }
 done:
     free(train), free(compare), free(run_dir);

@@ -6,7 +6,9 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "util/error.h"
 #include "util/mem.h"
 
 const char *const DIST_MPIRUN_ARGS[] = {"--bind-to", "none", "--mca", "rtc_hwloc_vmhole", "none", NULL};
@@ -17,6 +19,15 @@ const char *dist_mpirun_opts(void) {
         for (int i = 0; DIST_MPIRUN_ARGS[i]; i++)
             snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s", i ? " " : "", DIST_MPIRUN_ARGS[i]);
     return joined;
+}
+
+int dist_mpirun_preflight(const char *what) {
+    if (geteuid() != 0) return 0;
+    const char *a = getenv("OMPI_ALLOW_RUN_AS_ROOT"), *c = getenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM");
+    if (a && c && !strcmp(a, "1") && !strcmp(c, "1")) return 0;
+    return err_usage("%s starts mpirun, and Open MPI's mpirun refuses to run as root: run as a user, or opt in with "
+                     "`export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1` (a container's root is "
+                     "the usual case)", what);
 }
 
 static int g_rank = 0, g_world = 1;

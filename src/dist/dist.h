@@ -52,6 +52,12 @@ int dist_exiting_together(void);  // whether it was called (an agreed error is t
 extern const char *const DIST_MPIRUN_ARGS[];
 // The same, joined by spaces (for launcher templates).
 const char *dist_mpirun_opts(void);
+// Before frontier starts `mpirun` itself: as root, Open MPI's mpirun refuses to start (exit 1,
+// after a box of advice in the child's log) unless OMPI_ALLOW_RUN_AS_ROOT=1 and
+// OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 are set. `what` names the command (e.g. "phase 2 --ranks 2").
+// 0, or -1 + a usage error that says how to opt in (containers often run as root) or to run as a
+// user; a launcher the user gave (--launcher) is theirs to set up and is not checked.
+int dist_mpirun_preflight(const char *what);
 // The code the ranks agree on, given each one's: errors (1..127) over signals (128+N) over 0; among
 // codes of one kind the largest. (Pure: the one-process build and the tests use it too.)
 int dist_exit_code_merge(int a, int b);

@@ -49,6 +49,11 @@ static char *keyed(const PlanRequest *rq, const char *prefix, const char *key) {
     return plan_path(rq, name);
 }
 
+// Before runs that go through the mpirun plan_env starts (ranks > 1 and no --launcher of the user's).
+static int mpirun_ok(const PlanRequest *rq) {
+    return rq->launcher || rq->ranks <= 1 ? 0 : dist_mpirun_preflight("frontier plan's runs over ranks");
+}
+
 PlanEnv plan_env(const PlanRequest *rq, const char *data_dir) {
     static char launcher[192];
     const char *l = rq->launcher;
@@ -188,6 +193,7 @@ int plan_session(const PlanRequest *rq, PlanResult *res) {
     int got = rq->calibrate ? 1 : tp_load(rq->cache, key, &res->tp);
     if (got < 0) return -1;
     if (got == 1) {
+        if (mpirun_ok(rq) != 0) return -1;
         if (!rq->quiet)
             fprintf(stderr, "plan: no throughput model for this machine and layout yet (%s): measuring %d short runs "
                     "(~%.0f s each; cached in %s/throughput.json)\n", key, PLAN_N_CAL, PLAN_CAL_BUDGET_S + 6, rq->cache);
@@ -245,6 +251,7 @@ int plan_session(const PlanRequest *rq, PlanResult *res) {
 }
 
 int plan_worth(const PlanRequest *rq, const PlanResult *res, double budget_s, int seeds) {
+    if (mpirun_ok(rq) != 0) return -1;
     if (!res->have_fit)
         return err_usage("plan --worth: a source's worth is read off the fitted loss model, and there is none for %s yet: "
                          "add --fit (the ladder, about an hour, resumable)", res->data_key);
@@ -468,6 +475,7 @@ static int write_fit_page(const char *path, const ScalingFit *fit, ScalingPoint 
 }
 
 int plan_fit(const PlanRequest *rq, const PlanResult *res, double max_minutes, const char *const *reuse, int n_reuse) {
+    if (mpirun_ok(rq) != 0) return -1;
     enum { CAP = 512 };
     ScalingPoint *pts = xmalloc(CAP * sizeof *pts);
     PlanEnv env = plan_env(rq, res->data_dir);
@@ -511,6 +519,7 @@ int plan_fit(const PlanRequest *rq, const PlanResult *res, double max_minutes, c
 }
 
 int plan_check(const PlanRequest *rq, const PlanResult *res, FILE *f) {
+    if (mpirun_ok(rq) != 0) return -1;
     PlanEnv env = plan_env(rq, res->data_dir);
     env.vocab_size = res->family.vocab_size;
     char key[sizeof res->tp.key];

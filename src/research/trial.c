@@ -41,17 +41,33 @@ const char *trial_fault(int id) {
 
 // The last line of the log that says "error" (the trainer's "frontier: error: ..."), else its
 // last non-empty line.
+// A line of only rule characters: the frame of a launcher's message box (Open MPI draws its
+// help messages between lines of dashes).
+static int is_rule(const char *line) {
+    int any = 0;
+    for (; *line; line++)
+        if (*line == '-' || *line == '=' || *line == '*') any = 1;
+        else if (*line != ' ' && *line != '\t') return 0;
+    return any;
+}
+
+// What the child's log says went wrong: its last line that mentions an error; else the first line
+// of a framed message (a launcher's refusal: Open MPI's box leads with what happened, then
+// advice); else its last line that is not a frame.
 static void last_error_line(const char *log_path, char *out, size_t n) {
     out[0] = 0;
     size_t len;
     char *text = read_file(log_path, &len);
     if (!text) return;
-    char *best = NULL, *last = NULL;
+    char *best = NULL, *last = NULL, *boxed = NULL;
+    int framed = 0;
     for (char *line = strtok(text, "\r\n"); line; line = strtok(NULL, "\r\n")) {
-        if (strstr(line, "error")) best = line;
+        if (is_rule(line)) { framed = 1; continue; }
+        if (strcasestr(line, "error")) best = line;
+        if (framed && !boxed && *line) boxed = line;
         if (*line) last = line;
     }
-    const char *pick = best ? best : last;
+    const char *pick = best ? best : boxed ? boxed : last;
     if (pick) snprintf(out, n, "%s", pick);
     free(text);
 }
