@@ -21,7 +21,7 @@ netns_hosts_up "$tmp" || { echo "mpi_launch: the two hosts could not be set up";
 mkdir -p bench/results
 [ -s "$OUT" ] || printf 'date\tarm\tlaunch\trc\tseconds\terror\topen_mpi\tmachine\n' > "$OUT"
 ompi=$(mpirun --version 2>&1 | sed -n 's/.*(Open MPI) //p' | head -1)
-machine=$(bench_machine)
+machine=$(bench_machine); machine=${machine#*, }  # the row has its own date column
 declare -A EXTRA=([defaults]="" [vmhole-none]="--mca rtc_hwloc_vmhole none")
 declare -A failed=([defaults]=0 [vmhole-none]=0)
 for i in $(seq 1 "$N"); do
