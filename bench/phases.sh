@@ -27,6 +27,7 @@ RUNS=${RUNS_DIR:-runs/bench-phases}
 OUT=$R/phases.tsv
 [ -x "$F" ] || { echo "phases: build $F first (make)"; exit 1; }
 mkdir -p "$R" "$RUNS"
+machine=$(bench_machine); machine=${machine#*, }  # the row has its own date column
 # Open MPI refuses root without these (a container's user); vader's single-copy needs ptrace rights
 [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
@@ -53,7 +54,7 @@ for p in $PHASES; do
     [ -f "$d/$f" ] && cp "$d/$f" "$keep/$(basename "$f")"
   done
   cp "$d.log" "$keep/run.log"
-  /usr/bin/python3 - "$d" "$p" "$budget" "$wall" "$line" "$(date -u +%F)" "$(bench_build "$F")" "$(bench_machine)" >> "$OUT" <<'PY'
+  /usr/bin/python3 - "$d" "$p" "$budget" "$wall" "$line" "$(date -u +%F)" "$(bench_build "$F")" "$machine" >> "$OUT" <<'PY'
 import json, os, sys
 d, p, budget, wall, line, date, git, machine = sys.argv[1:]
 r = json.load(open(f"{d}/result.json"))

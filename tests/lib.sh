@@ -37,6 +37,11 @@ print("differ:", diff[:5]) if diff else None
 sys.exit(0 if a.keys() == b.keys() and not diff else 1)
 PY
 }
+# The default corpus, prepared (cached): its folder in $data; a test that cannot have it fails here.
+prepare_data() {
+  data=$("${F:-./frontier}" prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
+  [ -d "$data" ] || { bad "prepare did not report a data folder"; exit 1; }
+}
 # seed_throughput FILE KEY: the planner's throughput model for layout KEY, merged into FILE, as
 # calibration would measure it on a machine whose step time is its FLOPs at 600 GFLOP/s plus 2 ms
 # (calibrating takes minutes; the planner's tests need a known machine).

@@ -9,8 +9,7 @@ cd "$(dirname "$0")/../.."
 F=./frontier
 source tests/lib.sh
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-data=$($F prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
-[ -d "$data" ] || { bad "prepare did not report a data folder"; exit 1; }
+prepare_data
 noopt=(env -u OMPI_ALLOW_RUN_AS_ROOT -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM)
 
 if [ "$(id -u)" = 0 ]; then

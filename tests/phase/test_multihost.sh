@@ -17,8 +17,7 @@ tmp=$(mktemp -d)
 trap 'netns_hosts_down; rm -rf "$tmp"' EXIT
 netns_hosts_up "$tmp"
 case $? in 0) ;; 77) skip_test "cannot create a network bridge here (needs CAP_NET_ADMIN)" ;; *) bad "the two hosts' setup"; exit 1 ;; esac
-data=$($F prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
-[ -d "$data" ] || { bad "prepare did not report a data folder"; exit 1; }
+prepare_data
 data=$(realpath "$data")
 core_dir=$(realpath "${FRONTIER_DATA:-../shared/data}/core")
 # the planner's throughput model for 2 ranks, seeded (calibrating takes minutes)

@@ -18,8 +18,7 @@ command -v mpirun >/dev/null || skip_test "no mpirun (scripts/setup.sh installs 
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
        OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
-data=$($F prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
-[ -d "$data" ] || { bad "prepare did not report a data folder"; exit 1; }
+prepare_data
 core_dir="${FRONTIER_DATA:-../shared/data}/core"
 C=$tmp/cache
 mkdir -p "$C"

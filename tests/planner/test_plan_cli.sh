@@ -17,8 +17,7 @@ cd "$(dirname "$0")/../.."
 F=./frontier
 source tests/lib.sh
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-data=$($F prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
-[ -d "$data" ] || { bad "prepare did not report a data folder"; exit 1; }
+prepare_data
 key=$($F info | sed -n 's/^plan layout: *//p')
 [ -n "$key" ] && ok "frontier info names the plan layout: $key" || { bad "frontier info has no plan layout line"; exit 1; }
 
