@@ -24,7 +24,8 @@ static const char SUMMARY[] =
     "tokens, epochs, tokens:params, batch, weight decay, predicted val_bpb) and writes the best candidate's "
     "settings to --out, which `frontier train --config FILE` runs. With --mix auto it also chooses the data: each "
     "candidate's shares of the opt-in folders of text/ whose worth per token was measured (--worth), so that a budget "
-    "that would repeat the corpus many times reads fresh text instead.";
+    "that would repeat the corpus many times reads fresh text instead; a source's worth is priced at the candidate's "
+    "training length, between or past the lengths it was measured at (one per --worth-budget).";
 
 int cmd_plan(int argc, char **argv) {
     if (kernels_init() != 0) { report_error(); return 2; }
@@ -52,9 +53,11 @@ int cmd_plan(int argc, char **argv) {
         {"fit-minutes", OPT_DOUBLE, &fit_minutes, "M", "the ladder's training budgets add up to at most M minutes", 1, 100000, 0, 0, NULL},
         {"worth", OPT_FLAG, &worth, NULL, "measure what a token of each --mix source (auto: every folder of text/) is "
          "worth against the corpus's own: paired short runs read off the fitted loss model (resumable; needs --fit)", 0, 0, 0, 0, NULL},
-        {"worth-budget", OPT_DURATION, &worth_budget_s, "TIME", "with --worth: each run's budget (short: the corpus must not repeat)", 0, 0, 0, 0, NULL},
+        {"worth-budget", OPT_DURATION, &worth_budget_s, "TIME", "with --worth: each run's budget, one training length of each source's worth (a second, "
+         "like 5m, gives the trend the planner follows past them; short of repeating the corpus)", 0, 0, 0, 0, NULL},
         {"worth-seeds", OPT_INT, &worth_seeds, "N", "with --worth: paired seeds per source", 1, 100, 0, 0, NULL},
-        {"reuse", OPT_LIST, &reuse, "DIR", "with --fit: also fit the finished runs of this research, ladder or run folder (repeatable)", 0, 0, 0, 0, NULL},
+        {"reuse", OPT_LIST, &reuse, "DIR", "the finished runs of this research, ladder or run folder (repeatable): with --fit the loss model fits them "
+         "too, and those of at least 10 minutes on this layout teach the throughput model the rate long runs sustain", 0, 0, 0, 0, NULL},
         {"launcher", OPT_STRING, &launcher, "TEMPLATE", "run the planner's measuring runs through this launcher ({cmd}: the run), "
          "e.g. 'srun -n 2 {cmd}' (default with --ranks N: mpirun -np N --bind-to none {cmd})", 0, 0, 0, 0, NULL},
         {"quiet", OPT_FLAG, &quiet, NULL, "no progress lines", 0, 0, 0, 0, NULL},
@@ -93,6 +96,11 @@ int cmd_plan(int argc, char **argv) {
         rc = plan_worth(&rq, res, worth_budget_s, worth_seeds);
         rq.worth = 0;
         if (rc == 0) rc = plan_session(&rq, res);  // ranked again, the sources priced
+    }
+    if (rc == 0 && reuse.n > 0) {
+        rq.calibrate = 0;
+        rc = plan_learn_sustained(&rq, &res->tp, (const char *const *)reuse.items, reuse.n);
+        if (rc == 0) rc = plan_session(&rq, res);  // ranked again, at the sustained rate
     }
     if (rc == 0) {
         plan_print(res, &rq, stdout);

@@ -120,6 +120,25 @@ static int step_plan(const PhaseOptions *o, const char *dir, const char *plan_js
     return rc;
 }
 
+// The finished run teaches the planner the tok/s this layout sustains over a long budget
+// (planner/throughput.h), so that the next plan's tokens are the ones a run gets. A failure here
+// costs the next plan that correction, not this phase its result: a warning.
+static void step_learn(const PhaseOptions *o, const char *train_dir) {
+    PlanRequest rq = {o->budget_s, o->ranks, o->threads, o->precision, o->data, o->cache, NULL, 0, 1, o->mix, 0};
+    char key[sizeof ((ThroughputModel *)0)->key];
+    plan_layout_key(&rq, key, sizeof key);
+    ThroughputModel *tp = xcalloc(1, sizeof *tp);
+    const char *dirs[] = {train_dir};
+    if (tp_load(o->cache, key, tp) != 0 || plan_learn_sustained(&rq, tp, dirs, 1) != 0) {
+        if (err_msg()[0]) fprintf(stderr, "phase %d: warning: the planner did not learn this run's throughput: %s\n", o->phase, err_msg());
+        err_clear();
+    } else if (tp->n_sustained > 0)
+        printf("phase %d: the planner's throughput model for this layout now runs long budgets at x%.3f its short-run "
+               "rate (%d finished run%s)\n", o->phase, tp_sustained_factor(tp, NULL), tp->n_sustained,
+               tp->n_sustained == 1 ? "" : "s");
+    free(tp);
+}
+
 // result.json and the result line: the phase's score and what produced it.
 static int step_score(const PhaseOptions *o, const char *dir, const char *train_dir) {
     int n = 1 + o->n_compare;
@@ -209,6 +228,7 @@ int phase_run(const PhaseOptions *o) {
             if (c != 0) rc = c < 0 ? 1 : c;
         }
     }
+    if (rc == 0) step_learn(o, train_dir);
     if (rc == 0 && o->phase == 2 && !path_exists(core_json)) {
         Argv v = {0};
         start_command(o, &v, exe);

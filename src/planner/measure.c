@@ -229,41 +229,60 @@ int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *
     return n;
 }
 
-// A finished run's point: N from its config.json (read as `frontier train` reads it), D and U from
-// its summary.
-static void add_run(const char *run, int seq_len, ScalingPoint *pts, int *n, int cap) {
-    if (*n >= cap) return;
+// A finished run: its config.json resolved as `frontier train` resolves it, its summary's result
+// and the summary itself; visit() is called with each.
+static void visit_run(const char *run, PlanRunVisit visit, void *ctx) {
     TrialResult r;
-    char *cfg_path = path_join(run, "config.json");
+    char *cfg_path = path_join(run, "config.json"), *sum_path = path_join(run, "summary.json");
     cJSON *cfg = trial_read_summary(run, &r) == 0 ? json_read_object(cfg_path, "run") : NULL;
-    free(cfg_path);
+    cJSON *sum = cfg ? json_read_object(sum_path, "summary") : NULL;
+    free(cfg_path), free(sum_path);
     TrainConfig raw = train_settings_defaults(), c;
     unsigned char g[TRAIN_MAX_SETTINGS] = {0};
-    if (cfg && train_settings_from_json(cfg, run, &raw, g, 1) == 0 && train_config_resolve(&raw, g, 1, &c) == 0 &&
-        c.model.seq_len == seq_len && r.tokens > 0 && !(c.mix && c.mix[0]))  // the law is the corpus's alone
-        pts[(*n)++] = (ScalingPoint){(double)model_config_scaling_params(&c.model), r.tokens,
-                                     isfinite(r.unique_tokens) ? r.unique_tokens : 0, r.val_bpb,
-                                     (double)model_config_num_params(&c.model)};
+    if (sum && train_settings_from_json(cfg, run, &raw, g, 1) == 0 && train_config_resolve(&raw, g, 1, &c) == 0)
+        visit(run, &c, &r, sum, ctx);
     err_clear();
-    cJSON_Delete(cfg);
+    cJSON_Delete(cfg), cJSON_Delete(sum);
 }
 
-static void scan(const char *dir, int seq_len, ScalingPoint *pts, int *n, int cap) {
+static void scan(const char *dir, PlanRunVisit visit, void *ctx) {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
         char *sub = path_join(dir, e->d_name), *run = path_join(sub, "run"), *summary = path_join(sub, "summary.json");
-        if (is_dir(run)) add_run(run, seq_len, pts, n, cap);
-        else if (path_exists(summary)) add_run(sub, seq_len, pts, n, cap);  // a folder of run folders (bench/plan_validate.sh's)
+        if (is_dir(run)) visit_run(run, visit, ctx);
+        else if (path_exists(summary)) visit_run(sub, visit, ctx);  // a folder of run folders (bench/plan_validate.sh's)
         free(sub), free(run), free(summary);
     }
     closedir(d);
 }
 
+void plan_each_run(const char *dir, PlanRunVisit visit, void *ctx) {
+    char *trials = path_join(dir, "trials"), *summary = path_join(dir, "summary.json");
+    if (path_exists(summary)) visit_run(dir, visit, ctx);  // a run folder itself
+    else scan(is_dir(trials) ? trials : dir, visit, ctx);
+    free(trials), free(summary);
+}
+
+typedef struct {
+    int seq_len;
+    ScalingPoint *pts;
+    int *n, cap;
+} PointsCtx;
+
+// A finished run's point: N from its config, D and U from its summary.
+static void add_point(const char *run, const TrainConfig *c, const TrialResult *r, const cJSON *summary, void *ctx) {
+    (void)run, (void)summary;
+    PointsCtx *p = ctx;
+    if (*p->n < p->cap && c->model.seq_len == p->seq_len && r->tokens > 0 && !(c->mix && c->mix[0]))  // the law is the corpus's alone
+        p->pts[(*p->n)++] = (ScalingPoint){(double)model_config_scaling_params(&c->model), r->tokens,
+                                           isfinite(r->unique_tokens) ? r->unique_tokens : 0, r->val_bpb,
+                                           (double)model_config_num_params(&c->model)};
+}
+
 void plan_reuse_points(const char *dir, int seq_len, ScalingPoint *pts, int *n, int cap) {
-    char *trials = path_join(dir, "trials");
-    scan(is_dir(trials) ? trials : dir, seq_len, pts, n, cap);
-    free(trials);
+    PointsCtx p = {seq_len, pts, n, cap};
+    plan_each_run(dir, add_point, &p);
 }

@@ -7,6 +7,7 @@
 
 #include "planner/planner.h"
 #include "research/trial.h"
+#include "train/train.h"
 
 typedef struct {
     int depth, n_embd, head_dim, seq_len;
@@ -68,3 +69,11 @@ int plan_ladder(const PlanEnv *env, const PlanFamily *f, const ThroughputModel *
 // DIR/trials/*/run (a research's trials), DIR/*/run (a ladder's) and DIR/* holding a summary.json
 // (a folder of `frontier train --run-dir` runs). Appends to pts from *n.
 void plan_reuse_points(const char *dir, int seq_len, ScalingPoint *pts, int *n, int cap);
+
+// Every finished run the folder holds, found as above (or the folder itself, when it is a run
+// folder): visit(run folder, its config resolved as `frontier train` resolves it, its result, its
+// summary.json, ctx). Runs that cannot be read are passed over.
+struct cJSON;
+typedef void (*PlanRunVisit)(const char *run, const TrainConfig *c, const TrialResult *r, const struct cJSON *summary,
+                             void *ctx);
+void plan_each_run(const char *dir, PlanRunVisit visit, void *ctx);

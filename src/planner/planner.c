@@ -32,6 +32,22 @@ PlanRules plan_rules(double tokens, int64_t min_batch) {
     return (PlanRules){B, fmin(wd, 10.0)};
 }
 
+void plan_discount_at(const PlanDiscountCurve *c, double D, double *delta, double *se, int *where) {
+    int w = 0, a = 0;
+    double t = 0;
+    if (c->n >= 2) {
+        const double x = log(fmax(D, 1));
+        while (a < c->n - 2 && x > log(c->D[a + 1])) a++;  // the segment [a, a+1] holding x, or the nearest end's
+        t = (x - log(c->D[a])) / (log(c->D[a + 1]) - log(c->D[a]));
+        w = t < 0 ? -1 : t > 1 ? 1 : 0;
+    }
+    const double sb = c->n >= 2 ? c->se[a + 1] : 0;
+    *delta = (1 - t) * c->delta[a] + (c->n >= 2 ? t * c->delta[a + 1] : 0);
+    *se = sqrt((1 - t) * (1 - t) * c->se[a] * c->se[a] + t * t * sb * sb);
+    *delta = fmin(fmax(*delta, c->lo), c->hi);
+    if (where) *where = w;
+}
+
 // A move of the descent: source s's share set to each point of the grid in turn, the amount taken
 // from (or given to) source `from`, within the shares' bounds; the best if it gains. 1 if it moved.
 static int line_search(const ScalingLaw *l, double N, double D, ScalingData *d, int s, int from, double *best) {
@@ -74,6 +90,7 @@ int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap) {
     const ScalingData data = q->data ? *q->data : (ScalingData){1, {1}, {q->train_tokens}, {0}, {0}};
     int n = 0;
     const int64_t min_batch = (int64_t)f->device_batch * f->seq_len * q->ranks;
+    const double sustained = q->budget_s >= TP_SUSTAINED_MIN_S ? tp_sustained_factor(q->tp, NULL) : 1.0;
     for (int d = f->min_depth; d <= f->max_depth && n < cap; d++) {
         PlanCandidate c = {.depth = d, .model = plan_shape(f, d), .device_batch = f->device_batch};
         if (model_config_validate(&c.model) != 0) { err_clear(); continue; }
@@ -84,7 +101,7 @@ int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap) {
         c.rules = plan_rules(PLAN_RULE_D_REF, min_batch);
         for (int it = 0; it < 4; it++) {
             TpShape s = {c.model, c.rules.batch_tokens, f->device_batch, q->ranks, 5};
-            c.tok_s = tp_predict_tok_s(q->tp, &s);
+            c.tok_s = tp_predict_tok_s(q->tp, &s) * sustained;
             if (!isfinite(c.tok_s)) break;
             c.tokens = c.tok_s * q->budget_s;
             PlanRules r = plan_rules(c.tokens, min_batch);
@@ -95,6 +112,8 @@ int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap) {
         c.mfu = q->peak_flops > 0 ? c.tok_s * c.flops_token / q->peak_flops : NAN;
         c.ratio = c.tokens / c.N;
         c.data = data;
+        for (int s = 0; q->curves && s < data.n; s++)
+            if (q->curves[s].n > 0) plan_discount_at(&q->curves[s], c.tokens, &c.data.discount[s], &c.data.discount_se[s], NULL);
         if (q->choose_mix && q->fit && data.n > 1) plan_choose_shares(&q->fit->law, c.N, c.tokens, &c.data);
         else if (q->choose_mix)  // nothing to price a mixture by: the corpus alone
             for (int s = 0; s < data.n; s++) c.data.w[s] = s == 0;

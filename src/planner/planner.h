@@ -69,7 +69,7 @@ typedef struct {
     double N;            // scaling parameters (model_config_scaling_params)
     double params;       // all parameters
     double flops_token;  // training FLOPs per token
-    double tok_s, mfu;   // predicted (all ranks); mfu against the query's peak_flops
+    double tok_s, mfu;   // predicted (all ranks; sustained, tp_sustained_factor, at long budgets); mfu against peak_flops
     double tokens;       // D: tok_s x budget
     double ratio;        // D / N
     double epochs;       // D / U (0 if U is unknown), U of the sources it reads (share > 0)
@@ -82,6 +82,26 @@ typedef struct {
     double score;        // what the ranking sorts by (lower is better)
 } PlanCandidate;
 
+// A source's discount (planner/scaling.h) measured at n training lengths, D[0] < D[1] < ...
+// tokens (planner/worth.h). The worth of a source is not one number: the novels of extra_books
+// measured worth 1.42 corpus tokens in 2-minute runs, 0.5 in 5-minute ones and harmful at 30
+// minutes (docs/planning.md). A candidate training D tokens prices the source at the discount
+// interpolated linearly in ln D between the lengths around D and, past the measured ones, extrapolated
+// along the nearest segment (the trend holds, as far as anyone measured); with one length, that
+// discount at every D. The standard error follows the same linear combination of the lengths'
+// independent errors, so it grows with the distance of an extrapolation. The result is clamped to
+// [lo, hi], the range the planner prices a token in.
+#define PLAN_MAX_LENGTHS 8
+typedef struct {
+    int n;                         // lengths measured (0: the source's discount in ScalingData holds)
+    double D[PLAN_MAX_LENGTHS];    // tokens the measuring runs trained, ascending
+    double delta[PLAN_MAX_LENGTHS], se[PLAN_MAX_LENGTHS];  // the discount there, its standard error (0: none)
+    double lo, hi;
+} PlanDiscountCurve;
+// The discount at D and its standard error; *where (may be NULL): -1 below the lengths measured, 0
+// within (or one length only), +1 beyond the longest.
+void plan_discount_at(const PlanDiscountCurve *c, double D, double *delta, double *se, int *where);
+
 typedef struct {
     PlanFamily family;
     double budget_s;
@@ -92,13 +112,14 @@ typedef struct {
     const ScalingFit *fit; // NULL: the tokens:params rule
     const ScalingData *data;  // the sources (--mix): shares and unique tokens; NULL: one, of train_tokens
     int choose_mix;        // 1: each candidate's shares of data's sources chosen for it (needs fit; else the first alone)
+    const PlanDiscountCurve *curves;  // [data->n]: each source's discount by training length, set per candidate (NULL: data's)
 } PlanQuery;
 
 // Choosing a mixture (--mix auto): the shares of the sources besides the first (the corpus) that
 // minimise the law's val_bpb for the candidate's N and D, on a grid of PLAN_MIX_STEP, the others
 // adding up to at most PLAN_MIX_MAX_EXTRA: the share at which a source's worth is measured
-// (PLAN_WORTH_WEIGHT, planner/worth.h). The discount is one number per source, so the law is linear
-// in the shares; beyond the measured share it promises what nobody measured. A mixture of 90%
+// (PLAN_WORTH_WEIGHT, planner/worth.h). At one training length the discount is one number per
+// source, so the law is linear in the shares; beyond the measured share it promises what nobody measured. A mixture of 90%
 // novels priced by their worth at 50% was measured far worse than predicted: the validation set's
 // textbook half starved (docs/planning.md). A descent that moves share between any two sources until no move gains more than
 // PLAN_MIX_MIN_GAIN: the result is a local optimum of the grid, and a mixture that predicts the same

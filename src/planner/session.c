@@ -129,6 +129,10 @@ static int resolve_data(const PlanRequest *rq, PlanResult *res) {
     snprintf(name, sizeof name, "worth-%s.json", res->data_key);
     char *worth_path = plan_path(rq, name);
     int rc = worth_load(worth_path, &res->worth);
+    if (rc == 0 && res->worth.stale && !rq->quiet)
+        fprintf(stderr, "plan: %s: %d source%s measured without their training length (an older frontier's table) left "
+                "out: `frontier plan --worth --mix auto` re-reads their runs in seconds\n", worth_path, res->worth.stale,
+                res->worth.stale == 1 ? "" : "s");
     free(worth_path);
     if (rc != 0) return -1;
     const char *spec = rq->mix;
@@ -170,8 +174,11 @@ static int resolve_data(const PlanRequest *rq, PlanResult *res) {
         res->train_tokens += U;
         const WorthEntry *e = strcmp(m->name, "train") ? worth_find(&res->worth, m->name) : NULL;
         res->measured[s] = e != NULL;
-        res->sources.discount[s] = e ? fmax(e->discount, PLAN_WORTH_PRICE_MIN) : 0;
-        res->sources.discount_se[s] = e && isfinite(e->se) ? e->se : 0;
+        if (e) res->curves[s] = worth_curve(e);
+        // priced per candidate by its length (PlanQuery.curves); here at the longest measured
+        if (e)
+            plan_discount_at(&res->curves[s], e->len[e->n - 1].tokens, &res->sources.discount[s],
+                             &res->sources.discount_se[s], NULL);
     }
     for (int s = 0; s < res->mix.n; s++)  // natural shares: in proportion to the tokens
         res->sources.w[s] = res->mix.weighted ? res->mix.src[s].weight : res->sources.U[s] / res->train_tokens;
@@ -232,7 +239,7 @@ int plan_session(const PlanRequest *rq, PlanResult *res) {
     free(fit_path);
     res->peak_flops = machine_peak_flops_for(rq->precision) * rq->ranks;
     PlanQuery q = {res->family, rq->budget_s, rq->ranks, res->peak_flops, res->train_tokens, &res->tp,
-                   res->have_fit ? &res->fit : NULL, &res->sources, res->choose_mix};
+                   res->have_fit ? &res->fit : NULL, &res->sources, res->choose_mix, res->curves};
     res->n = plan_rank(&q, res->cand, PLAN_MAX_CANDIDATES);
     for (int i = 0; i < res->n; i++) {  // each candidate's mixture as a spec: its sources' shares
         PlanCandidate *c = &res->cand[i];
@@ -248,6 +255,50 @@ int plan_session(const PlanRequest *rq, PlanResult *res) {
             }
     }
     return res->n < 0 ? -1 : 0;
+}
+
+typedef struct {
+    const PlanRequest *rq;
+    ThroughputModel *tp;
+    int learned, other_layout, short_or_stopped;
+} SustainedCtx;
+
+static void learn_sustained(const char *run, const TrainConfig *c, const TrialResult *r, const cJSON *summary, void *ctx) {
+    SustainedCtx *x = ctx;
+    const cJSON *rk = cJSON_GetObjectItemCaseSensitive(summary, "ranks");
+    const cJSON *stop = cJSON_GetObjectItemCaseSensitive(summary, "stopped_by");
+    const int ranks = cJSON_IsNumber(rk) ? rk->valueint : 1;
+    const double budget_s = jnum(summary, "budget_s");
+    if (ranks != x->rq->ranks || c->threads != x->rq->threads || c->precision != x->rq->precision) {
+        x->other_layout++;
+        return;
+    }
+    if (!(budget_s >= TP_SUSTAINED_MIN_S) || !cJSON_IsString(stop) || strcmp(stop->valuestring, "budget") != 0 ||
+        !(r->tok_per_s > 0)) {
+        x->short_or_stopped++;
+        return;
+    }
+    TpShape s = {c->model, c->batch_tokens, c->device_batch, ranks, c->optim.ns_steps};
+    const double pred = tp_predict_tok_s(x->tp, &s);
+    if (!(pred > 0)) { x->other_layout++; return; }
+    char *abs = realpath(run, NULL);
+    const char *p = abs ? abs : run;
+    tp_add_sustained(x->tp, hash_bytes(p, strlen(p)), r->tok_per_s / pred, budget_s);
+    free(abs);
+    x->learned++;
+    if (!x->rq->quiet)
+        fprintf(stderr, "plan: sustained: %s: %.0f tok/s over %.0f s, predicted %.0f: x%.3f\n", run, r->tok_per_s, budget_s,
+                pred, r->tok_per_s / pred);
+}
+
+int plan_learn_sustained(const PlanRequest *rq, ThroughputModel *tp, const char *const *dirs, int n_dirs) {
+    SustainedCtx x = {rq, tp, 0, 0, 0};
+    for (int i = 0; i < n_dirs; i++) plan_each_run(dirs[i], learn_sustained, &x);
+    if (!rq->quiet)
+        fprintf(stderr, "plan: sustained throughput: %d run%s of at least %.0f s on this layout learned from (%d on another "
+                "layout, %d shorter or stopped before their budget: passed over)\n", x.learned, x.learned == 1 ? "" : "s",
+                TP_SUSTAINED_MIN_S, x.other_layout, x.short_or_stopped);
+    return x.learned > 0 ? tp_save(rq->cache, tp) : 0;
 }
 
 int plan_worth(const PlanRequest *rq, const PlanResult *res, double budget_s, int seeds) {
@@ -292,6 +343,17 @@ void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
             rq->ranks > 1 ? "s" : "", threads, kernels_precision_name(rq->precision), res->data_dir, U);
     fprintf(f, "throughput model: %d calibration runs, step time within %.1f%% rms (%.1f%% max) of them\n",
             res->tp.n_points, 100 * res->tp.rms_rel_err, 100 * res->tp.max_rel_err);
+    if (res->tp.n_sustained > 0) {
+        double sd, k = tp_sustained_factor(&res->tp, &sd);
+        char spread[64] = "";
+        if (isfinite(sd)) snprintf(spread, sizeof spread, ", one run's spread x%.2f", exp(sd));
+        fprintf(f, "sustained: finished runs of >= %.0f min on this layout ran at x%.3f the predicted tok/s (%d run%s%s); "
+                "%s\n", TP_SUSTAINED_MIN_S / 60, k, res->tp.n_sustained, res->tp.n_sustained == 1 ? "" : "s", spread,
+                rq->budget_s >= TP_SUSTAINED_MIN_S ? "the table's tok/s and tokens include it"
+                                                   : "not applied to a budget this short");
+    } else if (rq->budget_s >= TP_SUSTAINED_MIN_S)
+        fprintf(f, "sustained: no finished long run on this layout yet: tok/s as the short calibration runs measured (long "
+                "runs on a shared machine sustain up to ~25%% less; `--reuse RUN_DIR` learns from finished ones)\n");
     if (res->have_fit) {
         fprintf(f, "loss model: L = %.3f + %.3g/N^%.3f + %.3g/D'^%.3f, R* %.1f%s; %d runs, rms residual %.4f bpb\n",
                 res->fit.law.E, res->fit.law.A, res->fit.law.alpha, res->fit.law.B, res->fit.law.beta, res->fit.law.rstar,
@@ -345,24 +407,51 @@ void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
         if (res->choose_mix)
             fprintf(f, "\nmixture chosen for the pick (--mix auto, among the sources whose worth is measured): %s\n",
                     c->mix[0] ? c->mix : "the corpus alone (no source's share gains)");
-        if (res->choose_mix && c->mix[0])  // the worth model's record, docs/planning.md
-            fprintf(f, "caution: a source's worth is measured in short runs, and on the default corpus the mixtures "
-                       "chosen from it measured worse than the corpus alone at 5 and 30 minutes (docs/planning.md): "
-                       "validate this mixture against the corpus alone, on paired seeds, before relying on it\n");
-        else fprintf(f, "\nmixture (--mix %s), the pick's reads of each source:\n", rq->mix);
+        int guessed = 0, guessed_any = 0;  // a chosen (any) source priced outside its measured lengths
+        for (int s = 1; s < c->data.n; s++) {
+            int where = 0;
+            double d, se;
+            if (res->curves[s].n == 0) continue;
+            plan_discount_at(&res->curves[s], c->tokens, &d, &se, &where);
+            int outside = res->curves[s].n == 1 || where != 0;
+            guessed |= c->data.w[s] > 0 && outside, guessed_any |= outside;
+        }
+        if (res->choose_mix && c->mix[0] && guessed)  // the worth model's record, docs/planning.md
+            fprintf(f, "caution: the pick trains outside the lengths at which a chosen source's worth was measured, and a "
+                       "source's worth changes with training length (the novels: from 1.42 corpus tokens at 2 minutes to "
+                       "harmful at 30, docs/planning.md): validate this mixture against the corpus alone on paired seeds, "
+                       "or measure the worth at a longer length (`frontier plan --worth --mix auto --worth-budget 5m`)\n");
+        else if (res->choose_mix && !c->mix[0] && guessed_any)
+            fprintf(f, "note: the sources are priced outside the lengths their worth was measured at (below): the choice "
+                       "of the corpus alone follows the measured trend; a longer `--worth-budget` checks it\n");
+        else if (!res->choose_mix) fprintf(f, "\nmixture (--mix %s), the pick's reads of each source:\n", rq->mix);
         for (int s = 0; s < c->data.n; s++) {
-            char u[32], worth[160];
+            char u[32], dt[32], worth[600];
             human(c->data.U[s], u, sizeof u);
+            human(c->tokens, dt, sizeof dt);
             const WorthEntry *e = worth_find(&res->worth, res->mix.src[s].name);
             if (s == 0 && !strcmp(res->mix.src[0].name, "train")) snprintf(worth, sizeof worth, "the loss model's own");
-            else if (res->measured[s] && e && e->discount < PLAN_WORTH_PRICE_MIN)
-                snprintf(worth, sizeof worth, "worth %.2f +- %.2f of a corpus token (measured %.2f in the short worth runs; "
-                         "priced at most as a fresh corpus token)", 1 - c->data.discount[s], c->data.discount_se[s],
-                         1 - e->discount);
-            else if (res->measured[s])
-                snprintf(worth, sizeof worth, "worth %.2f +- %.2f of a corpus token", 1 - c->data.discount[s],
-                         c->data.discount_se[s]);
-            else snprintf(worth, sizeof worth, "worth not measured: counted as a corpus token (`plan --worth`)");
+            else if (res->measured[s] && e) {
+                PlanDiscountCurve raw = res->curves[s];
+                raw.lo = -INFINITY, raw.hi = INFINITY;
+                int where;
+                double d, se;
+                plan_discount_at(&raw, c->tokens, &d, &se, &where);
+                int at = snprintf(worth, sizeof worth, "worth %.2f +- %.2f of a corpus token at the pick's %s tokens",
+                                  1 - c->data.discount[s], c->data.discount_se[s], dt);
+                if (d != c->data.discount[s])
+                    at += snprintf(worth + at, sizeof worth - at, " (the measurements say %.2f: priced within [%.2f, %.2f])",
+                                   1 - d, 1 - res->curves[s].hi, 1 - res->curves[s].lo);
+                at += snprintf(worth + at, sizeof worth - at, "; %s", e->n == 1 ? "measured at one length only," :
+                               where == 0 ? "interpolated between" : "extrapolated from");
+                for (int k = 0; k < e->n && at < (int)sizeof worth - 60; k++) {
+                    char lt[32], bt[32];
+                    human(e->len[k].tokens, lt, sizeof lt);
+                    duration_format(e->len[k].budget_s, bt, sizeof bt);
+                    at += snprintf(worth + at, sizeof worth - at, "%s %s: %.2f at %s", k ? "," : "", bt,
+                                   1 - e->len[k].discount, lt);
+                }
+            } else snprintf(worth, sizeof worth, "worth not measured: counted as a corpus token (`plan --worth`)");
             fprintf(f, "  %-20s %.3f of the tokens, %s unique, %.2f epochs; %s\n", res->mix.src[s].name, c->data.w[s], u,
                     c->data.U[s] > 0 ? c->data.w[s] * c->tokens / c->data.U[s] : 0, worth);
         }

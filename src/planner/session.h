@@ -39,6 +39,7 @@ typedef struct {
     Mix mix;                     // the sources (train alone without --mix)
     ScalingData sources;         // their shares of the tokens trained, unique tokens and discounts
     int measured[MIX_MAX_SOURCES];  // 1: the source's discount is measured (worth), else 0 is assumed
+    PlanDiscountCurve curves[MIX_MAX_SOURCES];  // a measured source's discount by training length (n 0: not measured)
     int choose_mix;              // --mix auto: each candidate's shares chosen by the planner
     WorthTable worth;            // <cache>/plan/worth-<data key>.json (empty when never measured)
     char data_key[80];           // names the loss model's files: the tokens' content (tokenizer, shards) and T
@@ -89,6 +90,13 @@ int plan_write_json(const PlanResult *res, const PlanRequest *rq, const PlanCand
 // of any research folders in reuse[] at the same T, the fit with its bootstrap; saves scaling
 // JSON and the HTML page. 0 or -1 + err.
 int plan_fit(const PlanRequest *rq, const PlanResult *res, double max_minutes, const char *const *reuse, int n_reuse);
+
+// `frontier plan --reuse DIR...`: every finished run of at least TP_SUSTAINED_MIN_S in the folders
+// (plan_each_run) on the request's layout (ranks, threads, precision) adds its measured over
+// predicted tok/s to tp's sustained runs (planner/throughput.h; tp: the layout's model), saved to
+// the cache. Runs of other layouts, shorter or stopped before their budget are passed over and
+// counted. 0 or -1 + err.
+int plan_learn_sustained(const PlanRequest *rq, ThroughputModel *tp, const char *const *dirs, int n_dirs);
 
 // `frontier plan --worth`: the discount of each source of res->mix but train (planner/worth.h),
 // measured with the fitted loss model (res->have_fit) in <cache>/plan/worth-<data key>/ (resumable)

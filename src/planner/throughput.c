@@ -218,6 +218,29 @@ double tp_predict_tok_s(const ThroughputModel *m, const TpShape *s) {
     return t > 0 ? (double)s->batch_tokens / t : NAN;
 }
 
+double tp_sustained_factor(const ThroughputModel *m, double *log_sd) {
+    double sum = 0, ss = 0;
+    for (int i = 0; i < m->n_sustained; i++) {
+        double x = log(m->sustained[i].ratio);
+        sum += x, ss += x * x;
+    }
+    int n = m->n_sustained;
+    if (log_sd) *log_sd = n > 1 ? sqrt(fmax(0, (ss - sum * sum / n) / (n - 1))) : NAN;
+    return n > 0 ? exp(sum / n) : 1.0;
+}
+
+void tp_add_sustained(ThroughputModel *m, unsigned long long id, double ratio, double budget_s) {
+    int i = 0;
+    while (i < m->n_sustained && m->sustained[i].id != id) i++;
+    if (i == m->n_sustained) {  // new: appended, the oldest dropped when full
+        if (m->n_sustained == TP_MAX_SUSTAINED) {
+            memmove(m->sustained, m->sustained + 1, (TP_MAX_SUSTAINED - 1) * sizeof *m->sustained);
+            i = TP_MAX_SUSTAINED - 1;
+        } else m->n_sustained++;
+    }
+    m->sustained[i] = (TpSustainedRun){id, ratio, budget_s};
+}
+
 // ---------------------------------------------------------------------------------------------
 // The cache
 // ---------------------------------------------------------------------------------------------
@@ -269,6 +292,20 @@ int tp_load(const char *cache_dir, const char *key, ThroughputModel *m) {
         m->n_points = cJSON_IsNumber(np) ? np->valueint : 0;
         m->rms_rel_err = cJSON_IsNumber(rms) ? rms->valuedouble : NAN;
         m->max_rel_err = cJSON_IsNumber(mx) ? mx->valuedouble : NAN;
+        const cJSON *sus = cJSON_GetObjectItemCaseSensitive(e, "sustained"), *r;
+        cJSON_ArrayForEach(r, sus) {
+            if (rc != 0) break;
+            const cJSON *id = cJSON_GetObjectItemCaseSensitive(r, "run");
+            const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(r, "ratio"), *b = cJSON_GetObjectItemCaseSensitive(r, "budget_s");
+            char *end = NULL;
+            unsigned long long v = cJSON_IsString(id) ? strtoull(id->valuestring, &end, 16) : 0;
+            if (!end || *end || !cJSON_IsNumber(ratio) || !(ratio->valuedouble > 0 && isfinite(ratio->valuedouble)) ||
+                !cJSON_IsNumber(b) || m->n_sustained == TP_MAX_SUSTAINED)
+                rc = err_set("%s: entry '%s': a \"sustained\" run without a hex \"run\", a positive \"ratio\" and "
+                             "\"budget_s\" (or more than %d): delete \"sustained\" and give the runs again with --reuse",
+                             path, key, TP_MAX_SUSTAINED);
+            else m->sustained[m->n_sustained++] = (TpSustainedRun){v, ratio->valuedouble, b->valuedouble};
+        }
     }
     cJSON_Delete(all);
     free(path);
@@ -285,6 +322,18 @@ int tp_save(const char *cache_dir, const ThroughputModel *m) {
     cJSON_AddNumberToObject(e, "n_points", m->n_points);
     cJSON_AddNumberToObject(e, "rms_rel_err", m->rms_rel_err);
     cJSON_AddNumberToObject(e, "max_rel_err", m->max_rel_err);
+    if (m->n_sustained > 0) {
+        cJSON *sus = cJSON_AddArrayToObject(e, "sustained");
+        for (int i = 0; i < m->n_sustained; i++) {
+            cJSON *r = cJSON_CreateObject();
+            char id[20];
+            snprintf(id, sizeof id, "%016llx", m->sustained[i].id);
+            cJSON_AddStringToObject(r, "run", id);
+            cJSON_AddNumberToObject(r, "ratio", m->sustained[i].ratio);
+            cJSON_AddNumberToObject(r, "budget_s", m->sustained[i].budget_s);
+            cJSON_AddItemToArray(sus, r);
+        }
+    }
     cJSON_DeleteItemFromObjectCaseSensitive(all, m->key);
     cJSON_AddItemToObject(all, m->key, e);
     int rc = json_write_atomic(path, all);

@@ -46,13 +46,36 @@ extern const char *const TP_TERM_NAMES[TP_NTERMS];
 // (batch_tokens must be a multiple of ranks x device_batch x T).
 int tp_work(const TpShape *s, double work[TP_NTERMS]);
 
+// Short calibration runs measure the machine at its best; a long run on a shared or warm machine
+// sustains less (over 30 minutes on this kit's 2-core VMs, 3% to 28% below the prediction:
+// docs/planning.md). The model learns by how much from finished runs of at least
+// TP_SUSTAINED_MIN_S on its layout (`frontier plan --reuse DIR`): each run's measured tok/s over
+// the one predicted for its shape, and a budget of at least TP_SUSTAINED_MIN_S is planned at the
+// predicted rate times their geometric mean. A run folder does not name its machine: the runs
+// given are taken to be this one's.
+#define TP_SUSTAINED_MIN_S 600.0
+#define TP_MAX_SUSTAINED 64
+typedef struct {
+    unsigned long long id;  // the run folder (a hash of its real path): a run counted again replaces itself
+    double ratio;           // measured tok/s / predicted
+    double budget_s;
+} TpSustainedRun;
+
 typedef struct {
     char key[160];               // tp_layout_key
     double coef[TP_NTERMS];      // seconds per unit of each term
     int n_points;                // the calibration runs fitted
     double rms_rel_err;          // their root-mean-square relative error (step time)
     double max_rel_err;
+    int n_sustained;             // finished long runs learned from (see above)
+    TpSustainedRun sustained[TP_MAX_SUSTAINED];
 } ThroughputModel;
+
+// The factor for a long budget: the geometric mean of the runs' ratios (1 without runs); *log_sd
+// (may be NULL): the sd of their logs (NaN with fewer than 2).
+double tp_sustained_factor(const ThroughputModel *m, double *log_sd);
+// Count a run: its ratio replaces its earlier one; when full, the oldest is dropped.
+void tp_add_sustained(ThroughputModel *m, unsigned long long id, double ratio, double budget_s);
 
 // "<cpu brand>|threads=<t>|ranks=<r>|<precision>|<kernels>": where a model holds.
 void tp_layout_key(char *buf, int n, int threads, int ranks, const char *precision, const char *kernels);

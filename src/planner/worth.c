@@ -7,14 +7,12 @@
 #include <string.h>
 
 #include "planner/planner.h"
+#include "util/duration.h"
 #include "util/error.h"
 #include "util/fileio.h"
 #include "util/hash.h"
 #include "util/json_file.h"
-#include "util/json_file.h"
-
-_Static_assert(PLAN_MIX_MAX_EXTRA == PLAN_WORTH_WEIGHT, "--mix auto must not give the extra sources more than the share "
-                                                         "their worth was measured at");
+#include "util/mem.h"
 
 static double mixture_minus_alone(const ScalingLaw *l, double N, double U0, double Us, double w, double D0, double D1,
                                   double delta) {
@@ -42,6 +40,15 @@ double worth_solve(const ScalingLaw *l, double N, double U0, double Us, double w
     return (lo + hi) / 2;
 }
 
+// Lengths sorted by tokens (insertion: a handful).
+static void sort_lengths(WorthEntry *e) {
+    for (int i = 1; i < e->n; i++)
+        for (int j = i; j > 0 && e->len[j].tokens < e->len[j - 1].tokens; j--) {
+            WorthLength x = e->len[j];
+            e->len[j] = e->len[j - 1], e->len[j - 1] = x;
+        }
+}
+
 int worth_load(const char *path, WorthTable *t) {
     memset(t, 0, sizeof *t);
     if (!path_exists(path)) return 0;
@@ -51,17 +58,35 @@ int worth_load(const char *path, WorthTable *t) {
     int rc = cJSON_IsObject(src) ? 0 : err_set("%s: no \"sources\" object (delete the file to measure again)", path);
     cJSON_ArrayForEach(it, src) {
         if (rc != 0) break;
+        const cJSON *lens = cJSON_GetObjectItemCaseSensitive(it, "lengths"), *l;
+        if (!lens) { t->stale++; continue; }
         if (t->n == WORTH_MAX_ENTRIES) { rc = err_set("%s: more than %d sources", path, WORTH_MAX_ENTRIES); break; }
-        WorthEntry *e = &t->e[t->n++];
+        WorthEntry *e = &t->e[t->n];
+        memset(e, 0, sizeof *e);
         snprintf(e->name, sizeof e->name, "%s", it->string);
-        e->discount = jnum(it, "discount"), e->se = jnum(it, "se"), e->dL = jnum(it, "dL");
-        // range-checked as doubles: a missing count is NaN, which no int holds
-        double seeds = jnum(it, "seeds"), clamped = jnum(it, "clamped");
-        if (!isfinite(e->discount) || e->discount < PLAN_WORTH_MIN || e->discount > PLAN_WORTH_MAX ||
-            !(seeds >= 1 && seeds <= 1e6) || !(clamped >= 0 && clamped <= seeds))
-            rc = err_set("%s: source \"%s\": discount, seeds or clamped missing or out of range (delete the entry to "
-                         "measure it again)", path, it->string);
-        else e->seeds = (int)seeds, e->clamped = (int)clamped;
+        if (!cJSON_IsArray(lens) || cJSON_GetArraySize(lens) < 1 || cJSON_GetArraySize(lens) > WORTH_MAX_LENGTHS)
+            rc = err_set("%s: source \"%s\": \"lengths\" is not an array of 1 to %d (delete the entry to measure it again)",
+                         path, it->string, WORTH_MAX_LENGTHS);
+        cJSON_ArrayForEach(l, lens) {
+            if (rc != 0) break;
+            WorthLength *x = &e->len[e->n++];
+            x->budget_s = jnum(l, "budget_s"), x->tokens = jnum(l, "tokens");
+            x->discount = jnum(l, "discount"), x->se = jnum(l, "se"), x->dL = jnum(l, "dL");
+            // range-checked as doubles: a missing count is NaN, which no int holds
+            double seeds = jnum(l, "seeds"), clamped = jnum(l, "clamped");
+            if (!(x->budget_s > 0) || !(x->tokens > 0) || !isfinite(x->discount) || x->discount < PLAN_WORTH_MIN ||
+                x->discount > PLAN_WORTH_MAX || !(seeds >= 1 && seeds <= 1e6) || !(clamped >= 0 && clamped <= seeds))
+                rc = err_set("%s: source \"%s\", length %d: budget_s, tokens, discount, seeds or clamped missing or out "
+                             "of range (delete the entry to measure it again)", path, it->string, e->n);
+            else x->seeds = (int)seeds, x->clamped = (int)clamped;
+        }
+        if (rc != 0) break;
+        sort_lengths(e);
+        for (int i = 1; i < e->n && rc == 0; i++)
+            if (!(e->len[i].tokens > e->len[i - 1].tokens))
+                rc = err_set("%s: source \"%s\": two lengths of the same tokens (delete the entry to measure it again)",
+                             path, it->string);
+        t->n++;
     }
     cJSON_Delete(j);
     return rc;
@@ -74,17 +99,31 @@ int worth_save(const char *path, const WorthTable *t) {
     cJSON_AddNumberToObject(ref, "weight", PLAN_WORTH_WEIGHT);
     for (int i = 0; i < t->n; i++) {
         const WorthEntry *e = &t->e[i];
-        cJSON *o = cJSON_AddObjectToObject(src, e->name);
-        cJSON_AddNumberToObject(o, "discount", e->discount);
-        if (isfinite(e->se)) cJSON_AddNumberToObject(o, "se", e->se);
-        else cJSON_AddNullToObject(o, "se");
-        cJSON_AddNumberToObject(o, "seeds", e->seeds);
-        cJSON_AddNumberToObject(o, "clamped", e->clamped);
-        cJSON_AddNumberToObject(o, "dL", e->dL);
+        cJSON *lens = cJSON_AddArrayToObject(cJSON_AddObjectToObject(src, e->name), "lengths");
+        for (int k = 0; k < e->n; k++) {
+            const WorthLength *x = &e->len[k];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddItemToArray(lens, o);
+            cJSON_AddNumberToObject(o, "budget_s", x->budget_s);
+            cJSON_AddNumberToObject(o, "tokens", x->tokens);
+            cJSON_AddNumberToObject(o, "discount", x->discount);
+            if (isfinite(x->se)) cJSON_AddNumberToObject(o, "se", x->se);
+            else cJSON_AddNullToObject(o, "se");
+            cJSON_AddNumberToObject(o, "seeds", x->seeds);
+            cJSON_AddNumberToObject(o, "clamped", x->clamped);
+            cJSON_AddNumberToObject(o, "dL", x->dL);
+        }
     }
     int rc = json_write_atomic(path, j);
     cJSON_Delete(j);
     return rc;
+}
+
+PlanDiscountCurve worth_curve(const WorthEntry *e) {
+    PlanDiscountCurve c = {.n = e->n, .lo = PLAN_WORTH_PRICE_MIN, .hi = PLAN_WORTH_MAX};
+    for (int k = 0; k < e->n; k++)
+        c.D[k] = e->len[k].tokens, c.delta[k] = e->len[k].discount, c.se[k] = isfinite(e->len[k].se) ? e->len[k].se : 0;
+    return c;
 }
 
 const WorthEntry *worth_find(const WorthTable *t, const char *name) {
@@ -116,7 +155,10 @@ int worth_measure(const PlanEnv *env, const PlanFamily *f, const ScalingFit *fit
     const ModelConfig ref = plan_shape(f, PLAN_WORTH_DEPTH);
     const double N = (double)model_config_scaling_params(&ref);
     double *L0 = calloc((size_t)seeds, sizeof *L0), *D0 = calloc((size_t)seeds, sizeof *D0);
-    char *base = path_join(dir, "train");
+    char sub[32];
+    snprintf(sub, sizeof sub, "%.0fs", budget_s);
+    char *bdir = budget_s == PLAN_WORTH_BUDGET_S ? xstrdup(dir) : path_join(dir, sub);
+    char *base = path_join(bdir, "train");
     int rc = 0;
     for (int k = 1; k <= seeds && rc == 0; k++) {
         TrialResult r;
@@ -127,8 +169,8 @@ int worth_measure(const PlanEnv *env, const PlanFamily *f, const ScalingFit *fit
         char key[40], spec[300];
         snprintf(key, sizeof key, "s-%016llx", (unsigned long long)hash_bytes(name, strlen(name)));
         snprintf(spec, sizeof spec, "%s=%g", name, PLAN_WORTH_WEIGHT);
-        char *sdir = path_join(dir, key);
-        double sum = 0, ss = 0, dsum = 0;
+        char *sdir = path_join(bdir, key);
+        double sum = 0, ss = 0, dsum = 0, tsum = 0;
         int clamped = 0;
         for (int k = 1; k <= seeds && rc == 0; k++) {
             TrialResult r;
@@ -136,26 +178,46 @@ int worth_measure(const PlanEnv *env, const PlanFamily *f, const ScalingFit *fit
             double dL = r.val_bpb - L0[k - 1];
             int c;
             double delta = worth_solve(&fit->law, N, d->U[0], d->U[s], PLAN_WORTH_WEIGHT, D0[k - 1], r.tokens, dL, &c);
-            sum += delta, ss += delta * delta, dsum += dL, clamped += c;
+            sum += delta, ss += delta * delta, dsum += dL, tsum += r.tokens, clamped += c;
         }
         free(sdir);
         if (rc != 0) break;
-        WorthEntry e = {.seeds = seeds, .clamped = clamped, .discount = sum / seeds, .dL = dsum / seeds, .se = NAN};
-        snprintf(e.name, sizeof e.name, "%s", name);
-        if (seeds > 1) e.se = sqrt(fmax(0, (ss - sum * sum / seeds) / (seeds - 1)) / seeds);
+        WorthLength x = {.budget_s = budget_s, .tokens = tsum / seeds, .seeds = seeds, .clamped = clamped,
+                         .discount = sum / seeds, .dL = dsum / seeds, .se = NAN};
+        if (seeds > 1) x.se = sqrt(fmax(0, (ss - sum * sum / seeds) / (seeds - 1)) / seeds);
         WorthEntry *at = (WorthEntry *)worth_find(t, name);
         if (!at) {
             if (t->n == WORTH_MAX_ENTRIES) { rc = err_set("%s: more than %d sources", table_path, WORTH_MAX_ENTRIES); break; }
             at = &t->e[t->n++];
+            memset(at, 0, sizeof *at);
+            snprintf(at->name, sizeof at->name, "%s", name);
         }
-        *at = e;
-        if ((rc = worth_save(table_path, t)) != 0) break;
+        int k = 0;  // this budget's length, replaced; else a new one
+        while (k < at->n && at->len[k].budget_s != budget_s) k++;
+        if (k == at->n) {
+            if (at->n == WORTH_MAX_LENGTHS) {
+                rc = err_set("%s: source %s: more than %d lengths (delete a budget's entry)", table_path, name,
+                             WORTH_MAX_LENGTHS);
+                break;
+            }
+            at->n++;
+        }
+        at->len[k] = x;
+        sort_lengths(at);
+        for (int i = 1; i < at->n && rc == 0; i++)  // two budgets trained as many tokens: no trend to read
+            if (!(at->len[i].tokens > at->len[i - 1].tokens))
+                rc = err_usage("plan --worth: source %s: the %.0f-s and %.0f-s runs trained the same tokens; measure "
+                               "lengths apart (--worth-budget)", name, at->len[i - 1].budget_s, at->len[i].budget_s);
+        if (rc != 0 || (rc = worth_save(table_path, t)) != 0) break;
+        char bt[32];
+        duration_format(budget_s, bt, sizeof bt);
         if (log)
-            fprintf(log, "plan: worth of %s: discount %.3f +- %.3f (a token worth %.2f of the corpus's own), val_bpb %+.4f "
-                         "at %.0f%% of the tokens over %d seed%s%s\n", name, e.discount, isfinite(e.se) ? e.se : 0.0,
-                    1 - e.discount, e.dL, 100 * PLAN_WORTH_WEIGHT, seeds, seeds == 1 ? "" : "s",
+            fprintf(log, "plan: worth of %s at %s (%.1fM tokens): discount %.3f +- %.3f (a token worth %.2f of the "
+                         "corpus's own), val_bpb %+.4f at %.0f%% of the tokens over %d seed%s%s\n", name,
+                    bt, x.tokens / 1e6, x.discount, isfinite(x.se) ? x.se : 0.0,
+                    1 - x.discount, x.dL, 100 * PLAN_WORTH_WEIGHT, seeds, seeds == 1 ? "" : "s",
                     clamped ? " (some seeds past the range the law can price: clamped)" : "");
     }
-    free(base), free(L0), free(D0);
+    free(base), free(bdir), free(L0), free(D0);
     return rc;
 }

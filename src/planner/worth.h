@@ -1,24 +1,32 @@
 // planner/worth.h — what a token of another source is worth to the validation loss: the discount
 // delta_s of the loss model's mixtures (planner/scaling.h), measured on this machine.
 //
-// `frontier plan --worth --mix SPEC|auto` trains the reference shape (depth PLAN_WORTH_DEPTH of the
-// family, the batch the rules give its horizon) for a short budget, where the corpus never
-// repeats, on paired seeds: on the corpus alone, and on the corpus mixed with one source at
-// PLAN_WORTH_WEIGHT of the tokens, for each source. On seed k the mixture's run differs from the
-// corpus's by dL_k; the fitted law predicts that difference from the tokens each of the two runs
-// trained and the source's discount, and delta_k is the discount at which the prediction is dL_k
-// (the prediction grows with delta; bisection). The source's discount is the mean of delta_k over
-// the seeds and its uncertainty their standard error: the seeds' shared noise cancels in dL_k, as
-// in a research's paired judgement.
+// `frontier plan --worth --mix SPEC|auto [--worth-budget T]` trains the reference shape (depth
+// PLAN_WORTH_DEPTH of the family, the batch the rules give its horizon) for budget T on paired
+// seeds: on the corpus alone, and on the corpus mixed with one source at PLAN_WORTH_WEIGHT of the
+// tokens, for each source. On seed k the mixture's run differs from the corpus's by dL_k; the fitted
+// law predicts that difference from the tokens each of the two runs trained and the source's
+// discount, and delta_k is the discount at which the prediction is dL_k (the prediction grows with
+// delta; bisection). The source's discount is the mean of delta_k over the seeds and its uncertainty
+// their standard error: the seeds' shared noise cancels in dL_k, as in a research's paired judgement.
 //
 // Why a discount on the tokens and not a fixed offset in bpb: a source whose tokens are worth 70%
 // of the corpus's costs bpb at 5 minutes (it displaces better tokens) and gains bpb at 4 hours
-// (the corpus's own tokens are then repeats, worth little): the planner's mixtures follow from
-// the one number measured once, at the budget where it is cheapest to measure.
+// (the corpus's own tokens are then repeats, worth little), by the one law.
 //
-// Runs: <dir>/train/NNNN (the corpus alone) and <dir>/<source key>/NNNN, NNNN the seed's number;
-// a finished run is never trained again (an interrupted measurement continues). The table: one
-// JSON file, an entry per source name, merged with the entries measured before.
+// Why at several lengths: the discount is not a constant of the source. Measured at 2 and 5
+// minutes (and against the corpus alone at 30), the novels went from better than the corpus's own
+// tokens to harmful as training went on (docs/planning.md): what a short run learns from plain
+// text, a longer one has learned from the corpus, and the source then only dilutes it. Each budget
+// T is one length of the source's entry (the tokens its runs trained), and the planner interpolates
+// and extrapolates between them (PlanDiscountCurve, planner/planner.h). One length is a guess past it;
+// two give the trend.
+//
+// Runs: <dir>/train/NNNN (the corpus alone) and <dir>/<source key>/NNNN at the budget
+// PLAN_WORTH_BUDGET_S, the same under <dir>/<T in seconds>s/ at any other budget T; NNNN the seed's
+// number. A finished run is never trained again (an interrupted measurement continues; a finished
+// one re-reads its runs in seconds, and re-solves the discounts with the law fitted now). The table:
+// one JSON file, an entry per source name, a length per budget, merged with those measured before.
 #pragma once
 #include <stdio.h>
 
@@ -42,20 +50,32 @@
 // corpus repeats, and at most a fresh corpus token's worth.
 #define PLAN_WORTH_PRICE_MIN 0.0
 
+#define WORTH_MAX_LENGTHS PLAN_MAX_LENGTHS
 typedef struct {
-    char name[256];     // the source as --mix names it
+    double budget_s;    // each run's budget
+    double tokens;      // mean tokens the mixture's runs trained: the training length the discount holds at
     double discount;    // delta: mean over the seeds
     double se;          // its standard error (NaN with one seed)
     int seeds;          // pairs measured
     int clamped;        // of them, pairs whose dL lay past the range [PLAN_WORTH_MIN, PLAN_WORTH_MAX]
     double dL;          // mean paired difference in val_bpb (mixture - corpus alone)
+} WorthLength;
+
+typedef struct {
+    char name[256];     // the source as --mix names it
+    int n;              // lengths measured (>= 1)
+    WorthLength len[WORTH_MAX_LENGTHS];  // ascending in tokens
 } WorthEntry;
 
 #define WORTH_MAX_ENTRIES 64
 typedef struct {
     int n;
     WorthEntry e[WORTH_MAX_ENTRIES];
+    int stale;          // entries of the file without lengths (an older frontier's table), left out
 } WorthTable;
+
+// The entry as the planner prices it: its lengths, clamped to [PLAN_WORTH_PRICE_MIN, PLAN_WORTH_MAX].
+PlanDiscountCurve worth_curve(const WorthEntry *e);
 
 // The discount at which law l predicts L(mixture) - L(corpus alone) = dL, for a model of N scaling
 // parameters: the corpus (U0 unique tokens) alone trained D0 tokens; the mixture (1 - w) of the

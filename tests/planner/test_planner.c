@@ -248,7 +248,7 @@ static void test_ranking(void **state) {
     (void)state;
     ThroughputModel tp = flops_machine(3e11);
     PlanCandidate c[32];
-    PlanQuery q = {plan_family_default(), 1800, 1, 1e12, 44e6, &tp, NULL, NULL, 0};
+    PlanQuery q = {plan_family_default(), 1800, 1, 1e12, 44e6, &tp, NULL, NULL, 0, NULL};
     int n = plan_rank(&q, c, 32);
     assert_true(n >= 8);
     // without a loss model: D'/N nearest 12, repeated tokens discounted; epochs counted
@@ -358,24 +358,48 @@ static void test_domain(void **state) {
 // source (not read as whatever a NaN cast to int gives).
 static void test_worth_table(void **state) {
     (void)state;
+    // --mix auto never gives the extra sources more than the share their worth was measured at
+    assert_true(PLAN_MIX_MAX_EXTRA == PLAN_WORTH_WEIGHT);
     char *dir = test_tmpdir("worth"), path[512];
     snprintf(path, sizeof path, "%s/worth.json", dir);
-    WorthTable t = {0}, back = {0};
+    static WorthTable t, back;  // kilobytes each: off the stack
     t.n = 1;
-    t.e[0] = (WorthEntry){.discount = 0.25, .se = 0.05, .dL = 0.01, .seeds = 3, .clamped = 1};
+    t.e[0] = (WorthEntry){.n = 2};
+    t.e[0].len[0] = (WorthLength){.budget_s = 300, .tokens = 1.4e7, .discount = 0.5, .se = NAN, .dL = 0.05, .seeds = 1};
+    t.e[0].len[1] = (WorthLength){.budget_s = 120, .tokens = 6e6, .discount = 0.25, .se = 0.05, .dL = 0.01, .seeds = 3,
+                                  .clamped = 1};
     snprintf(t.e[0].name, sizeof t.e[0].name, "extra_wiki");
     assert_int_equal(worth_save(path, &t), 0);
     assert_int_equal(worth_load(path, &back), 0);
     assert_int_equal(back.n, 1);
     assert_string_equal(back.e[0].name, "extra_wiki");
-    assert_true(back.e[0].discount == 0.25 && back.e[0].seeds == 3 && back.e[0].clamped == 1);
+    const WorthEntry *e = worth_find(&back, "extra_wiki");
+    assert_non_null(e);
+    assert_int_equal(e->n, 2);  // sorted by tokens on load
+    assert_true(e->len[0].budget_s == 120 && e->len[0].tokens == 6e6 && e->len[0].discount == 0.25 &&
+                e->len[0].se == 0.05 && e->len[0].seeds == 3 && e->len[0].clamped == 1);
+    assert_true(e->len[1].budget_s == 300 && e->len[1].discount == 0.5 && isnan(e->len[1].se));
+    PlanDiscountCurve c = worth_curve(e);
+    assert_true(c.n == 2 && c.D[0] == 6e6 && c.delta[1] == 0.5 && c.se[1] == 0 && c.lo == PLAN_WORTH_PRICE_MIN &&
+                c.hi == PLAN_WORTH_MAX);
+    // an older table's entry (no lengths) is left out and counted, not an error
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"sources\": {\"extra_wiki\": {\"discount\": 0.2, \"se\": 0.1, \"seeds\": 3, \"clamped\": 0}}}", f);
+    fclose(f);
+    assert_int_equal(worth_load(path, &back), 0);
+    assert_true(back.n == 0 && back.stale == 1);
     static const char *const bad[] = {
-        "{\"sources\": {\"extra_wiki\": {\"discount\": 0.2, \"clamped\": 0}}}",
-        "{\"sources\": {\"extra_wiki\": {\"discount\": 0.2, \"seeds\": 2, \"clamped\": 3}}}",
-        "{\"sources\": {\"extra_wiki\": {\"discount\": 0.2, \"seeds\": 1e300, \"clamped\": 0}}}",
+        "{\"sources\": {\"extra_wiki\": {\"lengths\": [{\"budget_s\": 120, \"tokens\": 6e6, \"discount\": 0.2, \"clamped\": 0}]}}}",
+        "{\"sources\": {\"extra_wiki\": {\"lengths\": [{\"budget_s\": 120, \"tokens\": 6e6, \"discount\": 0.2, \"seeds\": 2, \"clamped\": 3}]}}}",
+        "{\"sources\": {\"extra_wiki\": {\"lengths\": [{\"budget_s\": 120, \"tokens\": 6e6, \"discount\": 0.2, \"seeds\": 1e300, \"clamped\": 0}]}}}",
+        "{\"sources\": {\"extra_wiki\": {\"lengths\": [{\"budget_s\": 120, \"discount\": 0.2, \"seeds\": 2, \"clamped\": 0}]}}}",
+        "{\"sources\": {\"extra_wiki\": {\"lengths\": []}}}",
+        ("{\"sources\": {\"extra_wiki\": {\"lengths\": [{\"budget_s\": 120, \"tokens\": 6e6, \"discount\": 0.2, \"seeds\": 2, "
+         "\"clamped\": 0}, {\"budget_s\": 300, \"tokens\": 6e6, \"discount\": 0.4, \"seeds\": 2, \"clamped\": 0}]}}}"),
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        FILE *f = fopen(path, "w");
+        f = fopen(path, "w");
         assert_non_null(f);
         fputs(bad[i], f);
         fclose(f);
@@ -388,13 +412,103 @@ static void test_worth_table(void **state) {
     free(dir);
 }
 
+// A source's discount by training length: one length holds at every D; two or more interpolate
+// in ln D, extrapolate along the end segments, propagate the lengths' errors, clamp to [lo, hi].
+static void test_discount_curve(void **state) {
+    (void)state;
+    double d, se;
+    int where;
+    PlanDiscountCurve one = {1, {1e6}, {0.3}, {0.05}, -1, 2};
+    plan_discount_at(&one, 1e9, &d, &se, &where);
+    assert_true(d == 0.3 && se == 0.05 && where == 0);
+    PlanDiscountCurve two = {2, {1e6, 1e7}, {0.0, 1.0}, {0.1, 0.1}, 0, 1.5};
+    plan_discount_at(&two, sqrt(1e13), &d, &se, &where);  // halfway in ln D
+    assert_true(fabs(d - 0.5) < 1e-12 && fabs(se - sqrt(0.005)) < 1e-12 && where == 0);
+    plan_discount_at(&two, 1e7, &d, &se, &where);
+    assert_true(fabs(d - 1.0) < 1e-12 && fabs(se - 0.1) < 1e-12 && where == 0);
+    plan_discount_at(&two, sqrt(1e15), &d, &se, &where);  // half a segment past the longest: the trend, wider
+    assert_true(fabs(d - 1.5) < 1e-12 && fabs(se - sqrt(0.25 * 0.01 + 2.25 * 0.01)) < 1e-12 && where == 1);
+    plan_discount_at(&two, 1e9, &d, &se, &where);  // far past: clamped to hi
+    assert_true(d == 1.5 && where == 1);
+    plan_discount_at(&two, 1e5, &d, &se, &where);  // before the shortest: -1, clamped to lo
+    assert_true(d == 0 && where == -1);
+    PlanDiscountCurve three = {3, {1e6, 1e7, 1e8}, {0.0, 1.0, 0.0}, {0.1, 0.1, 0.1}, -10, 10};
+    plan_discount_at(&three, sqrt(1e15), &d, &se, &where);  // the second segment's
+    assert_true(fabs(d - 0.5) < 1e-12 && where == 0);
+    plan_discount_at(&three, 1e10, &d, &se, &where);  // past the last: the last segment's slope
+    assert_true(fabs(d + 2.0) < 1e-12 && where == 1);
+    // the ranking prices each candidate at its own length: a source whose worth falls with training
+    // is mixed in at its short-run worth, not once the curve says its worth has gone
+    ThroughputModel tp = flops_machine(3e11);
+    PlanCandidate c[32];
+    ScalingFit *fit = calloc(1, sizeof *fit);
+    fit->law = TRUTH;
+    ScalingData src = {2, {1, 0}, {2e6, 1e9}, {0, 0.3}, {0, 0}};
+    PlanQuery q = {plan_family_default(), 1800, 1, 1e12, 2e6, &tp, fit, &src, 1, NULL};
+    int n = plan_rank(&q, c, 32), mixed = 0;
+    for (int i = 0; i < n; i++) mixed += c[i].data.w[1] > 0;
+    assert_true(mixed > 0);
+    PlanDiscountCurve curves[2] = {{0}, {2, {1e5, 2e5}, {0.3, 1.5}, {0, 0}, 0, 1.99}};
+    q.curves = curves;
+    n = plan_rank(&q, c, 32);
+    for (int i = 0; i < n; i++) {
+        plan_discount_at(&curves[1], c[i].tokens, &d, &se, NULL);
+        assert_true(c[i].data.discount[1] == d && c[i].data.w[1] == 0);
+    }
+    free(fit);
+}
+
+// The sustained rate: the geometric mean of the runs' ratios, a run counted again replaces
+// itself, the oldest dropped when full; kept through throughput.json; applied to long budgets only.
+static void test_sustained(void **state) {
+    (void)state;
+    ThroughputModel *m = calloc(1, sizeof *m), *back = calloc(1, sizeof *back);
+    *m = flops_machine(3e11);
+    snprintf(m->key, sizeof m->key, "test-layout");
+    double sd;
+    assert_true(tp_sustained_factor(m, &sd) == 1.0 && isnan(sd));
+    tp_add_sustained(m, 1, 0.8, 1800);
+    tp_add_sustained(m, 2, 0.9, 1800);
+    tp_add_sustained(m, 1, 0.5, 1800);  // run 1 again: replaced
+    assert_int_equal(m->n_sustained, 2);
+    assert_true(fabs(tp_sustained_factor(m, &sd) - sqrt(0.5 * 0.9)) < 1e-12 && fabs(sd - fabs(log(0.9 / 0.5)) / sqrt(2)) < 1e-12);
+    for (int i = 0; i < TP_MAX_SUSTAINED; i++) tp_add_sustained(m, 100 + i, 0.7, 900);
+    assert_true(m->n_sustained == TP_MAX_SUSTAINED && m->sustained[0].id == 100 && fabs(tp_sustained_factor(m, NULL) - 0.7) < 1e-12);
+    char *dir = test_tmpdir("sustained");
+    assert_int_equal(tp_save(dir, m), 0);
+    assert_int_equal(tp_load(dir, "test-layout", back), 0);
+    assert_true(back->n_sustained == TP_MAX_SUSTAINED && back->sustained[5].id == m->sustained[5].id &&
+                back->sustained[5].ratio == 0.7 && back->sustained[5].budget_s == 900);
+    PlanCandidate c[32], fast[32];
+    PlanQuery q = {plan_family_default(), TP_SUSTAINED_MIN_S, 1, 1e12, 44e6, m, NULL, NULL, 0, NULL};
+    int n = plan_rank(&q, c, 32);
+    ThroughputModel plain = *m;
+    plain.n_sustained = 0;
+    q.tp = &plain;
+    assert_int_equal(plan_rank(&q, fast, 32), n);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (c[i].depth == fast[j].depth && c[i].rules.batch_tokens == fast[j].rules.batch_tokens)
+                assert_true(fabs(c[i].tok_s / fast[j].tok_s - 0.7) < 1e-9);
+    q.budget_s = TP_SUSTAINED_MIN_S - 1, q.tp = m;  // shorter: the calibrated rate
+    n = plan_rank(&q, c, 32);
+    q.tp = &plain;
+    assert_int_equal(plan_rank(&q, fast, 32), n);
+    for (int i = 0; i < n; i++) assert_true(c[i].tok_s == fast[i].tok_s);
+    char path[600];
+    snprintf(path, sizeof path, "%s/throughput.json", dir);
+    remove(path), rmdir(dir);
+    free(dir), free(m), free(back);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_effective_data), cmocka_unit_test(test_fit_recovers_the_law),
         cmocka_unit_test(test_fit_json_round_trip), cmocka_unit_test(test_throughput_fit),
         cmocka_unit_test(test_ranking), cmocka_unit_test(test_rules), cmocka_unit_test(test_worth_solve),
         cmocka_unit_test(test_choose_shares), cmocka_unit_test(test_domain),
-        cmocka_unit_test(test_worth_table),
+        cmocka_unit_test(test_worth_table), cmocka_unit_test(test_discount_curve),
+        cmocka_unit_test(test_sustained),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
