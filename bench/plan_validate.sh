@@ -15,7 +15,8 @@
 #   2. the loss ladder and its fit (`frontier plan --fit`, FIT_MINUTES of training budgets): fit.md,
 #      and the fit copied into plan/ (the reference loss model frontier ships; commit it);
 #   3. the worth of every opt-in folder of text/ (`frontier plan --worth --mix auto`: the corpus
-#      alone and each folder at half the tokens, paired seeds, 2 minutes each): worth.md;
+#      alone and each folder at half the tokens, paired seeds, 2 minutes each), then of the likely
+#      ones at WORTH_LONG (5m): worth.md, with what --mix auto then picks at 5m, 30m and 4h;
 #   4. validation runs, arms alternated seed by seed (SEEDS each), at each of BUDGETS: the plan's
 #      pick on the corpus (`pick`), the plan with `--mix auto` (`pick-mix`: its own pick and
 #      mixture; skipped where it chooses the corpus alone, since it is then `pick`), and the `cpu`
@@ -30,6 +31,10 @@ MAX_MINUTES=${MAX_MINUTES:-60}
 FIT_MINUTES=${FIT_MINUTES:-60}
 SEEDS=${SEEDS:-2}
 BUDGETS=${BUDGETS:-"30m 5m"}
+# The second length of the sources' worth: the sources that 2-minute runs price above a fifth of a
+# corpus token (the others are never chosen), at a budget that still reads the corpus once at most.
+WORTH_LONG=${WORTH_LONG:-5m}
+WORTH_LONG_MIX=${WORTH_LONG_MIX:-extra_books,extra_wiki}
 F=${FRONTIER:-./frontier}
 R=bench/results/plan
 C=$R/cache
@@ -79,20 +84,38 @@ if [ ! -s "$R/fit.md" ]; then
   prune; bench_commit "$R" "the loss model"
 fi
 
-# 3. the opt-in folders' worth (resumable by itself)
-if [ ! -s "$R/worth.md" ]; then
+# 3. the opt-in folders' worth at two training lengths (resumable by itself: finished runs are read
+#    back, and the discounts solved again with the law fitted now): every folder at 2 minutes, then
+#    at WORTH_LONG the ones WORTH_LONG_MIX names. Then what --mix auto chooses at 5m, 30m and 4h.
+WL=worth:2m,$WORTH_LONG:$WORTH_LONG_MIX
+if ! grep -qxF "<!-- $WL -->" "$R/worth.md" 2>/dev/null; then
   time_left || stop "MAX_MINUTES reached before the worth runs"
-  bounded "$R/worth.log" $F plan --worth --mix auto "${P[@]}" --out "$R/plan-30m-mix.json"
+  bounded "$R/worth.log" $F plan --worth --mix auto "${P[@]}" --out "$R/cache/worth-plan.json"
   case $? in 0) ;; 124) stop "MAX_MINUTES reached during the worth runs" ;; *) fail "$R/worth.log" "the worth runs" ;; esac
-  { echo "$(bench_machine), build $(bench_build "$F"). Command: \`frontier plan --worth --mix auto\` (each folder at half the tokens against the corpus alone, 2-minute runs, paired seeds); the table: \`$C/plan/worth-*.json\`."
-    echo; echo '| source | discount δ ± se | a token worth | val_bpb at half the tokens vs the corpus alone | seeds |'; echo '|---|---|---|---|---|'
+  bounded "$R/worth-long.log" $F plan --worth --mix "$WORTH_LONG_MIX" --worth-budget "$WORTH_LONG" "${P[@]}" \
+    --out "$R/cache/worth-plan.json"
+  case $? in 0) ;; 124) stop "MAX_MINUTES reached during the $WORTH_LONG worth runs" ;; *) fail "$R/worth-long.log" "the $WORTH_LONG worth runs" ;; esac
+  for b in 5m 30m 4h; do
+    $F plan --budget $b --mix auto --data "$data" --cache "$C" --out "$R/cache/mix-auto-$b.json" > "$R/mix-auto-$b.md" 2>&1 \
+      || fail "$R/mix-auto-$b.md" "the $b plan with --mix auto"
+  done
+  { echo "<!-- $WL -->"
+    echo "$(bench_machine), build $(bench_build "$F"). Commands: \`frontier plan --worth --mix auto\` (every folder at half the tokens against the corpus alone, paired seeds, 2-minute runs), then \`frontier plan --worth --mix $WORTH_LONG_MIX --worth-budget $WORTH_LONG\`; the table: \`$C/plan/worth-*.json\`."
+    echo; echo '| source | length | tokens | discount δ ± se | a token worth | val_bpb at half the tokens vs the corpus alone | seeds |'; echo '|---|---|---|---|---|---|---|'
     /usr/bin/python3 - "$C"/plan/worth-*.json <<'PY'
 import json, sys
 for name, e in sorted(json.load(open(sys.argv[1]))["sources"].items()):
-    se = e["se"] if e["se"] is not None else float("nan")
-    print(f"| {name} | {e['discount']:.3f} ± {se:.3f} | {1 - e['discount']:.2f} | {e['dL']:+.4f} | {e['seeds']}"
-          f"{' (' + str(e['clamped']) + ' clamped)' if e['clamped'] else ''} |")
+    for l in e.get("lengths", []):
+        se = l["se"] if l["se"] is not None else float("nan")
+        b = l["budget_s"]
+        print(f"| {name} | {b / 60:g}m | {l['tokens'] / 1e6:.1f}M | {l['discount']:.3f} ± {se:.3f} | {1 - l['discount']:.2f} | "
+              f"{l['dL']:+.4f} | {l['seeds']}{' (' + str(l['clamped']) + ' clamped)' if l['clamped'] else ''} |")
 PY
+    echo; echo "What \`frontier plan --budget B --mix auto\` chooses with these lengths (each source priced at the pick's training length):"; echo
+    for b in 5m 30m 4h; do
+      echo "- $b: $(grep -m1 '^| 1 |' "$R/mix-auto-$b.md" | awk -F'|' '{print "depth" $3 ", " $11 " tokens, predicted " $16}' | tr -s ' '); $(grep -m1 '^mixture chosen' "$R/mix-auto-$b.md" | sed 's/.*: //')"
+      grep -E '^  extra_(books|wiki)' "$R/mix-auto-$b.md" | sed 's/^  \([a-z_]*\) *[^;]*; /  - \1: /'
+    done
   } > "$R/worth.md"
   prune; bench_commit "$R" "the sources' worth"
 fi
