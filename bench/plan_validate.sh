@@ -113,7 +113,7 @@ for name, e in sorted(json.load(open(sys.argv[1]))["sources"].items()):
 PY
     echo; echo "What \`frontier plan --budget B --mix auto\` chooses with these lengths (each source priced at the pick's training length):"; echo
     for b in 5m 30m 4h; do
-      echo "- $b: $(grep -m1 '^| 1 |' "$R/mix-auto-$b.md" | awk -F'|' '{print "depth" $3 ", " $11 " tokens, predicted " $16}' | tr -s ' '); $(grep -m1 '^mixture chosen' "$R/mix-auto-$b.md" | sed 's/.*: //')"
+      echo "- $b: $(grep -m1 '^| 1 |' "$R/mix-auto-$b.md" | awk -F'|' '{gsub(/ /, ""); sub(/\+-/, " ± ", $15); print "depth " $3 ", " $10 " tokens (" $11 " epochs), predicted " $15}'); $(grep -m1 '^mixture chosen' "$R/mix-auto-$b.md" | sed 's/.*: //')"
       grep -E '^  extra_(books|wiki)' "$R/mix-auto-$b.md" | sed 's/^  \([a-z_]*\) *[^;]*; /  - \1: /'
     done
   } > "$R/worth.md"
