@@ -90,10 +90,10 @@ fi
 WL=worth:2m,$WORTH_LONG:$WORTH_LONG_MIX
 if ! grep -qxF "<!-- $WL -->" "$R/worth.md" 2>/dev/null; then
   time_left || stop "MAX_MINUTES reached before the worth runs"
-  bounded "$R/worth.log" $F plan --worth --mix auto "${P[@]}" --out "$R/cache/worth-plan.json"
+  bounded "$R/worth.log" $F plan --worth --mix auto "${P[@]}" --out "$(mktemp -u)"
   case $? in 0) ;; 124) stop "MAX_MINUTES reached during the worth runs" ;; *) fail "$R/worth.log" "the worth runs" ;; esac
   bounded "$R/worth-long.log" $F plan --worth --mix "$WORTH_LONG_MIX" --worth-budget "$WORTH_LONG" "${P[@]}" \
-    --out "$R/cache/worth-plan.json"
+    --out "$(mktemp -u)"
   case $? in 0) ;; 124) stop "MAX_MINUTES reached during the $WORTH_LONG worth runs" ;; *) fail "$R/worth-long.log" "the $WORTH_LONG worth runs" ;; esac
   for b in 5m 30m 4h; do
     $F plan --budget $b --mix auto --data "$data" --cache "$C" --out "$R/cache/mix-auto-$b.json" > "$R/mix-auto-$b.md" 2>&1 \

@@ -173,12 +173,11 @@ static int resolve_data(const PlanRequest *rq, PlanResult *res) {
         res->sources.U[s] = U;
         res->train_tokens += U;
         const WorthEntry *e = strcmp(m->name, "train") ? worth_find(&res->worth, m->name) : NULL;
-        res->measured[s] = e != NULL;
-        if (e) res->curves[s] = worth_curve(e);
-        // priced per candidate by its length (PlanQuery.curves); here at the longest measured
-        if (e)
+        if (e) {  // priced per candidate by its length (PlanQuery.curves); here at the longest measured
+            res->curves[s] = worth_curve(e);
             plan_discount_at(&res->curves[s], e->len[e->n - 1].tokens, &res->sources.discount[s],
                              &res->sources.discount_se[s], NULL);
+        }
     }
     for (int s = 0; s < res->mix.n; s++)  // natural shares: in proportion to the tokens
         res->sources.w[s] = res->mix.weighted ? res->mix.src[s].weight : res->sources.U[s] / res->train_tokens;
@@ -431,7 +430,7 @@ void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
             human(c->tokens, dt, sizeof dt);
             const WorthEntry *e = worth_find(&res->worth, res->mix.src[s].name);
             if (s == 0 && !strcmp(res->mix.src[0].name, "train")) snprintf(worth, sizeof worth, "the loss model's own");
-            else if (res->measured[s] && e) {
+            else if (res->curves[s].n > 0 && e) {
                 PlanDiscountCurve raw = res->curves[s];
                 raw.lo = -INFINITY, raw.hi = INFINITY;
                 int where;

@@ -38,8 +38,8 @@ typedef struct {
     double train_tokens;         // U: the training shards' tokens (every source's, with a mixture)
     Mix mix;                     // the sources (train alone without --mix)
     ScalingData sources;         // their shares of the tokens trained, unique tokens and discounts
-    int measured[MIX_MAX_SOURCES];  // 1: the source's discount is measured (worth), else 0 is assumed
-    PlanDiscountCurve curves[MIX_MAX_SOURCES];  // a measured source's discount by training length (n 0: not measured)
+    PlanDiscountCurve curves[MIX_MAX_SOURCES];  // a measured source's discount by training length (n 0: not
+                                                // measured, 0 assumed)
     int choose_mix;              // --mix auto: each candidate's shares chosen by the planner
     WorthTable worth;            // <cache>/plan/worth-<data key>.json (empty when never measured)
     char data_key[80];           // names the loss model's files: the tokens' content (tokenizer, shards) and T

@@ -40,13 +40,17 @@ double worth_solve(const ScalingLaw *l, double N, double U0, double Us, double w
     return (lo + hi) / 2;
 }
 
-// Lengths sorted by tokens (insertion: a handful).
-static void sort_lengths(WorthEntry *e) {
+// Sort the lengths by tokens (insertion: a handful); the index of the first of two lengths that
+// trained the same tokens (no trend to read between them), or -1.
+static int sort_lengths(WorthEntry *e) {
     for (int i = 1; i < e->n; i++)
         for (int j = i; j > 0 && e->len[j].tokens < e->len[j - 1].tokens; j--) {
             WorthLength x = e->len[j];
             e->len[j] = e->len[j - 1], e->len[j - 1] = x;
         }
+    for (int i = 1; i < e->n; i++)
+        if (!(e->len[i].tokens > e->len[i - 1].tokens)) return i - 1;
+    return -1;
 }
 
 int worth_load(const char *path, WorthTable *t) {
@@ -81,11 +85,9 @@ int worth_load(const char *path, WorthTable *t) {
             else x->seeds = (int)seeds, x->clamped = (int)clamped;
         }
         if (rc != 0) break;
-        sort_lengths(e);
-        for (int i = 1; i < e->n && rc == 0; i++)
-            if (!(e->len[i].tokens > e->len[i - 1].tokens))
-                rc = err_set("%s: source \"%s\": two lengths of the same tokens (delete the entry to measure it again)",
-                             path, it->string);
+        if (sort_lengths(e) >= 0)
+            rc = err_set("%s: source \"%s\": two lengths of the same tokens (delete the entry to measure it again)",
+                         path, it->string);
         t->n++;
     }
     cJSON_Delete(j);
@@ -203,12 +205,13 @@ int worth_measure(const PlanEnv *env, const PlanFamily *f, const ScalingFit *fit
             at->n++;
         }
         at->len[k] = x;
-        sort_lengths(at);
-        for (int i = 1; i < at->n && rc == 0; i++)  // two budgets trained as many tokens: no trend to read
-            if (!(at->len[i].tokens > at->len[i - 1].tokens))
-                rc = err_usage("plan --worth: source %s: the %.0f-s and %.0f-s runs trained the same tokens; measure "
-                               "lengths apart (--worth-budget)", name, at->len[i - 1].budget_s, at->len[i].budget_s);
-        if (rc != 0 || (rc = worth_save(table_path, t)) != 0) break;
+        const int same = sort_lengths(at);
+        if (same >= 0) {
+            rc = err_usage("plan --worth: source %s: the %.0f-s and %.0f-s runs trained the same tokens; measure "
+                           "lengths apart (--worth-budget)", name, at->len[same].budget_s, at->len[same + 1].budget_s);
+            break;
+        }
+        if ((rc = worth_save(table_path, t)) != 0) break;
         char bt[32];
         duration_format(budget_s, bt, sizeof bt);
         if (log)
