@@ -11,6 +11,8 @@
 #include "data/prepare.h"
 #include "data/shard.h"
 #include "dist/dist.h"
+#include "kernels/cpu/cpu.h"
+#include "kernels/kernels.h"
 #include "report/svg.h"
 #include "tokenizer/tokenizer.h"
 #include "train/settings.h"
@@ -268,7 +270,14 @@ static void learn_sustained(const char *run, const TrainConfig *c, const TrialRe
     const cJSON *stop = cJSON_GetObjectItemCaseSensitive(summary, "stopped_by");
     const int ranks = cJSON_IsNumber(rk) ? rk->valueint : 1;
     const double budget_s = jnum(summary, "budget_s");
-    if (ranks != x->rq->ranks || c->threads != x->rq->threads || c->precision != x->rq->precision) {
+    // A layout's model holds for one CPU and kernel set (tp_layout_key): a run trained elsewhere, or
+    // whose summary does not say where, would teach it another machine's rate.
+    const cJSON *hw = cJSON_GetObjectItemCaseSensitive(summary, "hardware");
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(hw, "cpu"), *kern = cJSON_GetObjectItemCaseSensitive(hw, "kernels");
+    char kd[256];
+    kernels_description(x->rq->precision, kd, sizeof kd);
+    if (ranks != x->rq->ranks || c->threads != x->rq->threads || c->precision != x->rq->precision || !cJSON_IsString(cpu) ||
+        strcmp(cpu->valuestring, cpu_info()->model) != 0 || !cJSON_IsString(kern) || strcmp(kern->valuestring, kd) != 0) {
         x->other_layout++;
         return;
     }
@@ -295,7 +304,7 @@ int plan_learn_sustained(const PlanRequest *rq, ThroughputModel *tp, const char 
     for (int i = 0; i < n_dirs; i++) plan_each_run(dirs[i], learn_sustained, &x);
     if (!rq->quiet)
         fprintf(stderr, "plan: sustained throughput: %d run%s of at least %.0f s on this layout learned from (%d on another "
-                "layout, %d shorter or stopped before their budget: passed over)\n", x.learned, x.learned == 1 ? "" : "s",
+                "layout or CPU, %d shorter or stopped before their budget: passed over)\n", x.learned, x.learned == 1 ? "" : "s",
                 TP_SUSTAINED_MIN_S, x.other_layout, x.short_or_stopped);
     return x.learned > 0 ? tp_save(rq->cache, tp) : 0;
 }

@@ -239,16 +239,19 @@ out=$($F plan --budget 48h --data "$data" --cache "$C" --mix auto --out "$tmp/pf
 
 # the sustained rate (--reuse RUN_DIR): a finished 30-minute run that ran at 80% of its predicted
 # tok/s scales a long budget's tok/s and tokens by 0.8 and leaves a 5-minute one alone; counted
-# once however often it is given; runs of another layout or shorter than 10 minutes passed over
-mkrun() {  # mkrun DIR BUDGET_S TOK_S RANKS: the 2-step run's folder, its summary made a long run's
-  mkdir -p "$1" && cp "$tmp/run/config.json" "$1/" && /usr/bin/python3 - "$tmp/run/summary.json" "$1/summary.json" "$2" "$3" "$4" <<'PY'
+# once however often it is given; runs of another layout, of another CPU, or shorter than 10
+# minutes passed over
+mkrun() {  # mkrun DIR BUDGET_S TOK_S RANKS [CPU]: the 2-step run's folder, its summary made a long run's
+  mkdir -p "$1" && cp "$tmp/run/config.json" "$1/" && /usr/bin/python3 - "$tmp/run/summary.json" "$1/summary.json" "$2" "$3" "$4" "${5:-}" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 s.update(budget_s=float(sys.argv[3]), stopped_by="budget", tok_per_s=float(sys.argv[4]), ranks=int(sys.argv[5]))
+if sys.argv[6]: s["hardware"]["cpu"] = sys.argv[6]
 json.dump(s, open(sys.argv[2], "w"))
 PY
 }
 mkrun "$tmp/long/a" 1800 1000 1; mkrun "$tmp/long/b" 300 1000 1; mkrun "$tmp/long/c" 1800 1000 2
+mkrun "$tmp/long/d" 1800 1000 1 "Another CPU"
 before=$($F plan --budget 30m --data "$data" --cache "$C" --out "$tmp/ps0.json" 2>&1)
 learn=$($F plan --budget 30m --data "$data" --cache "$C" --reuse "$tmp/long" --out "$tmp/ps1.json" 2>&1); rc=$?
 P=$(sed -n 's/^plan: sustained: .*long\/a: 1000 tok\/s over 1800 s, predicted \([0-9]*\): .*/\1/p' <<<"$learn")
@@ -265,7 +268,7 @@ rows = lambda out: {l.split("|")[2].strip(): (float(l.split("|")[7]), l.split("|
                     if l.startswith("| ") and l.split("|")[1].strip().isdigit()}
 b, a = rows(before), rows(again)
 ratio = [a[d][0] / b[d][0] for d in b if a[d][1] == b[d][1]]
-ok = rc == 0 and rc2 == 0 and "1 run of at least 600 s on this layout learned from (1 on another layout, 1 shorter" in learn
+ok = rc == 0 and rc2 == 0 and "1 run of at least 600 s on this layout learned from (2 on another layout or CPU, 1 shorter" in learn
 ok = ok and sorted(len(r) for r in runs if r) == [1] and len(ratio) * 2 > len(b) and all(abs(r - 0.8) < 0.002 for r in ratio)
 ok = ok and "ran at x0.800 the predicted tok/s (1 run)" in again and "not applied to a budget this short" in short
 ok = ok and "no finished long run on this layout yet" in before
