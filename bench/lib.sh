@@ -10,6 +10,10 @@ bench_machine() {
   echo "$(date -u +%Y-%m-%d), $cpu ($(nproc) logical CPUs), $(uname -sr)"
 }
 
+# "_amx" where frontier's bf16 kernels run on AMX tiles, else "": a bf16 benchmark writes such a
+# machine's figures to a section of their own (bench:gemm_amx), so the AVX512_BF16 tables stay
+bench_isa_suffix() { [ "$(./frontier info | sed -n 's/^kernels: *\([a-z0-9_]*\).*/\1/p')" != amx ] || echo _amx; }
+
 # replace_section NAME FILE: put FILE's content between <!-- bench:NAME --> markers in docs/perf.md
 replace_section() {
   local name=$1 body=$2 perf=docs/perf.md

@@ -4,7 +4,7 @@
 # bf16 autocast, and fp32 for reference), same config, same batch, same thread count, run
 # alternately (frontier, PyTorch bf16, PyTorch fp32, repeated ROUNDS times) so drift on a shared
 # machine hits both. Reports median tok/s, the ratio and MFU; writes the "throughput" section of
-# docs/perf.md.
+# docs/perf.md ("throughput_amx" where frontier's bf16 kernels run on AMX tiles).
 #
 #   bench/train_throughput.sh [ROUNDS]      (default 2; ~15 minutes on 2 cores with both presets)
 #   PRESETS=cpu bench/train_throughput.sh   (only these presets; default "cpu kit-d10")
@@ -52,9 +52,12 @@ torch_run() {
   jv "$tmp/t.json" tok_per_s >> "$out"
 }
 
+section=throughput$(bench_isa_suffix)
+title="## Training throughput: frontier vs PyTorch" bf16_peak="the vdpbf16ps peak"
+[ "$section" = throughput ] || title="#### Training on AMX tiles: frontier vs PyTorch" bf16_peak="the AMX (TDPBF16PS) peak"
 body=$(mktemp)
 {
-  echo "## Training throughput: frontier vs PyTorch (\`bench/train_throughput.sh\`)"
+  echo "$title (\`bench/train_throughput.sh\`)"
   echo
   echo "$(bench_machine); git $(git rev-parse --short=12 HEAD). $THREADS threads on both sides; kernels: \`$(./frontier info | sed -n 's/^kernels: *//p')\`."
   echo "PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)') (Debian python3-torch) running tests/model/torch_ref.py's model and optimizers, with tcmalloc (LD_PRELOAD) and the system BLAS \`$BLAS\`; $ROUNDS alternating rounds, medians."
@@ -102,13 +105,13 @@ for preset in $PRESETS; do
 done
 {
   echo
-  echo "MFU: model FLOPs (nanochat's 6N + attention convention, SPEC §1) per second over the machine's measured peak as \`frontier train\` reports it: the fp32 FMA peak for fp32, the vdpbf16ps peak for bf16."
+  echo "MFU: model FLOPs (nanochat's 6N + attention convention, SPEC §1) per second over the machine's measured peak as \`frontier train\` reports it: the fp32 FMA peak for fp32, $bf16_peak for bf16."
   echo "PyTorch's MFU: its tok/s over frontier's at the same precision, times frontier's MFU (same model FLOPs per token, same peak). A ratio above 1 / (PyTorch's MFU) would need frontier above 100% MFU."
   echo
   echo "The peer runs as PyTorch's CPU performance guides prescribe: tcmalloc preloaded (a caching malloc) and an optimised system BLAS (OpenBLAS), both installed by scripts/setup.sh. Run bare (glibc's malloc; its own column), PyTorch faults its logits-sized tensors in again every step, because glibc returns blocks above its 32 MiB mmap ceiling to the kernel, and on a VM where a first touch costs ~10 us per 4 KiB page that is most of its step. With only Debian's reference libblas3, its fp32 matmuls (fp32 runs; Muon's Polar Express in both precisions) run at ~4 GFLOP/s."
   echo "Each frontier run trains on the prepared corpus; PyTorch trains on random token ids (throughput does not depend on the data)."
   echo "Timed steps per run (after the warm-up steps): $(for p in $PRESETS; do printf '%s frontier %s, PyTorch %s; ' "$p" "${STEPS[$p]}" "${TORCH_STEPS[$p]}"; done | sed 's/; $//') — about the same wall-clock time on both sides."
 } >> "$body"
-replace_section throughput "$body"
+replace_section "$section" "$body"
 rm -f "$body"
-sed -n '/<!-- bench:throughput -->/,/<!-- \/bench:throughput -->/p' docs/perf.md
+sed -n "/<!-- bench:$section -->/,/<!-- \/bench:$section -->/p" docs/perf.md
