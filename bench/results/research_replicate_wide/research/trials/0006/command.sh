@@ -1,4 +1,4 @@
 #!/bin/sh
-# frontier research trial: checkout 23ecbfaad570, Intel(R) Xeon(R) Processor (2 logical cpus)
+# frontier research trial: checkout 42009c72bc1d, Oxide Virtual Turin-like Processor (2 logical cpus)
 cd '/work/main' || exit 1
-exec '/tmp/fb2/frontier' 'train' '--config' 'bench/results/research_replicate_wide/research/trials/0006/trial.json' '--run-dir' 'bench/results/research_replicate_wide/research/trials/0006/run' '--quiet'
+exec '/tmp/fb1/frontier' 'train' '--config' 'bench/results/research_replicate_wide/research/trials/0006/trial.json' '--run-dir' 'bench/results/research_replicate_wide/research/trials/0006/run' '--quiet'
