@@ -16,6 +16,7 @@
 // oneDNN (Debian libdnnl-dev, C API) is a benchmark-only dependency: only this program links it.
 #include <dnnl.h>
 #include <omp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,7 +222,13 @@ static double peak_flops(const MachinePeak *p) {
     return t >= p->threads ? p->fp32_all : p->fp32_core * t;
 }
 
-static void bench_product(const char *preset, const Product *p, double seconds, const MachinePeak *peak) {
+// One product's frontier / oneDNN median time ratios: fp32, bf16 against pre-converted bf16
+// operands, bf16 from the fp32 operands (0 where a side did not run).
+typedef struct {
+    double f32, bf16, conv;
+} Ratios;
+
+static Ratios bench_product(const char *preset, const Product *p, double seconds, const MachinePeak *peak) {
     size_t na = (size_t)p->M * p->K, nb = (size_t)p->N * p->K, nc = (size_t)p->M * p->N;
     float *a = xaligned_alloc(na * 4), *b = xaligned_alloc(nb * 4), *c = xaligned_alloc(nc * 4);
     uint16_t *a16 = xaligned_alloc(na * 2), *b16 = xaligned_alloc(nb * 2);
@@ -264,6 +271,34 @@ static void bench_product(const char *preset, const Product *p, double seconds, 
     dnnl_free(&f32);
     dnnl_free(&bf16);
     free(a), free(b), free(c), free(a16), free(b16), free(tf), free(td), free(tb), free(tf16), free(tc);
+    Ratios r = {f32.ok ? mf / md : 0, 0, 0};
+    if (bf16.ok && conv.ok && f16) r.bf16 = m16 / mb, r.conv = m16 / mc;
+    return r;
+}
+
+// The median of the non-zero values (the mean of the middle two for an even count), 0 if none.
+static double median_of_ratios(const Ratios *r, int n, size_t field) {
+    double *v = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *v), med = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        double x = *(const double *)((const char *)&r[i] + field);
+        if (x > 0) v[k++] = x;
+    }
+    if (k) {
+        qsort(v, (size_t)k, sizeof *v, cmp_double);
+        med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+    }
+    free(v);
+    return med;
+}
+
+// One summary line: the median ratios over a set of products (the headline figures of docs/perf.md).
+static void print_medians(const char *what, const Ratios *r, int n) {
+    printf("- %s (%d products), median frontier/oneDNN time: fp32 **%.2f**", what, n,
+           median_of_ratios(r, n, offsetof(Ratios, f32)));
+    double b = median_of_ratios(r, n, offsetof(Ratios, bf16)), c = median_of_ratios(r, n, offsetof(Ratios, conv));
+    if (b > 0) printf("; bf16 **%.2f** against bf16 operands, **%.2f** from the fp32 operands", b, c);
+    printf("\n");
 }
 
 // The preset's products at N tokens: forward (nt), input gradient (nn), weight gradient (tn).
@@ -317,6 +352,11 @@ int main(int argc, char **argv) {
            "frontier bf16 ms | GFLOP/s | frontier/oneDNN bf16 median | frontier/oneDNN bf16 from fp32 median | "
            "oneDNN impl (f32, bf16) |\n");
     printf("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+    int n_known = 0, n_all = 0, n_presets = 0;
+    while (MODEL_PRESETS[n_known]) n_known++;
+    Ratios *all = xmalloc((size_t)n_known * 16 * sizeof *all);  // up to 16 products a preset (preset_products)
+    int *first = xmalloc((size_t)n_known * sizeof *first), *count = xmalloc((size_t)n_known * sizeof *count);
+    const char **names = xmalloc((size_t)n_known * sizeof *names);
     for (int pi = 0; MODEL_PRESETS[pi]; pi++) {
         const char *name = MODEL_PRESETS[pi];
         if (strcmp(which, "all") && strcmp(which, name)) continue;
@@ -325,8 +365,13 @@ int main(int argc, char **argv) {
         int N = rows / m.seq_len > 0 ? rows / m.seq_len * m.seq_len : m.seq_len;
         Product ps[16];
         int n = preset_products(&m, N, ps);
-        for (int i = 0; i < n; i++) bench_product(name, &ps[i], seconds, &peak);
+        names[n_presets] = name, first[n_presets] = n_all, count[n_presets++] = n;
+        for (int i = 0; i < n; i++) all[n_all++] = bench_product(name, &ps[i], seconds, &peak);
     }
+    printf("\n");
+    for (int i = 0; i < n_presets; i++) print_medians(names[i], all + first[i], count[i]);
+    if (n_presets > 1) print_medians("all presets", all, n_all);
+    free(all), free(first), free(count), free(names);
     dnnl_stream_destroy(stream);
     dnnl_engine_destroy(engine);
     return 0;

@@ -261,6 +261,7 @@ int plan_session(const PlanRequest *rq, PlanResult *res) {
 typedef struct {
     const PlanRequest *rq;
     ThroughputModel *tp;
+    char kernels[256];  // kernels_description of this machine at rq->precision: what a run must match
     int learned, other_layout, short_or_stopped;
 } SustainedCtx;
 
@@ -274,10 +275,8 @@ static void learn_sustained(const char *run, const TrainConfig *c, const TrialRe
     // whose summary does not say where, would teach it another machine's rate.
     const cJSON *hw = cJSON_GetObjectItemCaseSensitive(summary, "hardware");
     const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(hw, "cpu"), *kern = cJSON_GetObjectItemCaseSensitive(hw, "kernels");
-    char kd[256];
-    kernels_description(x->rq->precision, kd, sizeof kd);
     if (ranks != x->rq->ranks || c->threads != x->rq->threads || c->precision != x->rq->precision || !cJSON_IsString(cpu) ||
-        strcmp(cpu->valuestring, cpu_info()->model) != 0 || !cJSON_IsString(kern) || strcmp(kern->valuestring, kd) != 0) {
+        strcmp(cpu->valuestring, cpu_info()->model) != 0 || !cJSON_IsString(kern) || strcmp(kern->valuestring, x->kernels) != 0) {
         x->other_layout++;
         return;
     }
@@ -300,7 +299,8 @@ static void learn_sustained(const char *run, const TrainConfig *c, const TrialRe
 }
 
 int plan_learn_sustained(const PlanRequest *rq, ThroughputModel *tp, const char *const *dirs, int n_dirs) {
-    SustainedCtx x = {rq, tp, 0, 0, 0};
+    SustainedCtx x = {.rq = rq, .tp = tp};
+    kernels_description(rq->precision, x.kernels, sizeof x.kernels);
     for (int i = 0; i < n_dirs; i++) plan_each_run(dirs[i], learn_sustained, &x);
     if (!rq->quiet)
         fprintf(stderr, "plan: sustained throughput: %d run%s of at least %.0f s on this layout learned from (%d on another "
