@@ -9,7 +9,8 @@
 # (val_bpb(subset) − val_bpb(subset + lever)) / penalty, paired by seed.
 #
 # Resumable in pieces: each invocation works at most MAX_MINUTES, one finished run per TSV row
-# (bench/results/repeat_proxy.tsv, committed after every piece); a rerun skips recorded runs.
+# (bench/results/repeat_proxy.tsv, committed after every piece); a rerun skips recorded runs, and a
+# seed starts only when the time left holds all its missing arms.
 # Arms alternate within each seed, so slow periods of the machine hit every arm alike.
 #
 #   MAX_MINUTES=60 bash bench/repeat_proxy.sh     # one piece; again until it prints the table
@@ -51,11 +52,19 @@ t_end=$(( $(date +%s) + MAX_MINUTES * 60 ))
 data=$($F prepare --quiet | sed -n 's/^data \([^ ]*\).*/\1/p')
 [ -d "$data" ] || { echo "repeat_proxy: prepare did not report a data folder"; exit 1; }
 
+need=$(( $(duration_s "$BUDGET") + 120 ))  # a run: its budget, the evaluation and the start
+
+recorded() { awk -F'\t' -v b="$BUDGET" -v n="$SUBSET" -v a="$1" -v s="$2" \
+  '$1 == b && $2 == n && $3 == a && $4 == s { f = 1 } END { exit !f }' "$OUT"; }
 for s in $(seq 1 "$SEEDS"); do
+  # a seed is started only with the time for all its missing arms: the arms are paired by seed,
+  # and a lone arm finished in another sitting (often on another machine) is no pair
+  missing=0
+  for arm in $ORDER; do recorded "$arm" "$s" || missing=$((missing + 1)); done
+  [ "$missing" = 0 ] || [ $(( t_end - $(date +%s) )) -gt $(( missing * need )) ] \
+    || { echo "repeat_proxy: MAX_MINUTES=$MAX_MINUTES leaves too little for seed $s's $missing arms; run again to continue"; exit 0; }
   for arm in $ORDER; do
-    awk -F'\t' -v b="$BUDGET" -v n="$SUBSET" -v a="$arm" -v s="$s" \
-      '$1 == b && $2 == n && $3 == a && $4 == s { f = 1 } END { exit !f }' "$OUT" && continue
-    [ "$(date +%s)" -lt "$t_end" ] || { echo "repeat_proxy: MAX_MINUTES=$MAX_MINUTES reached; run again to continue"; exit 0; }
+    recorded "$arm" "$s" && continue
     d=$RUNS/$BUDGET-$SUBSET-$arm-s$s
     rm -rf "$d"
     # shellcheck disable=SC2086  # the arm's flags are words
