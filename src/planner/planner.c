@@ -124,7 +124,7 @@ int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap) {
         c.epochs_max = 0;
         for (int s = 0; s < c.data.n; s++)
             if (c.data.U[s] > 0) c.epochs_max = fmax(c.epochs_max, c.data.w[s] * c.tokens / c.data.U[s]);
-        c.levers = c.epochs_max >= PLAN_REPEAT_EPOCHS;
+        c.average = c.epochs_max >= PLAN_REPEAT_EPOCHS;
         if (q->fit) {
             scaling_predict_mix(q->fit, c.N, c.tokens, &c.data, &c.L, &c.L_sd);
             double var = 0;  // the sources' measured worth is uncertain too: its share of the spread
@@ -146,6 +146,7 @@ int plan_rank(const PlanQuery *q, PlanCandidate *out, int cap) {
         // memorises instead, so its prediction is no ground to pick it.
         c.memorises = !scaling_in_domain(c.params, c.tokens, U_read);
         if (c.memorises) c.score += 1e6;
+        c.regularise = c.average && c.memorises;
         out[n++] = c;
     }
     if (n == 0) return err_usage("plan: no depth in [%d, %d] gives a shape the throughput model can price", f->min_depth,

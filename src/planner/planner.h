@@ -28,14 +28,17 @@
 #define PLAN_RULE_WD_REF 0.2
 #define PLAN_RULE_B_EXP 0.383
 
-// The repetition levers: a candidate that reads its most repeated source at least
-// PLAN_REPEAT_EPOCHS times trains with the combination that bench/repeat_proxy.sh measured to win
-// back the most of the repetition penalty, and the only one whose paired interval excludes 0
-// (docs/training.md, "What repetition costs"): an EMA of the weights with a time constant of
-// PLAN_REPEAT_EMA_STEPS steps read out as PLAN_REPEAT_EMA_BLEND x weights + the rest x average,
-// dropout PLAN_REPEAT_DROPOUT, and Muon's weight decay grown by PLAN_REPEAT_WD_PER_EPOCH per epoch
-// read. Below the threshold, repeated tokens are worth nearly new ones (Muennighoff et al.: up
-// to ~4 epochs) and the recipe stays as tuned at 5 minutes.
+// The repetition levers, as bench/repeat_proxy.sh and bench/paired_arms.sh measured them
+// (docs/training.md, "What repetition costs"). A candidate that reads its most repeated source at
+// least PLAN_REPEAT_EPOCHS times reads out an EMA of its weights (time constant
+// PLAN_REPEAT_EMA_STEPS steps, read as PLAN_REPEAT_EMA_BLEND x weights + the rest x average): the
+// average beat its own raw weights in every run that read both. Dropout PLAN_REPEAT_DROPOUT and
+// Muon's weight decay grown by PLAN_REPEAT_WD_PER_EPOCH per epoch are added only where the
+// candidate also memorises (fewer unique tokens than parameters, scaling_in_domain): there the
+// combination was the one lever whose paired interval excluded 0, while with as many unique tokens
+// as parameters, or on the whole corpus, it cost ~0.02 bpb. Below the threshold, repeated tokens
+// are worth nearly new ones (Muennighoff et al.: up to ~4 epochs) and the recipe stays as tuned at
+// 5 minutes.
 #define PLAN_REPEAT_EPOCHS 4.0
 #define PLAN_REPEAT_EMA_STEPS 150.0
 #define PLAN_REPEAT_EMA_BLEND 0.4
@@ -74,11 +77,12 @@ typedef struct {
     double ratio;        // D / N
     double epochs;       // D / U (0 if U is unknown), U of the sources it reads (share > 0)
     double epochs_max;   // of the most repeated source, w_s D / U_s (= epochs with one source)
-    int levers;          // 1: epochs_max >= PLAN_REPEAT_EPOCHS, the plan turns the repetition levers on
+    int average;         // 1: epochs_max >= PLAN_REPEAT_EPOCHS: the plan reads out the weight average
     ScalingData data;    // the sources it trains on, with its shares (chosen per candidate with choose_mix)
     char mix[1024];      // their --mix spec ("" for the data alone); filled by the session, which knows the names
     double L, L_sd;      // predicted val_bpb and its bootstrap sd (NaN without a fit)
     int memorises;       // 1: outside the law's domain (scaling_in_domain): ranked after every other
+    int regularise;      // 1: average and memorises: the plan adds dropout and the decay's growth
     double score;        // what the ranking sorts by (lower is better)
 } PlanCandidate;
 

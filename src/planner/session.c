@@ -395,11 +395,17 @@ void plan_print(const PlanResult *res, const PlanRequest *rq, FILE *f) {
         fprintf(f, "\n*** EVERY CANDIDATE MEMORISES: each reads its data more than once with fewer than %g unique tokens "
                    "per parameter, where the loss model does not hold; add data (--mix) or shorten the budget ***\n",
                 SCALING_MIN_UNIQUE_PER_PARAM);
-    if (res->n > 0 && res->cand[0].levers)
-        fprintf(f, "\nthe pick reads its data %.1f times (>= %.0f): the plan adds the levers that helped most when data "
-                   "repeats, --ema-steps %.0f --ema-blend %.1f --dropout %.1f --wd-per-epoch %.0f (docs/training.md)\n",
+    if (res->n > 0 && res->cand[0].regularise)
+        fprintf(f, "\nthe pick reads its data %.1f times (>= %.0f) and memorises it: the plan adds the levers that helped "
+                   "most when a model memorises, --ema-steps %.0f --ema-blend %.1f --dropout %.1f --wd-per-epoch %.0f "
+                   "(docs/training.md)\n",
                 res->cand[0].epochs_max, PLAN_REPEAT_EPOCHS, PLAN_REPEAT_EMA_STEPS, PLAN_REPEAT_EMA_BLEND,
                 PLAN_REPEAT_DROPOUT, PLAN_REPEAT_WD_PER_EPOCH);
+    else if (res->n > 0 && res->cand[0].average)
+        fprintf(f, "\nthe pick reads its data %.1f times (>= %.0f): the plan reads out the weight average, --ema-steps %.0f "
+                   "--ema-blend %.1f; no dropout or decay growth, which hurt where a model does not memorise "
+                   "(docs/training.md)\n",
+                res->cand[0].epochs_max, PLAN_REPEAT_EPOCHS, PLAN_REPEAT_EMA_STEPS, PLAN_REPEAT_EMA_BLEND);
     if (res->choose_mix && !res->have_fit)
         fprintf(f, "\n--mix auto: no loss model to price a mixture by: the corpus alone (run `frontier plan --fit`, then "
                    "`--worth --mix auto` to measure the sources)\n");
@@ -483,9 +489,11 @@ void plan_candidate_settings(const PlanResult *res, const PlanRequest *rq, const
     if (rq->threads > 0) raw->threads = rq->threads, train_setting_give(given, "threads");
     if (rq->data) raw->data_dir = res->data_dir, train_setting_give(given, "data");
     if (c->mix[0]) raw->mix = c->mix, train_setting_give(given, "mix");
-    if (c->levers) {
+    if (c->average) {
         raw->optim.ema_steps = PLAN_REPEAT_EMA_STEPS, train_setting_give(given, "ema-steps");
         raw->optim.ema_blend = PLAN_REPEAT_EMA_BLEND, train_setting_give(given, "ema-blend");
+    }
+    if (c->regularise) {
         raw->dropout = PLAN_REPEAT_DROPOUT, train_setting_give(given, "dropout");
         raw->wd_per_epoch = PLAN_REPEAT_WD_PER_EPOCH, train_setting_give(given, "wd-per-epoch");
     }

@@ -17,8 +17,10 @@
 #include "planner/measure.h"
 #include "planner/planner.h"
 #include "planner/scaling.h"
+#include "planner/session.h"
 #include "planner/throughput.h"
 #include "planner/worth.h"
+#include "train/settings.h"
 #include "util/error.h"
 #include "util/rng.h"
 
@@ -254,7 +256,8 @@ static void test_ranking(void **state) {
     // without a loss model: D'/N nearest 12, repeated tokens discounted; epochs counted
     for (int i = 0; i < n; i++) {
         assert_true(c[i].epochs > 0 && fabs(c[i].epochs - c[i].tokens / 44e6) < 1e-9);
-        assert_true(c[i].epochs_max == c[i].epochs && c[i].levers == (c[i].epochs >= PLAN_REPEAT_EPOCHS));
+        assert_true(c[i].epochs_max == c[i].epochs && c[i].average == (c[i].epochs >= PLAN_REPEAT_EPOCHS));
+        assert_int_equal(c[i].regularise, c[i].average && c[i].memorises);
         assert_true(c[i].rules.batch_tokens % (16 * 256) == 0);
         if (i > 0) assert_true(c[i].score >= c[i - 1].score);
     }
@@ -280,22 +283,24 @@ static void test_ranking(void **state) {
     // whatever the law predicts for them
     q.train_tokens = 2e6;
     n = plan_rank(&q, c, 32);
-    int flagged = 0;
+    int flagged = 0, regularised = 0;  // and those that memorise add dropout and the decay's growth
     for (int i = 0; i < n; i++) {
         int repeats = c[i].tokens > 1.05 * 2e6;
         assert_int_equal(c[i].memorises, repeats && 2e6 < SCALING_MIN_UNIQUE_PER_PARAM * c[i].params);
         if (i > 0) assert_true(c[i].memorises >= c[i - 1].memorises);
-        flagged += c[i].memorises;
+        assert_int_equal(c[i].regularise, c[i].average && c[i].memorises);
+        flagged += c[i].memorises, regularised += c[i].regularise;
     }
-    assert_true(flagged > 0 && !c[0].memorises);
+    assert_true(flagged > 0 && !c[0].memorises && regularised > 0 && !c[0].regularise);
     q.train_tokens = 1.5e7;
     n = plan_rank(&q, c, 32);
     assert_true(c[0].depth >= depth_big);
     assert_true(c[0].epochs > 1 && !c[0].memorises);
-    int some = 0, none = 0;  // the levers follow the epochs: on for the small models that read 15M often
+    int some = 0;  // the average follows the epochs: on for the small models that read 15M often
     for (int i = 0; i < n; i++) {
-        assert_int_equal(c[i].levers, c[i].epochs_max >= PLAN_REPEAT_EPOCHS);
-        some += c[i].levers, none += !c[i].levers;
+        assert_int_equal(c[i].average, c[i].epochs_max >= PLAN_REPEAT_EPOCHS);
+        assert_int_equal(c[i].regularise, c[i].average && c[i].memorises);
+        some += c[i].average;
     }
     assert_true(some > 0);
     // choosing the mixture: each candidate its own shares, adding up to 1; the corpus alone
@@ -324,6 +329,38 @@ static void test_ranking(void **state) {
     // no throughput model, no budget: refused
     q.tp = NULL;
     assert_int_equal(plan_rank(&q, c, 32), -1);
+}
+
+// What a plan gives the trainer for the repetition levers: nothing below PLAN_REPEAT_EPOCHS; the
+// weight average at or above it; dropout and the decay's growth too only where the pick memorises.
+static int given_setting(const unsigned char *given, const char *name) {
+    return given[train_setting_find(name) - TRAIN_SETTINGS];
+}
+
+static void test_plan_settings(void **state) {
+    (void)state;
+    PlanResult *res = calloc(1, sizeof *res);
+    PlanRequest rq = {.budget_s = 1800, .ranks = 1, .precision = KP_FP32};
+    PlanFamily fam = plan_family_default();
+    PlanCandidate c = {.depth = 4, .model = plan_shape(&fam, 4), .device_batch = fam.device_batch};
+    c.rules = plan_rules(PLAN_RULE_D_REF, 4096);
+    TrainConfig raw;
+    unsigned char given[TRAIN_MAX_SETTINGS];
+    const TrainConfig d = train_settings_defaults();
+    for (int k = 0; k < 3; k++) {  // none, the average, the average and the regularisers
+        c.average = k >= 1, c.regularise = k == 2;
+        plan_candidate_settings(res, &rq, &c, &raw, given);
+        assert_int_equal(given_setting(given, "ema-steps"), k >= 1);
+        assert_int_equal(given_setting(given, "ema-blend"), k >= 1);
+        assert_int_equal(given_setting(given, "dropout"), k == 2);
+        assert_int_equal(given_setting(given, "wd-per-epoch"), k == 2);
+        assert_true(raw.optim.ema_steps == (k >= 1 ? PLAN_REPEAT_EMA_STEPS : d.optim.ema_steps));
+        assert_true(raw.optim.ema_blend == (k >= 1 ? PLAN_REPEAT_EMA_BLEND : d.optim.ema_blend));
+        assert_true(raw.dropout == (k == 2 ? PLAN_REPEAT_DROPOUT : d.dropout));
+        assert_true(raw.wd_per_epoch == (k == 2 ? PLAN_REPEAT_WD_PER_EPOCH : d.wd_per_epoch));
+        assert_true(given_setting(given, "depth") && raw.budget_s == 1800);
+    }
+    free(res);
 }
 
 static void test_rules(void **state) {
@@ -505,7 +542,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_effective_data), cmocka_unit_test(test_fit_recovers_the_law),
         cmocka_unit_test(test_fit_json_round_trip), cmocka_unit_test(test_throughput_fit),
-        cmocka_unit_test(test_ranking), cmocka_unit_test(test_rules), cmocka_unit_test(test_worth_solve),
+        cmocka_unit_test(test_ranking), cmocka_unit_test(test_plan_settings), cmocka_unit_test(test_rules), cmocka_unit_test(test_worth_solve),
         cmocka_unit_test(test_choose_shares), cmocka_unit_test(test_domain),
         cmocka_unit_test(test_worth_table), cmocka_unit_test(test_discount_curve),
         cmocka_unit_test(test_sustained),
