@@ -16,7 +16,6 @@
 // oneDNN (Debian libdnnl-dev, C API) is a benchmark-only dependency: only this program links it.
 #include <dnnl.h>
 #include <omp.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +159,8 @@ static int cmp_double(const void *x, const void *y) {
     return a < b ? -1 : a > b;
 }
 
+// A timing's median: the upper middle of the sorted calls, an actual call's time (the reps are odd
+// or many, so the choice is immaterial); the summary over products below averages its middle two.
 static double median(double *t, int n) {
     qsort(t, (size_t)n, sizeof *t, cmp_double);
     return t[n / 2];
@@ -222,10 +223,11 @@ static double peak_flops(const MachinePeak *p) {
     return t >= p->threads ? p->fp32_all : p->fp32_core * t;
 }
 
-// One product's frontier / oneDNN median time ratios: fp32, bf16 against pre-converted bf16
-// operands, bf16 from the fp32 operands (0 where a side did not run).
+// One product's frontier / oneDNN median time ratios, indexed by RatioKind (0 where a side did not run).
+typedef enum { RATIO_F32, RATIO_BF16, RATIO_CONV, N_RATIOS } RatioKind;  // fp32; bf16 against pre-converted
+                                                                          // bf16 operands; bf16 from fp32 ones
 typedef struct {
-    double f32, bf16, conv;
+    double v[N_RATIOS];
 } Ratios;
 
 static Ratios bench_product(const char *preset, const Product *p, double seconds, const MachinePeak *peak) {
@@ -271,19 +273,17 @@ static Ratios bench_product(const char *preset, const Product *p, double seconds
     dnnl_free(&f32);
     dnnl_free(&bf16);
     free(a), free(b), free(c), free(a16), free(b16), free(tf), free(td), free(tb), free(tf16), free(tc);
-    Ratios r = {f32.ok ? mf / md : 0, 0, 0};
-    if (bf16.ok && conv.ok && f16) r.bf16 = m16 / mb, r.conv = m16 / mc;
+    Ratios r = {{[RATIO_F32] = f32.ok ? mf / md : 0}};
+    if (bf16.ok && conv.ok && f16) r.v[RATIO_BF16] = m16 / mb, r.v[RATIO_CONV] = m16 / mc;
     return r;
 }
 
 // The median of the non-zero values (the mean of the middle two for an even count), 0 if none.
-static double median_of_ratios(const Ratios *r, int n, size_t field) {
+static double median_of_ratios(const Ratios *r, int n, RatioKind kind) {
     double *v = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *v), med = 0;
     int k = 0;
-    for (int i = 0; i < n; i++) {
-        double x = *(const double *)((const char *)&r[i] + field);
-        if (x > 0) v[k++] = x;
-    }
+    for (int i = 0; i < n; i++)
+        if (r[i].v[kind] > 0) v[k++] = r[i].v[kind];
     if (k) {
         qsort(v, (size_t)k, sizeof *v, cmp_double);
         med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
@@ -295,8 +295,8 @@ static double median_of_ratios(const Ratios *r, int n, size_t field) {
 // One summary line: the median ratios over a set of products (the headline figures of docs/perf.md).
 static void print_medians(const char *what, const Ratios *r, int n) {
     printf("- %s (%d products), median frontier/oneDNN time: fp32 **%.2f**", what, n,
-           median_of_ratios(r, n, offsetof(Ratios, f32)));
-    double b = median_of_ratios(r, n, offsetof(Ratios, bf16)), c = median_of_ratios(r, n, offsetof(Ratios, conv));
+           median_of_ratios(r, n, RATIO_F32));
+    double b = median_of_ratios(r, n, RATIO_BF16), c = median_of_ratios(r, n, RATIO_CONV);
     if (b > 0) printf("; bf16 **%.2f** against bf16 operands, **%.2f** from the fp32 operands", b, c);
     printf("\n");
 }

@@ -47,6 +47,19 @@ duration_s() {
   esac
 }
 
+# seed_fits WHO SEED NEED_S T_END ARM...: 0 when every ARM of SEED is recorded (the caller's
+# `recorded ARM SEED`) or the time left until T_END (epoch seconds) holds NEED_S for each missing one;
+# else says so and returns 1. A seed's arms are paired: an arm finished in another sitting, often on
+# another machine (up to 1.5x faster or slower at the same wall clock), is no pair.
+seed_fits() {
+  local who=$1 s=$2 need=$3 t_end=$4 missing=0 arm
+  shift 4
+  for arm in "$@"; do recorded "$arm" "$s" || missing=$((missing + 1)); done
+  { [ "$missing" = 0 ] || [ $(( t_end - $(date +%s) )) -gt $(( missing * need )) ]; } && return 0
+  echo "$who: MAX_MINUTES=${MAX_MINUTES:-?} leaves too little for seed $s's $missing arms; run again to continue"
+  return 1
+}
+
 # bench_commit STATE MSG: commit the folder STATE (a resumable benchmark's recorded state) and
 # nothing else, when COMMIT=1 (the default) and this is a checkout; a no-op when nothing changed.
 bench_commit() {

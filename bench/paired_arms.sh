@@ -44,12 +44,7 @@ need=$(( $(duration_s "$BUDGET") + 120 ))
 
 recorded() { awk -F'\t' -v b="$BUDGET" -v a="$1" -v s="$2" '$1 == b && $2 == a && $3 == s { f = 1 } END { exit !f }' "$OUT"; }
 for s in $(seq 1 "$SEEDS"); do
-  # a seed is started only with the time for all its missing arms: a lone arm's pair would run in
-  # another sitting
-  missing=0
-  for arm in "${names[@]}"; do recorded "$arm" "$s" || missing=$((missing + 1)); done
-  [ "$missing" = 0 ] || [ $(( t_end - $(date +%s) )) -gt $(( missing * need )) ] \
-    || { echo "paired_arms: MAX_MINUTES=$MAX_MINUTES leaves too little for seed $s's $missing arms; run again to continue"; exit 0; }
+  seed_fits paired_arms "$s" "$need" "$t_end" "${names[@]}" || exit 0
   for arm in "${names[@]}"; do
     recorded "$arm" "$s" && continue
     d=$RUNS/$BUDGET-$arm-s$s

@@ -9,14 +9,15 @@
 # (val_bpb(subset) − val_bpb(subset + lever)) / penalty, paired by seed.
 #
 # Resumable in pieces: each invocation works at most MAX_MINUTES, one finished run per TSV row
-# (bench/results/repeat_proxy.tsv, committed after every piece); a rerun skips recorded runs, and a
-# seed starts only when the time left holds all its missing arms.
+# (bench/results/repeat_proxy.tsv; bench/backlog.sh commits them after every piece); a rerun skips
+# recorded runs, and a seed starts only when the time left holds all its missing arms.
 # Arms alternate within each seed, so slow periods of the machine hit every arm alike.
 #
 #   MAX_MINUTES=60 bash bench/repeat_proxy.sh     # one piece; again until it prints the table
 #   BUDGET=10m SUBSET=4000000 bash bench/repeat_proxy.sh  # another proxy (more unique tokens per parameter): its own rows
 #   SITTING=strong ARM_ORDER="fresh repeat combined dropout-0.3 wd-epochs-4 ema-rows" ...  # other arms, in a
 #                                      # sitting of their own (bench/results/repeat_proxy-strong.tsv), with its own fresh and repeat
+#   ... ARM_ORDER="fresh repeat combined ema" SEED_LIST=2  # a new arm for seed 2 only, in the sitting of its other arms
 #
 # Never beside another benchmark or test: budgets are wall clock.
 set -uo pipefail
@@ -27,6 +28,7 @@ BUDGET=${BUDGET:-3m}
 SUBSET=${SUBSET:-1000000}
 KIND=sample
 SEEDS=${SEEDS:-3}
+SEED_LIST=${SEED_LIST:-$(seq 1 "$SEEDS")}  # the seeds this invocation may run (e.g. "2": one seed's new arm in its own sitting)
 F=${FRONTIER:-./frontier}
 OUT=bench/results/repeat_proxy${SITTING:+-$SITTING}.tsv  # SITTING=NAME: a new sitting's rows, its own file
 RUNS=${RUNS_DIR:-/tmp/frontier-repeat-proxy}
@@ -56,13 +58,9 @@ need=$(( $(duration_s "$BUDGET") + 120 ))  # a run: its budget, the evaluation a
 
 recorded() { awk -F'\t' -v b="$BUDGET" -v n="$SUBSET" -v a="$1" -v s="$2" \
   '$1 == b && $2 == n && $3 == a && $4 == s { f = 1 } END { exit !f }' "$OUT"; }
-for s in $(seq 1 "$SEEDS"); do
-  # a seed is started only with the time for all its missing arms: the arms are paired by seed,
-  # and a lone arm finished in another sitting (often on another machine) is no pair
-  missing=0
-  for arm in $ORDER; do recorded "$arm" "$s" || missing=$((missing + 1)); done
-  [ "$missing" = 0 ] || [ $(( t_end - $(date +%s) )) -gt $(( missing * need )) ] \
-    || { echo "repeat_proxy: MAX_MINUTES=$MAX_MINUTES leaves too little for seed $s's $missing arms; run again to continue"; exit 0; }
+for s in $SEED_LIST; do
+  # shellcheck disable=SC2086  # the order is words
+  seed_fits repeat_proxy "$s" "$need" "$t_end" $ORDER || exit 0
   for arm in $ORDER; do
     recorded "$arm" "$s" && continue
     d=$RUNS/$BUDGET-$SUBSET-$arm-s$s
@@ -100,8 +98,8 @@ def paired(a, b):
     return m, T975.get(len(d) - 1, 2.0) * sd / math.sqrt(len(d)), len(d)
 pen = paired("repeat", "fresh")
 print(f"## The repetition proxy: `cpu` preset, {sys.argv[2]} on a fixed sample of {int(sys.argv[3]):,} tokens\n")
-print("| arm | flags | runs | epochs | val_bpb mean ± sd | vs repeat (paired, 95% CI) | penalty won back |")
-print("|---|---|---|---|---|---|---|")
+print("| arm | flags | runs | epochs | val_bpb mean ± sd | vs repeat (paired, 95% CI) | penalty won back | average − own raw weights |")
+print("|---|---|---|---|---|---|---|---|")
 for arm in list(dict.fromkeys(["fresh", "repeat", "same-order", "rows", "ema", "dropout", "wd-epochs", "combined"] + list(by))):
     if arm not in by: continue
     v = [float(r["val_bpb"]) for r in by[arm].values()]
@@ -111,6 +109,9 @@ for arm in list(dict.fromkeys(["fresh", "repeat", "same-order", "rows", "ema", "
     d = paired(arm, "repeat") if arm != "repeat" else None
     vs = f"{d[0]:+.4f} ± {d[1]:.4f}" if d else "—"
     won = f"{-d[0] / pen[0]:.0%}" if d and pen and pen[0] > 0 and arm != "fresh" else "—"
-    print(f"| {arm} | `{flags}` | {len(v)} | {ep:.1f} | {st.mean(v):.4f}{sd} | {vs} | {won} |")
+    # the weight average against the raw weights of the same run: paired within the run, no seed noise
+    gain = [float(r["val_bpb"]) - float(r["val_bpb_raw"]) for r in by[arm].values() if r.get("val_bpb_raw")]
+    readout = ", ".join(f"{g:+.4f}" for g in gain) if gain else "—"
+    print(f"| {arm} | `{flags}` | {len(v)} | {ep:.1f} | {st.mean(v):.4f}{sd} | {vs} | {won} | {readout} |")
 if pen: print(f"\nRepetition penalty (repeat − fresh, paired): {pen[0]:+.4f} ± {pen[1]:.4f} over {pen[2]} seeds.")
 PY

@@ -31,6 +31,7 @@ SEEDS=${SEEDS:-3}
 FIRST_SEED=${FIRST_SEED:-1001}   # the research's seeds start at the base's (42) and go up a few
 LANES=${LANES:-$([ "$(nproc)" -ge 2 ] && echo 2 || echo 1)}
 STATE=${STATE:-bench/results/research_replicate}
+MARKER=${MARKER:-research_replication}
 COMMIT=${COMMIT:-1}
 F=${FRONTIER:-./frontier}
 RESEARCH_FLAGS=${RESEARCH_FLAGS:-}
@@ -128,7 +129,10 @@ commit_piece "the replication rows"
 
 table=$(mktemp)
 {
-  echo "$(bench_machine); \`MAX_MINUTES=60 bash bench/research_replicate.sh\` (HOURS=$HOURS BUDGET=$BUDGET LANES=$LANES SEEDS=$SEEDS BIG_BUDGET=$BIG_BUDGET; state in $STATE)"
+  how="MAX_MINUTES=60"  # the command that resumes this study: its own state, marker and research flags
+  [ "$STATE" = bench/results/research_replicate ] || how="STATE=$STATE MARKER=$MARKER $how"
+  [ -z "$RESEARCH_FLAGS" ] || how="RESEARCH_FLAGS='$RESEARCH_FLAGS' $how"
+  echo "$(bench_machine); \`$how bash bench/research_replicate.sh\` (HOURS=$HOURS BUDGET=$BUDGET LANES=$LANES SEEDS=$SEEDS BIG_BUDGET=$BIG_BUDGET; state in $STATE)"
   echo
   /usr/bin/python3 - "$ROWS" "$R/results.tsv" <<'PY'
 import csv, math, statistics as st, sys
@@ -195,5 +199,5 @@ else:  # what the research did try, so that "nothing kept" is read against it
 PY
 } > "$table"
 cat "$table"
-[ "${DOC:-docs/research.md}" = none ] || replace_doc_section "${MARKER:-research_replication}" "$table" "${DOC:-docs/research.md}"
+[ "${DOC:-docs/research.md}" = none ] || replace_doc_section "$MARKER" "$table" "${DOC:-docs/research.md}"
 commit_piece "the table" 2>/dev/null || true

@@ -257,7 +257,7 @@ void print_help(const char *usage, const char *summary, const Option *opts) {
         char def[128];
         value_text(o, def, sizeof def);
         printf("  %-26s %s", left, o->help);
-        if (*def) printf(" (default %s)", def);
+        if (*def && !strstr(o->help, "(default")) printf(" (default %s)", def);  // a help that states it says more
         printf("\n");
     }
     printf("  %-26s %s\n", "--help", "show this help");
