@@ -78,7 +78,7 @@ static int cmd_research_report(int argc, char **argv) {
 static const char SUMMARY[] =
     "  frontier research --budget-per-trial TIME (--trials N | --hours H) [--strategy greedy|random|halving]\n"
     "                    [--space FILE] [--base CONFIG.json] [--out DIR] [--proposer CMD] [--alpha P] [--max-seeds N]\n"
-    "                    [--trainer CMD] [--launcher TEMPLATE] [--lanes 2] [--promote-budget TIME [--promote-seeds N]]\n"
+    "                    [--trainer CMD] [--launcher TEMPLATE] [--lanes N] [--promote-budget TIME [--promote-seeds N]]\n"
     "  frontier research report DIR\n\n"
     "Unattended experiments in the manner of karpathy/autoresearch: each trial trains a config from scratch "
     "for the same wall-clock budget (a separate `frontier train` process; a crash ends only that trial, a hang "
@@ -124,7 +124,7 @@ int cmd_research(int argc, char **argv) {
         {"baseline-seeds", OPT_INT, &baseline_seeds, "N", "seeds the base config runs with first (default 3; at least 3: they are the noise estimate the first candidates are judged with)", 3, 64, 0, 0, NULL},
         {"trainer", OPT_STRING, &trainer, "CMD", "run each trial as the shell command CMD with `--config FILE --run-dir DIR --quiet` appended, instead of this frontier's train; it must leave DIR/summary.json with val_bpb", 0, 0, 0, 0, NULL},
         {"launcher", OPT_STRING, &launcher, "TEMPLATE", "run each trial through a cluster launcher: {cmd} becomes the trial's command, {trial} its number, {dir} its folder, e.g. 'mpirun -np 1 --host node3 {cmd}' or 'srun -N1 -n1 -c2 {cmd}' (docs/research.md)", 0, 0, 0, 0, NULL},
-        {"lanes", OPT_INT, &lanes, "N", "trials at once: 2 trains each candidate run beside a run of the incumbent on the same seed (side-by-side pairs), each on half the cores (pinned) unless --launcher places them; default 1", 1, 2, 0, 0, NULL},
+        {"lanes", OPT_INT, &lanes, "N", "trials at once, each on 1/N of the cores (pinned) unless --launcher places them: each candidate run trains beside a run of the incumbent on the same seed (side-by-side pairs), and the other lanes run what follows (its next seeds), so the decisions are those of one lane; default 1", 1, RESEARCH_MAX_LANES, 0, 0, NULL},
         {"promote-budget", OPT_STRING, &promote_budget, "TIME", "re-judge every keep at this larger budget (e.g. 5m for 2m trials) before building on it; off by default", 0, 0, 0, 0, NULL},
         {"promote-seeds", OPT_INT, &promote_seeds, "N", "fresh seeds (pairs) a promotion runs (default 3)", 1, 64, 0, 0, NULL},
         {"eta", OPT_INT, &eta, "N", "halving: keep the best 1/N of each rung; budgets grow N-fold per rung", 2, 100, 0, 0, NULL},

@@ -17,12 +17,17 @@
 
 const char LEDGER_HEADER[] =
     "trial\tparent\tkind\tbudget_s\tseed\tchange\tval_bpb\tpaired\tz\ttokens\ttok_per_s\tmfu\tpeak_mb\twall_s\tstatus\t"
+    "description\tbatch\n";
+// The ledger before lanes had batches (16 columns): read, and appended to in its own format, with
+// each twin and the row after it taken as one batch (--lanes 2, the only batches it could hold).
+static const char V16_HEADER[] =
+    "trial\tparent\tkind\tbudget_s\tseed\tchange\tval_bpb\tpaired\tz\ttokens\ttok_per_s\tmfu\tpeak_mb\twall_s\tstatus\t"
     "description\n";
 // The ledger of the threshold rule (before paired seeds): refused with a message that says so.
 static const char OLD_HEADER[] =
     "trial\tparent\tkind\tbudget_s\tchange\tval_bpb\ttokens\ttok_per_s\tmfu\tpeak_mb\twall_s\tstatus\tdescription\n";
 
-enum { N_COLS = 16, COL_CHANGE = 5, COL_STATUS = 14, COL_DESC = 15 };
+enum { N_COLS = 17, COL_CHANGE = 5, COL_STATUS = 14, COL_DESC = 15, COL_BATCH = 16 };
 
 static const char *const STATUSES[] = {"keep",  "discard", "pending", "screen",   "replicate", "transfer",
                                        "no-transfer", "crash",   "timeout", "rejected", NULL};
@@ -61,10 +66,13 @@ static char *clean_field(const char *s) {
     return c;
 }
 
-char *ledger_format_row(const LedgerRow *r) {
-    char parent[16], budget[32], seed[32], val[32], paired[32], z[32], tok[32], tps[32], mfu[32], mem[32], wall[32];
+static char *format_row(const LedgerRow *r, int cols) {
+    char parent[16], batch[16], budget[32], seed[32], val[32], paired[32], z[32], tok[32], tps[32], mfu[32], mem[32], wall[32];
     if (r->parent > 0) snprintf(parent, sizeof parent, "%d", r->parent);
     else snprintf(parent, sizeof parent, "-");
+    if (r->batch > 0) snprintf(batch, sizeof batch, "\t%d", r->batch);
+    else snprintf(batch, sizeof batch, "\t-");
+    if (cols < N_COLS) batch[0] = 0;
     put_num(budget, sizeof budget, r->budget_s, "%.6g");
     put_num(seed, sizeof seed, r->seed, "%.0f");
     put_num(val, sizeof val, r->val_bpb, "%.6f");
@@ -78,12 +86,14 @@ char *ledger_format_row(const LedgerRow *r) {
     char *change = clean_field(r->change && *r->change ? r->change : "{}"), *desc = clean_field(r->description);
     size_t n = strlen(change) + strlen(desc) + 512;
     char *line = xmalloc(n);
-    snprintf(line, n, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r->trial, parent, r->kind,
-             budget, seed, change, val, paired, z, tok, tps, mfu, mem, wall, r->status, desc);
+    snprintf(line, n, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", r->trial, parent, r->kind,
+             budget, seed, change, val, paired, z, tok, tps, mfu, mem, wall, r->status, desc, batch);
     free(change);
     free(desc);
     return line;
 }
+
+char *ledger_format_row(const LedgerRow *r) { return format_row(r, N_COLS); }
 
 // ---------------------------------------------------------------------------------------------
 // Parsing
@@ -99,18 +109,18 @@ static int parse_num(const char *s, double *out, int allow_dash) {
     return 0;
 }
 
-static int parse_row(char *line, LedgerRow *r, int expect_trial, const char *origin, int lineno) {
+static int parse_row(char *line, LedgerRow *r, int expect_trial, int ncols, const char *origin, int lineno) {
     char *f[N_COLS];
     int n = 0;
     for (char *p = line;;) {
-        if (n < N_COLS) f[n] = p;
+        if (n < ncols) f[n] = p;
         n++;
         char *tab = strchr(p, '\t');
         if (!tab) break;
         *tab = 0;
         p = tab + 1;
     }
-    if (n != N_COLS) return err_usage("%s:%d: expected %d tab-separated fields, got %d", origin, lineno, N_COLS, n);
+    if (n != ncols) return err_usage("%s:%d: expected %d tab-separated fields, got %d", origin, lineno, ncols, n);
     memset(r, 0, sizeof *r);
     double trial, parent = 0;
     if (parse_num(f[0], &trial, 0) != 0 || trial != expect_trial)
@@ -145,7 +155,12 @@ static int parse_row(char *line, LedgerRow *r, int expect_trial, const char *ori
     }
     if (ledger_status_ok(f[COL_STATUS]) && !isfinite(r->val_bpb))
         return err_usage("%s:%d: status %s needs a val_bpb", origin, lineno, f[COL_STATUS]);
-    r->trial = (int)trial, r->parent = (int)parent;
+    double batch = 0;
+    if (ncols > COL_BATCH && strcmp(f[COL_BATCH], "-") &&
+        (parse_num(f[COL_BATCH], &batch, 0) != 0 || batch < 1 || batch > trial || batch != floor(batch)))
+        return err_usage("%s:%d: batch \"%s\" must be \"-\" or the trial that began the row's batch (this one or an earlier one)",
+                         origin, lineno, f[COL_BATCH]);
+    r->trial = (int)trial, r->parent = (int)parent, r->batch = (int)batch;
     snprintf(r->kind, sizeof r->kind, "%s", f[2]);
     snprintf(r->status, sizeof r->status, "%s", f[COL_STATUS]);
     r->change = xstrdup(f[COL_CHANGE]);
@@ -158,6 +173,7 @@ int ledger_parse(const char *text, size_t len, const char *origin, LedgerRow **r
     size_t cap = 0;
     int n = 0, lineno = 0, rc = 0;
     size_t pos = 0, good = 0;
+    int cols = N_COLS;
     while (pos < len) {
         const char *nl = memchr(text + pos, '\n', len - pos);
         if (!nl) break;  // a torn last row: dropped, reported through valid_len
@@ -171,11 +187,13 @@ int ledger_parse(const char *text, size_t len, const char *origin, LedgerRow **r
                 rc = err_usage("%s:1: a ledger of the threshold keep rule (13 columns, before paired seeds): its "
                                "decisions cannot be replayed by the paired rule; start a new research with "
                                "another --out (the old folder's report still reads)", origin);
+            else if (ll + 1 == sizeof V16_HEADER - 1 && memcmp(text + pos, V16_HEADER, ll + 1) == 0)
+                cols = N_COLS - 1;
             else if (ll + 1 != sizeof LEDGER_HEADER - 1 || memcmp(text + pos, LEDGER_HEADER, ll + 1) != 0)
                 rc = err_usage("%s:1: not a frontier research ledger (the header line differs)", origin);
         } else {
             GROW(rows, cap, (size_t)n + 1);
-            rc = parse_row(line, &rows[n], n + 1, origin, lineno);
+            rc = parse_row(line, &rows[n], n + 1, cols, origin, lineno);
             if (rc == 0) n++;
         }
         free(line);
@@ -187,6 +205,9 @@ int ledger_parse(const char *text, size_t len, const char *origin, LedgerRow **r
         ledger_free(rows, n);
         return -1;
     }
+    for (int i = 0; cols < N_COLS && i + 1 < n; i++)
+        if (!strcmp(rows[i].kind, "twin") && strcmp(rows[i + 1].kind, "twin"))
+            rows[i].batch = rows[i + 1].batch = rows[i].trial, i++;
     *rows_out = rows, *n_out = n;
     if (valid_len) *valid_len = good;
     return 0;
@@ -226,12 +247,16 @@ static int write_all(int fd, const char *s, size_t n, const char *path) {
 int ledger_create(const char *path) { return write_file_atomic(path, LEDGER_HEADER, sizeof LEDGER_HEADER - 1); }
 
 int ledger_append(const char *path, const LedgerRow *row) {
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return err_errno("cannot open %s", path);
     struct stat st;
     int rc = fstat(fd, &st) == 0 ? 0 : err_errno("cannot stat %s", path);
     if (rc == 0 && st.st_size == 0) rc = write_all(fd, LEDGER_HEADER, sizeof LEDGER_HEADER - 1, path);
-    char *line = ledger_format_row(row);
+    char head[sizeof V16_HEADER];  // a ledger from before batches gets rows in its own format
+    int v16 = rc == 0 && st.st_size >= (off_t)sizeof V16_HEADER - 1 &&
+              pread(fd, head, sizeof V16_HEADER - 1, 0) == (ssize_t)sizeof V16_HEADER - 1 &&
+              !memcmp(head, V16_HEADER, sizeof V16_HEADER - 1);
+    char *line = format_row(row, v16 ? N_COLS - 1 : N_COLS);
     if (rc == 0) rc = write_all(fd, line, strlen(line), path);  // one write: a kill leaves all or a torn tail
     free(line);
     if (rc == 0 && fsync(fd) != 0) rc = err_errno("fsync %s", path);

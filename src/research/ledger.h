@@ -3,13 +3,13 @@
 // One header line, then one tab-separated row per trial, in trial order (1, 2, 3, ...):
 //
 //   trial parent kind budget_s seed change val_bpb paired z tokens tok_per_s mfu peak_mb wall_s
-//   status description
+//   status description batch
 //
 // parent: the trial whose config this one changes ("-" for the first baseline); kind: baseline,
 // greedy, random, agent, rung0..rungN (successive-halving screens), final (the full-budget rung),
 // seed (another seed of the candidate that is its parent), pair (the incumbent, its parent, on a
 // seed it had not run, for a candidate to be paired with), twin (the incumbent, its parent,
-// trained beside the candidate run that follows it, on its seed: --lanes 2), promote (a kept candidate, its parent,
+// trained beside the candidate run that follows it, on its seed: --lanes), promote (a kept candidate, its parent,
 // on a fresh seed at --promote-budget), promote-pair (the incumbent it replaced, its parent, on the
 // same seed at that budget); seed: the training seed; change:
 // compact JSON of the settings that differ from the parent's config (derived ones included);
@@ -23,15 +23,23 @@
 // *valid_len, so the caller can truncate the file there before appending again. Any other
 // malformed row is an err_usage error (exit 2) naming file and line: the ledger is never silently
 // rewritten (nor is the 13-column ledger of the earlier threshold rule read). A row is malformed
-// when it has other than 16 fields, a trial number out of sequence,
+// when it has other than 17 fields (16 before the batch column), a trial number out of sequence,
 // a parent that is not an earlier trial, an unknown kind or status, a change that is not a JSON
 // object, a number column that is neither "-" nor a finite number, a val_bpb or paired <= 0,
-// another number but z < 0, or a finished status (keep, discard, ...) without a val_bpb.
+// another number but z < 0, or a finished status (keep, discard, ...) without a val_bpb, or a batch
+// that is neither "-" nor this or an earlier trial.
+//
+// batch: with --lanes, the trials that trained at the same moment (one per lane) form a batch, and
+// each of their rows names the batch's first trial; "-" for a trial that trained alone. What
+// --hours counts (plan_machine_s) comes from it. A ledger from before the column (16 fields, its own
+// header) is still read, its twins and the rows after them taken as batches of two, and rows are
+// appended to it in its own format.
 #pragma once
 #include <stddef.h>
 
 typedef struct {
     int trial, parent;  // parent 0 = none
+    int batch;          // the first trial of the batch it trained in, 0 = alone
     char kind[16];
     double budget_s;
     double seed;        // the training seed (NaN = "-")

@@ -114,10 +114,8 @@ double plan_machine_s(const LedgerRow *rows, int n) {
     double t = 0;
     for (int i = 0; i < n; i++) {
         double w = isfinite(rows[i].wall_s) ? rows[i].wall_s : 0;
-        if (!strcmp(rows[i].kind, "twin") && i + 1 < n && strcmp(rows[i + 1].kind, "twin") != 0) {
+        for (; rows[i].batch > 0 && i + 1 < n && rows[i + 1].batch == rows[i].batch; i++)
             if (isfinite(rows[i + 1].wall_s)) w = fmax(w, rows[i + 1].wall_s);
-            i++;
-        }
         t += w;
     }
     return t;

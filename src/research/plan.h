@@ -22,7 +22,7 @@
 //   3. successive halving: a bracket of --bracket greedy-style candidates runs at budget /
 //      eta^(rungs-1); the best 1/eta of each rung (by val_bpb) move up, until the last rung
 //      ("final") runs at the full budget and is judged as in 2. Lower rungs are "screen" rows.
-//   With side_by_side (--lanes 2), a candidate's run is paired with a run of the incumbent on the
+//   With side_by_side (--lanes 2 or more), a candidate's run is paired with a run of the incumbent on the
 //   same seed trained at the same moment in the other lane (a "twin" row just before it, kind twin,
 //   status replicate), not with the incumbent's earlier run: slow periods of a shared machine hit
 //   both alike. No "pair" rows are needed then.
@@ -60,7 +60,7 @@ typedef struct {
     const struct cJSON *base;    // the full base config
     double promote_budget_s;     // > 0: re-judge each keep at this budget (4. above); 0: off
     int promote_seeds;           // pairs a promotion runs (>= 1 when promote_budget_s > 0)
-    int side_by_side;            // 1: candidate runs are paired with twins (--lanes 2)
+    int side_by_side;            // 1: candidate runs are paired with twins (--lanes > 1)
 } PlanCtx;
 
 typedef struct {
@@ -95,8 +95,8 @@ int plan_paired_diffs(const PlanState *st, int g, int inc, double base_seed, dou
 double plan_config_seed(const struct cJSON *config);
 
 // The machine time the ledger's trials took, what --hours counts: the sum of their wall times,
-// except that a twin and the row after it (its candidate) trained at the same moment in two lanes
-// and count once, as the longer of the two.
+// except that the rows of one batch (ledger.h: trained at the same moment, one per lane) count
+// once, as the longest of them.
 double plan_machine_s(const LedgerRow *rows, int n);
 
 int plan_state_build(const PlanCtx *ctx, const LedgerRow *rows, int n, PlanState *st);

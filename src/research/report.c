@@ -427,14 +427,37 @@ static const char *keep_rule_text(const Progress *p, char *buf, size_t n) {
     return buf;
 }
 
-// With --lanes: what a trial had (research.json's lanes, base.json's threads). 0 when one lane.
+// With --lanes: what a trial had (research.json's lanes, base.json's threads) and how busy the lanes
+// were: the trials' wall time over the machine time times the lanes, and the share of it that went
+// to runs planned past a decision and not used (DIR/unused.tsv). 0 when one lane.
 static int lanes_text(const Progress *p, char *buf, size_t n) {
     int lanes = (int)setting_num(p, "lanes", 1);
     const cJSON *t = p->base ? cJSON_GetObjectItemCaseSensitive(p->base, "threads") : NULL;
     if (lanes < 2) return 0;
-    snprintf(buf, n, "%d: each candidate run trained beside a run of the incumbent on its seed (side-by-side pairs), "
-             "%d thread%s each; a trial had 1/%d of the machine, so its budget buys less than a one-lane trial's", lanes,
-             cJSON_IsNumber(t) ? t->valueint : 0, cJSON_IsNumber(t) && t->valueint == 1 ? "" : "s", lanes);
+    double used = 0, unused = 0;
+    int n_unused = 0;
+    for (int i = 0; i < p->n; i++) used += isfinite(p->rows[i].wall_s) ? p->rows[i].wall_s : 0;
+    char *path = path_join(p->dir, "unused.tsv"), *text = path_exists(path) ? read_file(path, NULL) : NULL;
+    char *save = NULL;
+    for (char *line = text ? strtok_r(text, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        const char *wall = strrchr(line, '\t');  // the last field; the header's is not a number
+        if (wall && line != text) unused += atof(wall + 1), n_unused++;
+    }
+    free(text), free(path);
+    double machine = plan_machine_s(p->rows, p->n);
+    const cJSON *launcher = p->settings ? cJSON_GetObjectItemCaseSensitive(p->settings, "launcher") : NULL;
+    char share[160];
+    if (cJSON_IsString(launcher)) snprintf(share, sizeof share, "trials in flight through the launcher");
+    else
+        snprintf(share, sizeof share, "%d thread%s each; a trial had 1/%d of the machine, so its budget buys less than "
+                 "a one-lane trial's", cJSON_IsNumber(t) ? t->valueint : 0,
+                 cJSON_IsNumber(t) && t->valueint == 1 ? "" : "s", lanes);
+    int k = snprintf(buf, n, "%d: each candidate run trained beside a run of the incumbent on its seed (side-by-side "
+                     "pairs), and free lanes ran what follows (its next seeds); %s", lanes, share);
+    if (machine > 0 && k > 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, "; lanes busy %.0f%% of the machine time, %d run%s (%.0f%% of that) past a "
+                 "decision not used", 100 * (used + unused) / (machine * lanes), n_unused, n_unused == 1 ? "" : "s",
+                 used + unused > 0 ? 100 * unused / (used + unused) : 0);
     return 1;
 }
 
@@ -472,7 +495,7 @@ static void write_md(StrBuf *o, const Progress *p) {
         sb_printf(o, "| improvement over the baseline | %+.4f (%+.2f%%) |\n", p->best - p->baseline,
                   100 * (p->best - p->baseline) / p->baseline);
     if (isfinite(p->spread)) sb_printf(o, "| seed spread of the baseline (max - min) | %.4f |\n", p->spread);
-    char rule[192];
+    char rule[512];
     sb_printf(o, "| keep rule | %s |\n", keep_rule_text(p, rule, sizeof rule));
     if (lanes_text(p, rule, sizeof rule)) sb_printf(o, "| lanes | %s |\n", rule);
     double noise = p->n ? p->noise[p->n - 1] : NAN;
@@ -528,7 +551,7 @@ static void html_kv(StrBuf *o, const char *k, const char *v) {
 }
 
 static void html_numbers(StrBuf *o, const Progress *p) {
-    char a[64], b[256];
+    char a[64], b[512];
     sb_puts(o, "<h2>Numbers</h2><table class=\"kv\">\n");
     char bud[32];
     setting_text(p, "strategy", a, sizeof a);

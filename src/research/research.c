@@ -79,9 +79,9 @@ static int trial_folders(const Research *R, int *max_id) {
 // Trial ids come from the ledger (row n is trial n), and a trial's folder is wiped before it runs.
 // So the folders must agree with the ledger, or the next trial would overwrite a recorded one:
 // DIR/trials may hold folders up to --lanes past the last row (the trials that were in flight when
-// the research was stopped: with 2 lanes a twin and its candidate), no further. The ledger is created (header only) before the first trial,
-// so trial folders without a ledger mean it was deleted or moved. Either way the research refuses
-// to start and says what to restore; it never renumbers.
+// the research was stopped: a batch, research.h), no further. The ledger is created (header only)
+// before the first trial, so trial folders without a ledger mean it was deleted or moved. Either
+// way the research refuses to start and says what to restore; it never renumbers.
 static int check_trial_folders(const Research *R) {
     int max_id;
     if (trial_folders(R, &max_id) != 0) return -1;
@@ -438,10 +438,13 @@ static void announce(const TrialPlan *p, double limit, int lane, int lanes) {
     fflush(stdout);
 }
 
-// The ledger row of a finished trial: the verdict against st (the ledger before it).
-static int record_trial(Research *R, const PlanCtx *ctx, const PlanState *st, const TrialPlan *p, const LaneJob *j) {
+// The ledger row of a finished trial: the verdict against st (the ledger before it). batch: the
+// first trial of the batch it trained in (0: it trained alone).
+static int record_trial(Research *R, const PlanCtx *ctx, const PlanState *st, const TrialPlan *p, const LaneJob *j,
+                        int batch) {
     const TrialResult *tr = &j->tr;
     LedgerRow row = row_for(p);
+    row.batch = batch;
     PlanVerdict v;
     plan_decide(ctx, st, p, tr->ok ? tr->val_bpb : NAN, tr->ok ? NULL : tr->timed_out ? "timeout" : "crash", &v);
     char *verdict = v.text;
@@ -462,57 +465,199 @@ static int record_trial(Research *R, const PlanCtx *ctx, const PlanState *st, co
     return record(R, &row);
 }
 
-// Run the n (1 or 2) planned trials at once, one per lane; 0, 130 when interrupted (nothing is
-// recorded then), -1 + err.
-static int run_lanes(Research *R, const PlanState *st, TrialPlan **ps, LaneJob *jobs, int n) {
-    pthread_t th[2];
-    for (int i = 0; i < n; i++) {
-        TrialPlan *p = ps[i];
+// The trials that train at the same moment, one per lane, in lane order (a twin just before its
+// candidate). The first is what the ledger says comes next; the others are what comes after it
+// if nothing it and they decide changes the plan (speculate()), checked when they are recorded.
+typedef struct {
+    TrialPlan p[RESEARCH_MAX_LANES];
+    int n;
+} Batch;
+
+static void batch_free(Batch *b) {
+    for (int i = 0; i < b->n; i++) plan_free(&b->p[i]);
+    b->n = 0;
+}
+
+static int is_candidate_run(const char *kind) {
+    return !strcmp(kind, "greedy") || !strcmp(kind, "random") || !strcmp(kind, "agent") || !strcmp(kind, "final") ||
+           !strcmp(kind, "seed");
+}
+
+// A planned trial as a ledger row with what it would say if it only continued what it started:
+// a candidate's run (and a promotion's) pending, the others recorded. Its val_bpb is a placeholder
+// (any finite value): speculable() admits only trials planned the same whatever the values are.
+static LedgerRow hypothetical_row(const TrialPlan *x) {
+    LedgerRow r = row_for(x);
+    r.change = cJSON_PrintUnformatted(x->diff);
+    r.description = xstrdup("");
+    r.val_bpb = 1;
+    const char *status = !strcmp(x->kind, "baseline") ? (x->parent ? "replicate" : "keep")
+                         : !strcmp(x->kind, "twin") || !strcmp(x->kind, "pair") || !strcmp(x->kind, "promote-pair")
+                             ? "replicate"
+                         : !strncmp(x->kind, "rung", 4) ? "screen"
+                                                        : "pending";
+    snprintf(r.status, sizeof r.status, "%s", status);
+    return r;
+}
+
+// Whether q, planned after the batch's last trial `last` on the hypothesis of hypothetical_row()
+// (hyp: the ledger with the batch's rows so far), is the trial that follows last whatever the
+// batch's runs score, unless last itself decides: the next seed of the same candidate below the
+// seed cap (at the cap its run decides), the next baseline seed, the next screen of the same
+// rung, the other half of a promotion's pair, or its next pair below the last.
+static int speculable(const PlanCtx *ctx, const PlanState *hyp, const TrialPlan *last, const TrialPlan *q) {
+    double d[64];
+    const double s0 = plan_config_seed(ctx->base);
+    if (q->needs_proposal || q->new_bracket) return 0;
+    if (!strcmp(last->kind, "baseline")) return !strcmp(q->kind, "baseline");
+    if (is_candidate_run(last->kind)) {
+        int head = !strcmp(last->kind, "seed") ? last->parent : last->trial;
+        int g = hyp->group[hyp->n - 1];
+        return !strcmp(q->kind, "seed") && q->parent == head &&
+               plan_paired_diffs(hyp, g, hyp->best, s0, d, 64) < ctx->max_seeds;
+    }
+    if (!strncmp(last->kind, "rung", 4)) return !strcmp(q->kind, last->kind);
+    if (!strcmp(last->kind, "promote-pair"))
+        return !strcmp(q->kind, "promote") && plan_config_seed(q->config) == plan_config_seed(last->config);
+    if (!strcmp(last->kind, "promote"))
+        return !strcmp(q->kind, "promote-pair") && plan_promotion_diffs(hyp, s0, d, 64) < ctx->promote_seeds;
+    return 0;
+}
+
+// Fill the batch's free lanes with what follows its trials (speculable()), as far as --trials
+// allows. A candidate's next run comes with its twin: two lanes, or none.
+static void speculate(const Research *R, const PlanCtx *ctx, const PlanState *st, Batch *b) {
+    const int lanes = R->o->lanes;
+    LedgerRow *rows = xmalloc(((size_t)st->n + (size_t)lanes) * sizeof *rows);
+    if (st->n) memcpy(rows, st->rows, (size_t)st->n * sizeof *rows);
+    int k = 0;  // hypothetical rows in rows[st->n ..]
+    while (b->n < lanes) {
+        for (; k < b->n; k++) rows[st->n + k] = hypothetical_row(&b->p[k]);
+        PlanState hyp;
+        TrialPlan q;
+        memset(&q, 0, sizeof q);
+        if (plan_state_build(ctx, rows, st->n + k, &hyp) != 0) {
+            err_clear();
+            plan_state_free(&hyp);
+            break;
+        }
+        int ok = plan_next(ctx, &hyp, &q) == 0 && speculable(ctx, &hyp, &b->p[b->n - 1], &q);
+        if (!ok) err_clear();
+        int unit = ctx->side_by_side && plan_wants_twin(&q) ? 2 : 1;
+        if (ok && (b->n + unit > lanes || (R->o->max_trials > 0 && st->n + b->n + unit > R->o->max_trials))) ok = 0;
+        if (ok && unit == 2) plan_twin(&hyp, &q, &b->p[b->n++]);
+        if (ok) b->p[b->n++] = q;
+        else plan_free(&q);
+        plan_state_free(&hyp);
+        if (!ok) break;
+    }
+    for (int i = 0; i < k; i++) free(rows[st->n + i].change), free(rows[st->n + i].description);
+    free(rows);
+}
+
+static int same_plan(const TrialPlan *a, const TrialPlan *b) {
+    return a->trial == b->trial && !strcmp(a->kind, b->kind) && a->parent == b->parent && a->budget_s == b->budget_s &&
+           cJSON_Compare(a->config, b->config, 1);
+}
+
+// Whether the ledger's next trial (with its twin: cand) is x: what a research in one lane would run
+// now. A speculative trial is recorded only then.
+static int still_next(const PlanCtx *ctx, const PlanState *st, const TrialPlan *x, const TrialPlan *cand) {
+    TrialPlan q, tw;
+    memset(&tw, 0, sizeof tw);
+    if (plan_next(ctx, st, &q) != 0) {
+        err_clear();
+        plan_free(&q);
+        return 0;
+    }
+    int same;
+    if (ctx->side_by_side && plan_wants_twin(&q)) {
+        plan_twin(st, &q, &tw);
+        same = cand && same_plan(x, &tw) && same_plan(cand, &q);
+    } else same = !cand && same_plan(x, &q);
+    plan_free(&q), plan_free(&tw);
+    return same;
+}
+
+// Train the batch, one trial per lane, all at once; 0, 130 when interrupted (nothing is recorded
+// then), -1 + err.
+static int run_lanes(Research *R, const PlanState *st, const Batch *b, LaneJob *jobs) {
+    pthread_t th[RESEARCH_MAX_LANES];
+    for (int i = 0; i < b->n; i++) {
+        const TrialPlan *p = &b->p[i];
         char *dir = trial_dir(R, p->trial);
         if (!p->needs_proposal) remove_tree(dir);  // what an interrupted attempt left
         jobs[i] = (LaneJob){R, p, dir, research_trial_limit(R->o, st, p->config, p->budget_s), i, {0}, 0, ""};
         announce(p, jobs[i].limit, i, R->o->lanes);
     }
     int started = 0;
-    for (; started < n; started++)
+    for (; started < b->n; started++)
         if (pthread_create(&th[started], NULL, lane_main, &jobs[started]) != 0) break;
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-    int rc = started < n ? err_set("cannot start a lane's thread") : 0;
-    for (int i = 0; i < n && rc == 0; i++)
+    int rc = started < b->n ? err_set("cannot start a lane's thread") : 0;
+    for (int i = 0; i < b->n && rc == 0; i++)
         if (jobs[i].rc != 0) rc = err_set("%s", jobs[i].err);
-    for (int i = 0; i < n && rc == 0; i++)
+    for (int i = 0; i < b->n && rc == 0; i++)
         if (jobs[i].tr.interrupted) rc = 130;
     return rc;
 }
 
-static void free_jobs(LaneJob *jobs, int n) {
-    for (int i = 0; i < n; i++) free((char *)jobs[i].dir);
+// A speculative run the research did not take (the trial before it decided): its folder goes (its
+// id is the next trial's), and DIR/unused.tsv keeps what it cost.
+static int drop_unused(Research *R, const TrialPlan *p, const LaneJob *j, int batch) {
+    printf("trial %d (%s): not used: the trials before it changed what comes next [%.0f s]\n", p->trial, p->kind,
+           j->tr.wall_s);
+    fflush(stdout);
+    remove_tree(j->dir);
+    char *path = dir_file(R, "unused.tsv");
+    int fresh = !path_exists(path), rc = 0;
+    FILE *f = fopen(path, "a");
+    if (!f) rc = err_errno("cannot open %s", path);
+    else {
+        if (fresh) fprintf(f, "batch\tkind\tparent\tseed\tbudget_s\twall_s\n");
+        fprintf(f, "%d\t%s\t%d\t%.0f\t%g\t%.1f\n", batch, p->kind, p->parent, plan_config_seed(p->config), p->budget_s,
+                isfinite(j->tr.wall_s) ? j->tr.wall_s : 0);
+        if (fflush(f) != 0 || fsync(fileno(f)) != 0) rc = err_errno("cannot write %s", path);
+        fclose(f);
+    }
+    free(path);
+    return rc;
 }
 
-// 0: recorded; 130: interrupted (not recorded); -1: error. With --lanes 2 a candidate's run
-// trains beside its twin (the incumbent on the same seed): the twin is recorded first, then the
-// candidate, judged against the ledger with the twin in it. (A kill between the two records leaves
-// the twin without its candidate: one more run of the incumbent, which the rerun plans around.)
+// Run p (and, in lanes, what follows it: speculate()) and record the results in ledger order:
+// each trial against the ledger with the ones before it, a twin before its candidate. A trial
+// past the point where the plan changed is not recorded (drop_unused), so a research decides in
+// N lanes exactly as in one. 0: recorded; 130: interrupted (nothing recorded); -1: error. (A kill
+// between two records leaves the ledger at a trial boundary: the rerun plans from there.)
 static int run_trial(Research *R, const PlanCtx *ctx, const PlanState *st, TrialPlan *p) {
-    LaneJob jobs[2];
-    TrialPlan twin;
-    int n = R->o->lanes > 1 && plan_wants_twin(p) ? 2 : 1;
-    if (n == 2) plan_twin(st, p, &twin);
-    TrialPlan *ps[2] = {n == 2 ? &twin : p, p};
-    int rc = run_lanes(R, st, ps, jobs, n);
-    if (rc == 0 && n == 1) rc = record_trial(R, ctx, st, p, &jobs[0]);
-    if (rc == 0 && n == 2 && (rc = record_trial(R, ctx, st, &twin, &jobs[0])) == 0) {
-        LedgerRow *rows = NULL;
-        int m = 0;
-        PlanState st2;
-        memset(&st2, 0, sizeof st2);
-        rc = load_state(R, ctx, &rows, &m, &st2);
-        if (rc == 0) rc = record_trial(R, ctx, &st2, p, &jobs[1]);
-        plan_state_free(&st2);
-        ledger_free(rows, m);
+    Batch b = {.n = 0};
+    if (R->o->lanes > 1 && plan_wants_twin(p)) plan_twin(st, p, &b.p[b.n++]);
+    b.p[b.n++] = *p;
+    memset(p, 0, sizeof *p);  // the batch owns it now
+    if (R->o->lanes > 1) speculate(R, ctx, st, &b);
+    LaneJob *jobs = xcalloc((size_t)b.n, sizeof *jobs);
+    int rc = run_lanes(R, st, &b, jobs), batch = b.n > 1 ? b.p[0].trial : 0, done = 0;
+    while (rc == 0 && done < b.n) {
+        int unit = !strcmp(b.p[done].kind, "twin") && done + 1 < b.n ? 2 : 1;
+        for (int u = 0; u < unit && rc == 0; u++) {
+            LedgerRow *rows = NULL;
+            int m = 0;
+            PlanState now;
+            memset(&now, 0, sizeof now);
+            rc = load_state(R, ctx, &rows, &m, &now);
+            if (rc == 0 && u == 0 && done > 0 && !still_next(ctx, &now, &b.p[done], unit == 2 ? &b.p[done + 1] : NULL))
+                rc = 1;
+            if (rc == 0) rc = record_trial(R, ctx, &now, &b.p[done + u], &jobs[done + u], batch);
+            plan_state_free(&now);
+            ledger_free(rows, m);
+        }
+        if (rc == 0) done += unit;
     }
-    if (n == 2) plan_free(&twin);
-    free_jobs(jobs, n);
+    if (rc == 1) rc = 0;
+    for (int i = done; i < b.n && rc == 0 && jobs[i].dir; i++) rc = drop_unused(R, &b.p[i], &jobs[i], batch);
+    for (int i = 0; i < b.n; i++) free((char *)jobs[i].dir);
+    free(jobs);
+    batch_free(&b);
     return rc;
 }
 

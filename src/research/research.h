@@ -21,12 +21,21 @@
 // DIR/trials holds folders the ledger cannot account for (any without a results.tsv, or past
 // the one in flight: results.tsv deleted, cut or replaced) instead of overwriting them.
 // --trials counts all rows of the ledger; --hours counts the machine time the ledger's rows add
-// up to (plan_machine_s: two trials side by side in two lanes count once), so a resumed research
-// ends where an uninterrupted one would have.
+// up to (plan_machine_s: the trials of one batch, trained at the same moment in lanes, count once),
+// so a resumed research ends where an uninterrupted one would have.
+//
+// Lanes (--lanes N): N trials train at once. The first is what the ledger says comes next, with its
+// twin (research/plan.h); the other lanes take what follows it if it does not decide: a candidate's
+// next seeds, each beside its twin, the next baseline seeds, screens or promotion runs. Results are
+// recorded in ledger order and each is checked to be what one lane would run at that point; a run
+// past a decision is not recorded (DIR/unused.tsv counts it). So N lanes decide exactly as one lane
+// does, sooner.
 #pragma once
 #include <stdint.h>
 
 #include "research/plan.h"
+
+#define RESEARCH_MAX_LANES 64
 
 typedef struct {
     const char *out_dir;
@@ -51,8 +60,8 @@ typedef struct {
     const char *launcher;         // --launcher: a template with {cmd} each trial runs through (research/trial.h)
     double promote_budget_s;      // --promote-budget: re-judge each keep at this budget (research/plan.h, 4.); 0: off
     int promote_seeds;            // --promote-seeds
-    int lanes;                    // --lanes: trials at once (1, or 2: a candidate's run beside its twin, research/plan.h);
-                                  // locally each gets the CPUs / lanes, pinned, and its config's threads say so
+    int lanes;                    // --lanes: trials at once, 1 .. RESEARCH_MAX_LANES (above); locally each gets the
+                                  // CPUs / lanes, pinned, and its config's threads say so
 } ResearchOptions;
 
 // Run (or resume) the research. 0 when it ended normally (trial or time limit reached, or the

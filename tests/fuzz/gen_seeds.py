@@ -49,21 +49,28 @@ put("shard", "bad_magic.bin", b"\x00" + shard([BOS])[1:])
 put("shard", "negative_count.bin", shard([BOS], count=-1))
 
 # --- ledgers -------------------------------------------------------------------------------------
-HEADER = "trial\tparent\tkind\tbudget_s\tchange\tval_bpb\ttokens\ttok_per_s\tmfu\tpeak_mb\twall_s\tstatus\tdescription\n"
+V16 = ("trial\tparent\tkind\tbudget_s\tseed\tchange\tval_bpb\tpaired\tz\ttokens\ttok_per_s\tmfu\tpeak_mb\twall_s\t"
+       "status\tdescription")
+HEADER = V16 + "\tbatch\n"
+OLD = "trial\tparent\tkind\tbudget_s\tchange\tval_bpb\ttokens\ttok_per_s\tmfu\tpeak_mb\twall_s\tstatus\tdescription\n"
 rows = [
-    "1\t-\tbaseline\t120\t{}\t2.113100\t933888\t3097.3\t0.07610\t583.8\t131.2\tkeep\tbaseline; kept\n",
-    "2\t1\tbaseline\t120\t{\"seed\":43}\t2.120000\t933888\t3090.0\t0.07600\t583.0\t130.9\treplicate\tseed 43\n",
-    "3\t1\tgreedy\t120\t{\"matrix-lr\":0.03}\t-\t-\t-\t-\t-\t12.0\tcrash\tsimulated crash\n",
-    "4\t1\trung0\t24\t{\"depth\":3,\"n-embd\":192}\t2.4\t1e5\t4000\t0.1\t600\t40\tscreen\thalving\n",
-    "5\t4\tfinal\t120\t{\"depth\":3}\t2.05\t900000\t3000\t0.08\t610\t140\tpending\tfinal rung\n",
-    "6\t5\tconfirm\t120\t{\"depth\":3,\"seed\":44}\t2.06\t900000\t3000\t0.08\t610\t140\tdiscard\tconfirm\n",
-    "7\t1\tagent\t120\t{\"n-head\":4}\t-\t-\t-\t-\t-\t1.5\trejected\trejected: derived\n",
+    "1\t-\tbaseline\t120\t42\t{}\t2.113100\t-\t-\t933888\t3097.3\t0.07610\t583.8\t131.2\tkeep\tbaseline\t1\n",
+    "2\t1\tbaseline\t120\t43\t{\"seed\":43}\t2.120000\t-\t-\t933888\t3090.0\t0.07600\t583.0\t130.9\treplicate\tseed 43\t1\n",
+    "3\t1\tgreedy\t120\t42\t{\"matrix-lr\":0.03}\t-\t-\t-\t-\t-\t-\t-\t12.0\tcrash\tsimulated crash\t-\n",
+    "4\t1\ttwin\t120\t42\t{\"seed\":42}\t2.110000\t-\t-\t933888\t3090.0\t0.07600\t583.0\t130.9\treplicate\ttwin\t4\n",
+    "5\t1\tgreedy\t120\t42\t{\"depth\":3}\t2.05\t2.110000\t1.250\t900000\t3000\t0.08\t610\t140\tpending\td -0.06\t4\n",
+    "6\t1\ttwin\t120\t43\t{\"seed\":43}\t2.120000\t-\t-\t933888\t3090.0\t0.07600\t583.0\t130.9\treplicate\ttwin\t4\n",
+    "7\t5\tseed\t120\t43\t{\"seed\":43}\t2.06\t2.120000\t2.900\t900000\t3000\t0.08\t610\t140\tkeep\tkept\t4\n",
+    "8\t7\tagent\t120\t42\t{\"n-head\":4}\t-\t-\t-\t-\t-\t-\t-\t1.5\trejected\trejected: derived\t-\n",
 ]
 put("ledger", "results.tsv", HEADER + "".join(rows))
+put("ledger", "v16.tsv", V16 + "\n" + "".join(r[: r.rindex("\t")] + "\n" for r in rows))
+put("ledger", "threshold_rule.tsv", OLD)
 put("ledger", "header_only.tsv", HEADER)
 put("ledger", "torn_last_row.tsv", HEADER + rows[0] + rows[1][:25])
 put("ledger", "negative_val_bpb.tsv", HEADER + rows[0].replace("2.113100", "-5"))
-put("ledger", "twelve_fields.tsv", HEADER + rows[0].replace("\tkeep", ""))
+put("ledger", "batch_after_row.tsv", HEADER + rows[0].replace("\t1\n", "\t9\n"))
+put("ledger", "sixteen_fields.tsv", HEADER + rows[0].replace("\tkeep", ""))
 put("ledger", "crlf.tsv", HEADER + rows[0].replace("\n", "\r\n"))
 put("ledger", "empty.tsv", "")
 

@@ -306,6 +306,60 @@ static void test_ledger_roundtrip_and_append(void **state) {
     free(dir);
 }
 
+// The batch column: written and read back; a bad one refused with file:line. A ledger from before
+// the column (16 fields) still loads, its twins and the rows after them taken as batches of two,
+// and rows appended to it keep its format (a file never mixes the two).
+static void test_ledger_batches_and_the_16_column_format(void **state) {
+    (void)state;
+    LedgerRow a = row(1, 0, "baseline", "{}", 2.5, "keep"), b = row(2, 1, "twin", "{\"seed\":42}", 2.4, "replicate");
+    LedgerRow c = row(3, 1, "greedy", "{\"depth\":3}", 2.3, "pending"), d = row(4, 1, "twin", "{\"seed\":43}", 2.4, "replicate");
+    LedgerRow e = row(5, 3, "seed", "{\"seed\":43}", 2.3, "discard");
+    b.batch = c.batch = d.batch = e.batch = 2;
+    char *la = ledger_format_row(&a), *lb = ledger_format_row(&b), *lc = ledger_format_row(&c), *ld = ledger_format_row(&d),
+         *le = ledger_format_row(&e);
+    assert_true(strstr(la, "\t-\n") && strstr(le, "\t2\n"));
+    char text[8192];
+    snprintf(text, sizeof text, "%s%s%s%s%s%s", LEDGER_HEADER, la, lb, lc, ld, le);
+    LedgerRow *rows;
+    int n;
+    assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, NULL), 0);
+    assert_int_equal(n, 5);
+    assert_true(rows[0].batch == 0 && rows[1].batch == 2 && rows[4].batch == 2);
+    assert_true(fabs(plan_machine_s(rows, n) - 400) < 1e-9);  // the baseline, then one batch of four
+    ledger_free(rows, n);
+    le[strlen(le) - 2] = '9';  // a batch that begins after its row
+    snprintf(text, sizeof text, "%s%s%s%s%s%s", LEDGER_HEADER, la, lb, lc, ld, le);
+    assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, NULL), -1);
+    assert_error_contains("r.tsv:6: batch \"9\" must be");
+    assert_int_equal(err_exit_code(), 2);
+    // the 16-column ledger: rows without the batch field
+    char *v16 = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&v16, &len);
+    fputs("trial\tparent\tkind\tbudget_s\tseed\tchange\tval_bpb\tpaired\tz\ttokens\ttok_per_s\tmfu\tpeak_mb\twall_s\t"
+          "status\tdescription\n", f);
+    char *lines[] = {la, lb, lc, ld, le};
+    for (int i = 0; i < 5; i++) fprintf(f, "%.*s\n", (int)(strrchr(lines[i], '\t') - lines[i]), lines[i]);
+    fclose(f);
+    assert_int_equal(ledger_parse(v16, len, "old.tsv", &rows, &n, NULL), 0);
+    assert_int_equal(n, 5);
+    assert_true(rows[0].batch == 0 && rows[1].batch == 2 && rows[2].batch == 2 && rows[3].batch == 4 && rows[4].batch == 4);
+    assert_true(fabs(plan_machine_s(rows, n) - 600) < 1e-9);  // the baseline, then two pairs
+    ledger_free(rows, n);
+    char *dir = test_tmpdir("ledger16"), *path = path_join(dir, "results.tsv");
+    assert_int_equal(write_file_atomic(path, v16, len), 0);
+    LedgerRow g = row(6, 3, "seed", "{\"seed\":44}", 2.3, "pending");
+    g.batch = 6;
+    assert_int_equal(ledger_append(path, &g), 0);
+    assert_int_equal(ledger_load(path, &rows, &n, NULL), 0);
+    assert_int_equal(n, 6);
+    assert_int_equal(rows[5].batch, 0);  // the old format has no place for it
+    ledger_free(rows, n);
+    remove_tree(dir);
+    free(path), free(dir), free(v16);
+    free(la), free(lb), free(lc), free(ld), free(le);
+}
+
 static void test_ledger_torn_and_corrupt_rows(void **state) {
     (void)state;
     LedgerRow a = row(1, 0, "baseline", "{}", 2.5, "keep"), b = row(2, 1, "greedy", "{\"depth\":3}", 2.4, "keep");
@@ -324,7 +378,7 @@ static void test_ledger_torn_and_corrupt_rows(void **state) {
     // a row in the middle that is wrong: an error naming the line
     snprintf(text, sizeof text, "%s%s2\t1\tgreedy\n%s", LEDGER_HEADER, la, lb);
     assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), -1);
-    assert_error_contains("r.tsv:3: expected 16 tab-separated fields, got 3");
+    assert_error_contains("r.tsv:3: expected 17 tab-separated fields, got 3");
     // duplicated or missing trial numbers
     snprintf(text, sizeof text, "%s%s%s", LEDGER_HEADER, la, la);
     assert_int_equal(ledger_parse(text, strlen(text), "r.tsv", &rows, &n, &valid), -1);
@@ -366,8 +420,8 @@ static void test_ledger_refuses_impossible_numbers(void **state) {
         {"\t120\t", "\t-120\t", "r.tsv:2: budget_s -120 is not a count, seed or time (it must be >= 0)"},
         {"\t200.0\t", "\t-1\t", "r.tsv:2: wall_s -1 is not a count, seed or time"},
         {"\t200.0\t", "\tabc\t", "r.tsv:2: wall_s \"abc\" is not a finite number"},
-        {"\tkeep\t", "\tkeep\textra\t", "r.tsv:2: expected 16 tab-separated fields, got 17"},
-        {"\tkeep\t", "\t", "r.tsv:2: expected 16 tab-separated fields, got 15"},
+        {"\tkeep\t", "\tkeep\textra\t", "r.tsv:2: expected 17 tab-separated fields, got 18"},
+        {"\tkeep\t", "\t", "r.tsv:2: expected 17 tab-separated fields, got 16"},
         {"\t42\t", "\t-3\t", "r.tsv:2: seed -3 is not a count, seed or time"},
         {"\t{}\t", "\t[]\t", "r.tsv:2: change \"[]\" is not a JSON object"},
     };
@@ -564,6 +618,7 @@ int main(void) {
         cmocka_unit_test(test_space_validate_agent_change),
         cmocka_unit_test(test_proposals_respect_the_space),
         cmocka_unit_test(test_ledger_roundtrip_and_append),
+        cmocka_unit_test(test_ledger_batches_and_the_16_column_format),
         cmocka_unit_test(test_ledger_torn_and_corrupt_rows),
         cmocka_unit_test(test_ledger_refuses_impossible_numbers),
         cmocka_unit_test(test_research_refuses_a_locked_folder),

@@ -91,8 +91,8 @@ FRONTIER_RESEARCH_FAULT=crash:4 $F research "${A[@]}" > "$tmp/a2.out" 2>&1 && ok
 grep -q "resuming $tmp/a after trial 2" "$tmp/a2.out" && ok "says it resumes after trial 2" || bad "no resume message"
 [ "$(rows "$tmp/a")" = 6 ] && ok "6 rows" || bad "$(rows "$tmp/a") rows, expected 6"
 [ "$(head -1 "$tmp/a/results.tsv" | cut -f1,7,8,9,15)" = "$(printf 'trial\tval_bpb\tpaired\tz\tstatus')" ] && ok "header line" || bad "header: $(head -1 "$tmp/a/results.tsv")"
-awk -F'\t' 'NR > 1 && ($1 != NR - 1 || NF != 16) { bad = 1 } END { exit bad }' "$tmp/a/results.tsv" \
-  && ok "trial ids 1..6 in order, 16 fields each (no duplicated or torn row)" || bad "ledger rows malformed: $(cut -f1 "$tmp/a/results.tsv" | tr '\n' ' ')"
+awk -F'\t' 'NR > 1 && ($1 != NR - 1 || NF != 17) { bad = 1 } END { exit bad }' "$tmp/a/results.tsv" \
+  && ok "trial ids 1..6 in order, 17 fields each (no duplicated or torn row)" || bad "ledger rows malformed: $(cut -f1 "$tmp/a/results.tsv" | tr '\n' ' ')"
 awk -F'\t' 'NR == 5 { exit !($15 == "crash" && $7 == "-" && $16 ~ /simulated crash/) }' "$tmp/a/results.tsv" \
   && ok "trial 4 recorded as crash with the reason" || bad "trial 4: $(sed -n 5p "$tmp/a/results.tsv" | cut -f7,15,16)"
 awk -F'\t' 'NR > 5 && $15 != "crash" { n++ } END { exit !(n == 2) }' "$tmp/a/results.tsv" && ok "the loop went on after the crash" || bad "no trials after the crash"
@@ -121,7 +121,7 @@ check "torn row dropped" 0 "ends with a torn row" $F research "${A[@]/$tmp\/a/$t
 [ "$(rows "$tmp/t")" = 6 ] && tail -c1 "$tmp/t/results.tsv" | od -c | grep -q '\\n' && ok "ledger back to 6 whole rows" || bad "torn row not dropped"
 cp -r "$tmp/a" "$tmp/c"
 sed -i '3s/\t/ /g' "$tmp/c/results.tsv"
-check "corrupt row" 2 "results.tsv:3: expected 16 tab-separated fields" $F research "${A[@]/$tmp\/a/$tmp/c}"
+check "corrupt row" 2 "results.tsv:3: expected 17 tab-separated fields" $F research "${A[@]/$tmp\/a/$tmp/c}"
 cp -r "$tmp/a" "$tmp/n"
 awk -F'\t' -v OFS='\t' 'NR == 3 { $7 = -5 } { print }' "$tmp/a/results.tsv" > "$tmp/n/results.tsv"
 check "negative val_bpb" 2 "results.tsv:3: val_bpb -5 is not a bits-per-byte" $F research "${A[@]/$tmp\/a/$tmp/n}"

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# tests/research/test_research_lanes.sh — `frontier research --lanes 2`: side-by-side pairs.
+# tests/research/test_research_lanes.sh — `frontier research --lanes N`: side-by-side pairs, and
+# the lanes beyond the first pair running what follows it.
 #   1. Over the simulated trainer (whose value of a config on a seed does not depend on when it
-#      runs), a research in 2 lanes makes exactly the decisions of the same research in 1 lane:
-#      twins stand in for the pair rows and for the incumbent's earlier runs with the same values.
-#      Every candidate run follows its twin (the incumbent on its seed); no pair row is left.
+#      runs), a research in 2 lanes, and one in 6 (through a launcher, so on any machine), make
+#      exactly the decisions of the same research in 1 lane: twins stand in for the pair rows and
+#      for the incumbent's earlier runs with the same values. So the keep rule's error rates, which
+#      test_research_sim.sh measures in one lane, hold in any number of lanes. Every candidate run
+#      follows its twin (the incumbent on its seed); no pair row is left. In 6 lanes the rows of a
+#      batch name its first trial, a batch holds up to 3 pairs, and every run the research did not
+#      record (unused.tsv) was planned past a candidate's decision in its batch.
 #   2. Real training (a tiny model, 2-second budgets): the twin and the candidate train at the same
 #      moment, each with its lane's threads (base.json and every trial.json say threads = CPUs / 2),
 #      each pinned to its own CPU; research.json records the lanes and a rerun with others is refused;
 #      a research killed while a twin and its candidate train continues when run again.
-#   3. Usage: --lanes above 2, and 2 lanes on a process allowed one CPU, are refused (exit 2).
+#   3. Usage: --lanes above 64, and 2 lanes on a process allowed one CPU, are refused (exit 2).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 F=./frontier
@@ -27,13 +32,16 @@ $F "${SIM[@]}" --trials 40 --out "$tmp/one" > "$tmp/one.out" 2>&1 || { bad "1 la
 $F "${SIM[@]}" --trials 70 --lanes 2 --out "$tmp/two" \
   --trainer "grep Cpus_allowed_list /proc/self/status >> $tmp/cpus.txt; /usr/bin/python3 -S tests/research/sim_trainer.py" \
   > "$tmp/two.out" 2>&1 || { bad "2 lanes:"; tail -5 "$tmp/two.out"; }
+$F "${SIM[@]}" --trials 90 --lanes 6 --launcher "env {cmd}" --out "$tmp/six" > "$tmp/six.out" 2>&1 \
+  || { bad "6 lanes:"; tail -5 "$tmp/six.out"; }
 if [ "$(nproc)" -ge 2 ]; then  # the baseline in lane 1's CPUs, twins there, candidates in lane 2's
   sets=$(awk '{print $NF}' "$tmp/cpus.txt" | sort -u | paste -sd' ' -)
   [ "$(awk '{print $NF}' "$tmp/cpus.txt" | sort -u | wc -l)" = 2 ] && ok "each lane pinned to its own CPUs ($sets)" \
     || bad "lanes' CPU sets: $sets"
 fi
-/usr/bin/python3 - "$tmp/one" "$tmp/two" <<'PY' && ok "2 lanes decide as 1 lane; every candidate run follows its twin" || bad "lanes: decisions or twins"
-import csv, sys
+for lanes in two six; do
+/usr/bin/python3 - "$tmp/one" "$tmp/$lanes" <<'PY' && ok "$lanes lanes decide as 1 lane; every candidate run follows its twin" || bad "$lanes lanes: decisions or twins"
+import csv, os, sys
 one, two = ([r for r in csv.DictReader(open(f"{d}/results.tsv"), delimiter="\t")] for d in sys.argv[1:])
 def decisions(rows):  # what each candidate run decided, in order (the twins and pairs aside)
     return [(r["kind"], r["change"], r["status"]) for r in rows if r["kind"] not in ("pair", "twin")]
@@ -41,14 +49,33 @@ a, b = decisions(one), decisions(two)
 n = min(len(a), len(b))
 assert n >= 20, (len(a), len(b))
 assert a[:n] == b[:n], next((i, a[i], b[i]) for i in range(n) if a[i] != b[i])
-assert not any(r["kind"] == "pair" for r in two), "a pair row in 2 lanes"
+assert not any(r["kind"] == "pair" for r in two), "a pair row in lanes"
 for i, r in enumerate(two):
     if r["kind"] in ("greedy", "seed"):
         t = two[i - 1]
         assert t["kind"] == "twin" and t["seed"] == r["seed"] and t["paired"] == "-", (r["trial"], t["trial"])
         assert abs(float(r["paired"]) - float(t["val_bpb"])) < 1e-9, r["trial"]
-print(f"{n} decisions identical; {sum(r['kind'] == 'twin' for r in two)} twins")
+        assert t["batch"] == r["batch"] != "-", (t["trial"], r["trial"])
+batches = {}
+for r in two:
+    if r["batch"] != "-": batches.setdefault(int(r["batch"]), []).append(int(r["trial"]))
+for first, ts in batches.items():  # consecutive rows from the batch's first trial
+    assert ts == list(range(first, first + len(ts))), (first, ts)
+widest = max(len(ts) for ts in batches.values())
+unused = list(csv.DictReader(open(f"{sys.argv[2]}/unused.tsv"), delimiter="\t")) if os.path.exists(f"{sys.argv[2]}/unused.tsv") else []
+decided = {int(r["batch"]) for r in two if r["batch"] != "-" and r["status"] in ("keep", "discard")}
+assert all(int(u["batch"]) in decided for u in unused), "an unused run in a batch where nothing was decided"
+if sys.argv[2].endswith("six"):
+    assert widest == 6, f"no batch used all 6 lanes ({widest})"
+    assert unused, "6 lanes never ran past a decision: nothing speculative was tested"
+print(f"{n} decisions identical; {sum(r['kind'] == 'twin' for r in two)} twins; batches up to {widest} trials; "
+      f"{len(unused)} runs past a decision unused")
 PY
+done
+grep -q '^| lanes | 2: .*1 thread each; a trial had 1/2 of the machine' "$tmp/two/summary.md" && \
+  grep -q "^| lanes | 6: .*through the launcher; lanes busy [0-9]*% of the machine time, $(($(wc -l < "$tmp/six/unused.tsv") - 1)) runs" \
+    "$tmp/six/summary.md" && ok "the reports say what a lane had and how busy the lanes were" \
+  || bad "lanes in the reports: $(grep -h '^| lanes' "$tmp/two/summary.md" "$tmp/six/summary.md")"
 
 # 2. real training, 2 lanes of one CPU each
 cat > "$tmp/tiny.json" <<'JSON'
@@ -96,7 +123,7 @@ else
 fi
 
 # 3. usage
-check "--lanes 3" 2 "--lanes" $F research --budget-per-trial 2s --trials 3 --lanes 3 --out "$tmp/x"
+check "--lanes 65" 2 "--lanes" $F research --budget-per-trial 2s --trials 3 --lanes 65 --out "$tmp/x"
 if command -v taskset > /dev/null; then
   check "2 lanes on one CPU" 2 "needs 2 CPUs" taskset -c 0 $F research --budget-per-trial 2s --trials 3 --lanes 2 --out "$tmp/x"
 else

@@ -381,6 +381,7 @@ static LedgerRow *step_twin(Fixture *f, double twin_val, double val) {
     snprintf(r->status, sizeof r->status, "%s", v.status);
     snprintf(r->kind, sizeof r->kind, "twin");
     r->trial = tw.trial, r->parent = tw.parent, r->budget_s = tw.budget_s, r->val_bpb = twin_val, r->wall_s = 140;
+    r->batch = tw.trial;
     r->seed = plan_config_seed(tw.config), r->paired = r->z = r->tokens = r->tok_per_s = r->mfu = r->peak_mb = NAN;
     r->change = cJSON_PrintUnformatted(tw.diff);
     r->description = v.text;
@@ -393,6 +394,7 @@ static LedgerRow *step_twin(Fixture *f, double twin_val, double val) {
     snprintf(r->status, sizeof r->status, "%s", v.status);
     r->seed = plan_config_seed(p.config), r->paired = v.paired, r->z = v.z;
     r->trial = p.trial, r->parent = p.parent, r->budget_s = p.budget_s, r->val_bpb = val, r->wall_s = 140;
+    r->batch = tw.trial;
     r->tokens = r->tok_per_s = r->mfu = r->peak_mb = NAN;
     snprintf(r->kind, sizeof r->kind, "%s", p.kind);
     r->change = cJSON_PrintUnformatted(p.diff);
@@ -443,6 +445,10 @@ static void test_plan_side_by_side(void **state) {
     f.rows[4].wall_s = 200;  // the first pair (rows 3, 4) took its candidate's 200 s, not its twin's 140
     assert_string_equal(f.rows[3].kind, "twin");
     assert_true(fabs(plan_machine_s(f.rows, f.n) - (140.0 * (f.n - twins) + 60)) < 1e-9);
+    // in more lanes a batch holds several pairs: the rows 3..6 trained at once count as their longest
+    for (int i = 3; i < 7; i++) f.rows[i].batch = 4;
+    f.rows[5].wall_s = 230;
+    assert_true(fabs(plan_machine_s(f.rows, f.n) - (140.0 * (f.n - twins - 1) + 90)) < 1e-9);
     fixture_free(&f);
 }
 
