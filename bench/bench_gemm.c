@@ -301,7 +301,9 @@ static void print_medians(const char *what, const Ratios *r, int n) {
     printf("\n");
 }
 
-// The preset's products at N tokens: forward (nt), input gradient (nn), weight gradient (tn).
+// The preset's products at N tokens: forward (nt), input gradient (nn), weight gradient (tn) of
+// each of its 5 layer kinds.
+enum { PRESET_PRODUCTS = 5 * 3 };
 static int preset_products(const ModelConfig *m, int N, Product *out) {
     int C = m->n_embd, F = m->mlp_ratio * C, qd = m->n_head * m->head_dim, V = m->vocab_size, n = 0;
     struct {
@@ -354,7 +356,7 @@ int main(int argc, char **argv) {
     printf("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
     int n_known = 0, n_all = 0, n_presets = 0;
     while (MODEL_PRESETS[n_known]) n_known++;
-    Ratios *all = xmalloc((size_t)n_known * 16 * sizeof *all);  // up to 16 products a preset (preset_products)
+    Ratios *all = xmalloc((size_t)n_known * PRESET_PRODUCTS * sizeof *all);
     int *first = xmalloc((size_t)n_known * sizeof *first), *count = xmalloc((size_t)n_known * sizeof *count);
     const char **names = xmalloc((size_t)n_known * sizeof *names);
     for (int pi = 0; MODEL_PRESETS[pi]; pi++) {
@@ -363,7 +365,7 @@ int main(int argc, char **argv) {
         ModelConfig m;
         if (model_config_preset(name, &m)) continue;
         int N = rows / m.seq_len > 0 ? rows / m.seq_len * m.seq_len : m.seq_len;
-        Product ps[16];
+        Product ps[PRESET_PRODUCTS];
         int n = preset_products(&m, N, ps);
         names[n_presets] = name, first[n_presets] = n_all, count[n_presets++] = n;
         for (int i = 0; i < n; i++) all[n_all++] = bench_product(name, &ps[i], seconds, &peak);
