@@ -8,7 +8,8 @@
 #      test_research_sim.sh measures in one lane, hold in any number of lanes. Every candidate run
 #      follows its twin (the incumbent on its seed); no pair row is left. In 6 lanes the rows of a
 #      batch name its first trial, a batch holds up to 3 pairs, and every run the research did not
-#      record (unused.tsv) was planned past a candidate's decision in its batch.
+#      record (unused.tsv) was planned past a candidate's decision in its batch. The same holds for
+#      halving (4 screens at once) and for promotions (their runs 4 at once) in 4 lanes.
 #   2. Real training (a tiny model, 2-second budgets): the twin and the candidate train at the same
 #      moment, each with its lane's threads (base.json and every trial.json say threads = CPUs / 2),
 #      each pinned to its own CPU; research.json records the lanes and a rerun with others is refused;
@@ -70,6 +71,29 @@ if sys.argv[2].endswith("six"):
     assert unused, "6 lanes never ran past a decision: nothing speculative was tested"
 print(f"{n} decisions identical; {sum(r['kind'] == 'twin' for r in two)} twins; batches up to {widest} trials; "
       f"{len(unused)} runs past a decision unused")
+PY
+done
+# halving screens and promotion runs fill the lanes too (4 at once), with the decisions of 1 lane
+H=(--strategy halving --eta 3 --rungs 2 --bracket 6)
+P=(--strategy greedy --promote-budget 6s --promote-seeds 3)
+for arm in H P; do
+  declare -n flags=$arm
+  $F "${SIM[@]}" "${flags[@]}" --budget-per-trial 3s --trials 60 --out "$tmp/${arm}1" > "$tmp/${arm}1.out" 2>&1 \
+    || { bad "$arm in 1 lane:"; tail -3 "$tmp/${arm}1.out"; }
+  $F "${SIM[@]}" "${flags[@]}" --budget-per-trial 3s --trials 90 --lanes 4 --launcher "{cmd}" --out "$tmp/${arm}4" \
+    > "$tmp/${arm}4.out" 2>&1 || { bad "$arm in 4 lanes:"; tail -3 "$tmp/${arm}4.out"; }
+  /usr/bin/python3 - "$tmp/${arm}1" "$tmp/${arm}4" "$arm" <<'PY' && ok "$arm: 4 lanes decide as 1 lane, 4 screens or promotion runs at once" || bad "$arm in 4 lanes"
+import csv, sys
+one, four = ([r for r in csv.DictReader(open(f"{d}/results.tsv"), delimiter="\t")] for d in sys.argv[1:3])
+dec = lambda rows: [(r["kind"], r["change"], r["status"]) for r in rows if r["kind"] not in ("pair", "twin", "promote-pair")]
+a, b = dec(one), dec(four)
+n = min(len(a), len(b))
+assert n >= 20 and a[:n] == b[:n], (n, next(((i, a[i], b[i]) for i in range(n) if a[i] != b[i]), None))
+kind = "rung0" if sys.argv[3] == "H" else "promote"
+batches = {}
+for r in four:
+    if r["kind"].startswith(kind[:5]) and r["batch"] != "-": batches[r["batch"]] = batches.get(r["batch"], 0) + 1
+assert batches and max(batches.values()) >= (4 if kind == "rung0" else 2), batches
 PY
 done
 grep -q '^| lanes | 2: .*1 thread each; a trial had 1/2 of the machine' "$tmp/two/summary.md" && \
