@@ -119,7 +119,7 @@ int cmd_research(int argc, char **argv) {
         {"proposer-timeout", OPT_STRING, &proposer_timeout, "TIME", "kill the proposer after this long (its proposal is rejected)", 0, 0, 0, 0, NULL},
         {"program", OPT_STRING, &program, "FILE", "the protocol sent to the proposer (default research/program.md)", 0, 0, 0, 0, NULL},
         {"alpha", OPT_STRING, &alpha, "P", "the keep rule's one-sided level: a change with no effect is kept with probability at most P (default 0.05)", 0, 0, 0, 0, NULL},
-        {"max-seeds", OPT_INT, &max_seeds, "N", "seeds a candidate runs at most before it is discarded (default 6)", 2, 64, 0, 0, NULL},
+        {"max-seeds", OPT_INT, &max_seeds, "N", "seeds a candidate runs at most before it is discarded (default 6)", 2, PLAN_MAX_SEEDS, 0, 0, NULL},
         {"threshold", OPT_STRING, &threshold, "X", "a keep must also improve the mean paired val_bpb by more than X (default 0)", 0, 0, 0, 0, NULL},
         {"baseline-seeds", OPT_INT, &baseline_seeds, "N", "seeds the base config runs with first (default 3; at least 3: they are the noise estimate the first candidates are judged with)", 3, 64, 0, 0, NULL},
         {"trainer", OPT_STRING, &trainer, "CMD", "run each trial as the shell command CMD with `--config FILE --run-dir DIR --quiet` appended, instead of this frontier's train; it must leave DIR/summary.json with val_bpb", 0, 0, 0, 0, NULL},

@@ -85,7 +85,7 @@ int plan_paired_diffs(const PlanState *st, int g, int inc, double base_seed, dou
     return n;
 }
 
-enum { MAX_SEEDS = 64 };  // the --max-seeds bound (cmd_research.c checks it)
+enum { MAX_SEEDS = PLAN_MAX_SEEDS };  // cmd_research.c checks --max-seeds against it
 
 static void note_baseline(PlanState *st, int i) {
     double lo = INFINITY, hi = -INFINITY, sum = 0;

@@ -46,6 +46,7 @@ struct cJSON;
 typedef enum { STRAT_GREEDY, STRAT_RANDOM, STRAT_HALVING, STRAT_AGENT } Strategy;
 
 #define PLAN_PROMOTE_SEED0 1000  // promotion seeds start here above the base seed
+#define PLAN_MAX_SEEDS 64        // the --max-seeds bound: a candidate's paired differences fit in this many
 
 typedef struct {
     Strategy strategy;

@@ -478,11 +478,6 @@ static void batch_free(Batch *b) {
     b->n = 0;
 }
 
-static int is_candidate_run(const char *kind) {
-    return !strcmp(kind, "greedy") || !strcmp(kind, "random") || !strcmp(kind, "agent") || !strcmp(kind, "final") ||
-           !strcmp(kind, "seed");
-}
-
 // A planned trial as a ledger row with what it would say if it only continued what it started:
 // a candidate's run (and a promotion's) pending, the others recorded. Its val_bpb is a placeholder
 // (any finite value): speculable() admits only trials planned the same whatever the values are.
@@ -506,21 +501,21 @@ static LedgerRow hypothetical_row(const TrialPlan *x) {
 // seed cap (at the cap its run decides), the next baseline seed, the next screen of the same
 // rung, the other half of a promotion's pair, or its next pair below the last.
 static int speculable(const PlanCtx *ctx, const PlanState *hyp, const TrialPlan *last, const TrialPlan *q) {
-    double d[64];
+    double d[PLAN_MAX_SEEDS];
     const double s0 = plan_config_seed(ctx->base);
     if (q->needs_proposal || q->new_bracket) return 0;
     if (!strcmp(last->kind, "baseline")) return !strcmp(q->kind, "baseline");
-    if (is_candidate_run(last->kind)) {
+    if (plan_wants_twin(last)) {  // a candidate's run
         int head = !strcmp(last->kind, "seed") ? last->parent : last->trial;
         int g = hyp->group[hyp->n - 1];
         return !strcmp(q->kind, "seed") && q->parent == head &&
-               plan_paired_diffs(hyp, g, hyp->best, s0, d, 64) < ctx->max_seeds;
+               plan_paired_diffs(hyp, g, hyp->best, s0, d, PLAN_MAX_SEEDS) < ctx->max_seeds;
     }
     if (!strncmp(last->kind, "rung", 4)) return !strcmp(q->kind, last->kind);
     if (!strcmp(last->kind, "promote-pair"))
         return !strcmp(q->kind, "promote") && plan_config_seed(q->config) == plan_config_seed(last->config);
     if (!strcmp(last->kind, "promote"))
-        return !strcmp(q->kind, "promote-pair") && plan_promotion_diffs(hyp, s0, d, 64) < ctx->promote_seeds;
+        return !strcmp(q->kind, "promote-pair") && plan_promotion_diffs(hyp, s0, d, PLAN_MAX_SEEDS) < ctx->promote_seeds;
     return 0;
 }
 
